@@ -1,0 +1,299 @@
+//! The catalogue: rows (one capability each), their per-row MCP projection, and loaders.
+//!
+//! A [`Row`] is the directory-row contract of DESIGN.md. A [`Tool`] is one MCP tool definition
+//! with its compact JSON text kept verbatim, so byte counts are exact for captures and for
+//! projections alike.
+
+pub mod capture;
+pub mod generate;
+pub mod jsonl;
+pub mod profile;
+pub mod stats;
+mod words;
+
+use crate::error::{Error, Result};
+use crate::json;
+use crate::schema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::path::Path;
+
+/// Which runner executes a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Runner {
+    Fn,
+    Http,
+    Flow,
+    Agent,
+}
+
+impl Runner {
+    pub const ALL: [Runner; 4] = [Runner::Fn, Runner::Http, Runner::Flow, Runner::Agent];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runner::Fn => "fn",
+            Runner::Http => "http",
+            Runner::Flow => "flow",
+            Runner::Agent => "agent",
+        }
+    }
+}
+
+/// One capability: the directory-row contract.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    /// Primary key and invocation name.
+    pub key: String,
+    /// The runner that executes it.
+    #[serde(rename = "type")]
+    pub runner: Runner,
+    /// Where the work happens (URL template, function name, flow keys).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// The NAME of the env var holding the credential, never the credential.
+    #[serde(default)]
+    pub auth: Option<String>,
+    /// Docstring lines (`# WHAT:`, `# WHEN_TO_USE:`, `# ARGS:`, `# EX:`) then the payload.
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub category: Option<String>,
+    /// Lower ranks sort first.
+    #[serde(default = "default_rank")]
+    pub planner_rank: i64,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default = "yes")]
+    pub planner_visible: bool,
+    /// Optional JSON Schema for the arguments.
+    #[serde(default)]
+    pub input_schema: Option<Value>,
+}
+
+fn default_rank() -> i64 {
+    100
+}
+fn yes() -> bool {
+    true
+}
+
+impl Row {
+    /// The text of one docstring line (`WHAT`, `WHEN_TO_USE`, `ARGS`, `EX`), if present.
+    pub fn doc(&self, field: &str) -> Option<&str> {
+        let prefix = format!("# {field}:");
+        self.content
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()).map(str::trim))
+    }
+
+    /// The first docstring line's text, or the key when the row has none.
+    pub fn summary(&self) -> &str {
+        self.content
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix('#')
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(_, t)| t.trim())
+            })
+            .unwrap_or(&self.key)
+    }
+
+    /// Enabled and visible to planners: the rows the per-row MCP surface projects.
+    pub fn projected(&self) -> bool {
+        self.enabled && self.planner_visible
+    }
+
+    /// The MCP tool this row projects to: name = key; description = first doc line plus
+    /// `[type · category]`; inputSchema = the row's schema after normalisation.
+    pub fn to_tool(&self) -> Tool {
+        let category = self.category.as_deref().unwrap_or("general");
+        let description = format!(
+            "{} [{} · {}]",
+            self.summary(),
+            self.runner.as_str(),
+            category
+        );
+        let schema = match &self.input_schema {
+            Some(s) => schema::normalise(s),
+            None => json!({"type": "object", "properties": {}}),
+        };
+        let mut obj = Map::new();
+        obj.insert("name".into(), Value::String(self.key.clone()));
+        obj.insert("description".into(), Value::String(description));
+        obj.insert("inputSchema".into(), schema);
+        Tool::from_value(Value::Object(obj)).expect("a projected row is a valid tool")
+    }
+}
+
+/// One MCP tool definition: the parsed value and its compact JSON text as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    /// Compact JSON text, byte for byte what the server sent (whitespace removed).
+    pub raw: String,
+    pub value: Value,
+}
+
+impl Tool {
+    /// Build from a value (a projection): the text is its compact serialisation.
+    pub fn from_value(value: Value) -> Result<Tool> {
+        let raw = json::compact(&value);
+        Self::with_raw(value, raw)
+    }
+
+    fn with_raw(value: Value, raw: String) -> Result<Tool> {
+        let name = value
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::input("a tool definition has no string `name`"))?
+            .to_string();
+        Ok(Tool { name, raw, value })
+    }
+
+    pub fn description(&self) -> &str {
+        self.value
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn input_schema(&self) -> Value {
+        self.value
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}}))
+    }
+
+    /// Names listed in the schema's `required`, in order.
+    pub fn required(&self) -> Vec<String> {
+        self.value
+            .pointer("/inputSchema/required")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Compact bytes of this definition.
+    pub fn bytes(&self) -> usize {
+        self.raw.len()
+    }
+}
+
+/// A catalogue: its rows, and the per-row MCP projection of the enabled, visible ones.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    /// Where it came from, for reports (`generated seed-2026-07 N=856 seed=1`, a path).
+    pub source: String,
+    /// The MCP server name clients see (used for `mcp__<server>__<tool>` renaming).
+    pub server: String,
+    pub rows: Vec<Row>,
+    pub tools: Vec<Tool>,
+}
+
+impl Catalogue {
+    /// Project rows: tools in `planner_rank`, then key order, as the reference server lists them.
+    pub fn from_rows(source: impl Into<String>, rows: Vec<Row>) -> Catalogue {
+        let mut visible: Vec<&Row> = rows.iter().filter(|r| r.projected()).collect();
+        visible.sort_by(|a, b| {
+            a.planner_rank
+                .cmp(&b.planner_rank)
+                .then_with(|| a.key.cmp(&b.key))
+        });
+        let tools = visible.iter().map(|r| r.to_tool()).collect();
+        Catalogue {
+            source: source.into(),
+            server: "toolcost".into(),
+            rows,
+            tools,
+        }
+    }
+
+    /// Load a catalogue file: JSONL rows, a SQLite database with a `directory` table, or a
+    /// `tools/list` capture (JSON).
+    pub fn load(path: &Path) -> Result<Catalogue> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let label = path.display().to_string();
+        if bytes.starts_with(b"SQLite format 3\0") {
+            let rows = crate::store::read_directory(path)?;
+            return Ok(Catalogue::from_rows(label, rows));
+        }
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| Error::input(format!("{label}: not UTF-8 text; expected JSONL rows, a tools/list JSON capture or a SQLite file")))?;
+        let trimmed = text.trim_start();
+        if trimmed.is_empty() {
+            return Ok(Catalogue::from_rows(label, Vec::new()));
+        }
+        if trimmed.starts_with('{') && !looks_like_row(trimmed) {
+            let server = path
+                .file_name()
+                .and_then(|f| f.to_str())
+                .map(capture::server_name_from_file)
+                .unwrap_or_else(|| "server".into());
+            let tools = capture::parse(text).map_err(|e| Error::input(format!("{label}: {e}")))?;
+            return Ok(capture::catalogue(label, server, tools));
+        }
+        let rows = jsonl::parse(text).map_err(|e| Error::input(format!("{label}: {e}")))?;
+        Ok(Catalogue::from_rows(label, rows))
+    }
+
+    /// Total compact bytes of the projection's definitions.
+    pub fn definition_bytes(&self) -> usize {
+        self.tools.iter().map(Tool::bytes).sum()
+    }
+}
+
+/// A JSONL catalogue's first line is a row object: it has a `key` and no `tools`.
+fn looks_like_row(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or("");
+    match serde_json::from_str::<Value>(first) {
+        Ok(Value::Object(m)) => m.contains_key("key") && !m.contains_key("tools"),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: &str) -> Row {
+        Row {
+            key: key.into(),
+            runner: Runner::Http,
+            target: Some("GET https://api.example.com/x".into()),
+            auth: Some("bearer:EXAMPLE_TOKEN".into()),
+            content: "# WHAT: List things\n# ARGS: id\nGET /x".into(),
+            category: Some("demo".into()),
+            planner_rank: 100,
+            enabled: true,
+            planner_visible: true,
+            input_schema: None,
+        }
+    }
+
+    #[test]
+    fn projection_follows_the_contract() {
+        let tool = row("THINGS_LIST").to_tool();
+        assert_eq!(
+            tool.raw,
+            r#"{"name":"THINGS_LIST","description":"List things [http · demo]","inputSchema":{"type":"object","properties":{}}}"#
+        );
+    }
+
+    #[test]
+    fn hidden_and_disabled_rows_are_not_projected() {
+        let mut hidden = row("B");
+        hidden.planner_visible = false;
+        let mut off = row("C");
+        off.enabled = false;
+        let cat = Catalogue::from_rows("t", vec![row("A"), hidden, off]);
+        assert_eq!(cat.rows.len(), 3);
+        assert_eq!(cat.tools.len(), 1);
+    }
+}

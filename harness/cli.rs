@@ -1,0 +1,383 @@
+//! The command line: clap definitions, one validated config per command, exit codes.
+//! Exit status: 0 success, 1 findings (lint violations), 2 errors.
+
+use crate::catalogue::{
+    generate::Generator, generate::MAX_ROWS, jsonl, profile::Profile, Catalogue,
+};
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::measure::{self, CatalogueSource};
+use crate::pricing::PriceCard;
+use crate::report::{self, OutputFormat};
+use crate::surface::{SurfaceKind, DEFAULT_ENDPOINT};
+use crate::tokens::Tokenizer;
+use crate::{lint, reproduce, store};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "toolcost",
+    version,
+    about = "Measure what it costs to show a catalogue of tool capabilities to a language model",
+    long_about = "Measure what it costs to show a catalogue of tool capabilities to a language model, \
+and how that cost grows with the catalogue. toolcost builds the exact request each surface sends \
+(per-row MCP, deferred search, protocol-only HTTP, a small MCP surface, a name list, code mode), \
+counts its wire bytes and billed input tokens, and prices them.\n\n\
+Every figure carries an evidence label: recorded (published elsewhere), observed (returned by a \
+real provider or server), estimated:<tokenizer> (counted here), derived (arithmetic on the others)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Generate a catalogue of N rows, deterministically (same inputs, same bytes).
+    Generate(GenerateArgs),
+    /// Check tool input schemas against strict-client rules; --fix writes a normalised tools/list.
+    Lint(LintArgs),
+    /// One user turn on each surface: wire bytes, billed input tokens, cost.
+    Measure(MeasureArgs),
+    /// The published measurement (FACTS.md section 1) beside toolcost's figures.
+    Reproduce(ReproduceArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    /// Rows in the per-row projection (0 to 1,000,000).
+    #[arg(long, value_name = "N")]
+    pub rows: usize,
+    /// Calibrated profile: seed-2026-07 or real-mcp.
+    #[arg(long, default_value = "seed-2026-07")]
+    pub profile: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Add the profile's share of disabled, hidden and test-shaped rows after the N projected ones.
+    #[arg(long)]
+    pub inactive: bool,
+    /// Output file: .sqlite or .db writes a `directory` table, anything else JSONL. Default: JSONL on stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// A tools/list capture (JSON), JSONL rows, or a SQLite catalogue.
+    pub file: PathBuf,
+    /// Write the tools/list with every input schema normalised.
+    #[arg(long)]
+    pub fix: bool,
+    /// Where --fix writes (default: stdout).
+    #[arg(short, long, value_name = "OUT", requires = "fix")]
+    pub output: Option<PathBuf>,
+    /// Print the violations as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+#[group(id = "format", multiple = false)]
+pub struct FormatArgs {
+    /// JSON: an array of result rows.
+    #[arg(long, group = "format")]
+    pub json: bool,
+    /// CSV with a header row.
+    #[arg(long, group = "format")]
+    pub csv: bool,
+    /// A Markdown table.
+    #[arg(long, group = "format")]
+    pub md: bool,
+}
+
+impl FormatArgs {
+    fn format(&self) -> OutputFormat {
+        if self.json {
+            OutputFormat::Json
+        } else if self.csv {
+            OutputFormat::Csv
+        } else if self.md {
+            OutputFormat::Markdown
+        } else {
+            OutputFormat::Table
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["catalogue", "rows"])))]
+pub struct MeasureArgs {
+    /// A catalogue file: JSONL rows, a SQLite `directory` table, or a tools/list capture.
+    #[arg(long, value_name = "FILE")]
+    pub catalogue: Option<PathBuf>,
+    /// Generate a catalogue of N rows instead.
+    #[arg(long, value_name = "N")]
+    pub rows: Option<usize>,
+    #[arg(long, default_value = "seed-2026-07")]
+    pub profile: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Client profile: claude-cli or openai-agent.
+    #[arg(long, default_value = "claude-cli")]
+    pub client: String,
+    /// Price-card model (render rules, prices, context window). Default: the client's.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// `all` or a comma-separated list of surfaces.
+    #[arg(long, default_value = "all")]
+    pub surface: String,
+    /// Comma-separated tokenizers: o200k, cl100k, kimi-est. Default: the model's, o200k, cl100k.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// The user's message.
+    #[arg(long, default_value = measure::DEFAULT_TURN)]
+    pub turn: String,
+    /// Output tokens assumed for the turn's cost.
+    #[arg(long, default_value_t = measure::DEFAULT_OUTPUT_TOKENS)]
+    pub output_tokens: u64,
+    /// Dispatch endpoint named in the protocol-only instructions.
+    #[arg(long, default_value = DEFAULT_ENDPOINT)]
+    pub endpoint: String,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    /// Write the results here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Directory for reproduce.md, reproduce.csv and reproduce.json.
+    #[arg(long, default_value = "reports/reproduce")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+/// Parse the process arguments, run, and return the exit status.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("toolcost: error: {e}");
+            2
+        }
+    }
+}
+
+/// Run a parsed command line.
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Generate(a) => generate(a),
+        Command::Lint(a) => run_lint(a),
+        Command::Measure(a) => run_measure(a),
+        Command::Reproduce(a) => run_reproduce(a),
+    }
+}
+
+fn progress(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+fn generate(a: GenerateArgs) -> Result<i32> {
+    if a.rows > MAX_ROWS {
+        return Err(Error::input(format!(
+            "--rows {} is over the limit of {MAX_ROWS}; generate at most a million rows",
+            a.rows
+        )));
+    }
+    let profile = Profile::named(&a.profile)?;
+    let gen = Generator::new(profile, a.rows, a.seed, a.inactive);
+    let bar = if gen.len() >= 20_000 {
+        progress(gen.len() as u64, "generating")
+    } else {
+        ProgressBar::hidden()
+    };
+    let rows = gen.inspect(|_| bar.inc(1));
+    match &a.output {
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = BufWriter::new(stdout.lock());
+            for r in rows {
+                jsonl::write_row(&mut out, &r)?;
+            }
+            out.flush().map_err(|e| Error::io("<stdout>", e))?;
+        }
+        Some(path) if is_sqlite(path) => {
+            let tmp = temp_sibling(path);
+            let result = (|| {
+                let mut conn = rusqlite::Connection::open(&tmp)?;
+                store::write_directory_owned(&mut conn, rows)?;
+                drop(conn);
+                std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+            })();
+            if result.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            result?;
+        }
+        Some(path) => {
+            let tmp = temp_sibling(path);
+            let result = (|| {
+                let f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+                let mut out = BufWriter::new(f);
+                for r in rows {
+                    jsonl::write_row(&mut out, &r)?;
+                }
+                out.flush().map_err(|e| Error::io(&tmp, e))?;
+                std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+            })();
+            if result.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            result?;
+        }
+    }
+    bar.finish_and_clear();
+    Ok(0)
+}
+
+fn is_sqlite(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("sqlite" | "sqlite3" | "db")
+    )
+}
+
+fn temp_sibling(path: &Path) -> PathBuf {
+    let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("out");
+    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+fn run_lint(a: LintArgs) -> Result<i32> {
+    let cat = Catalogue::load(&a.file)?;
+    let reports = lint::lint(&cat);
+    if a.fix {
+        let fixed = lint::fixed_tools_list(&cat);
+        match &a.output {
+            Some(path) => report::write_atomic(path, fixed.as_bytes())?,
+            None => print!("{fixed}"),
+        }
+        eprint!("{}", lint::text(&cat, &reports));
+        return Ok(0);
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&reports).expect("serialises")
+        );
+    } else {
+        print!("{}", lint::text(&cat, &reports));
+    }
+    Ok(if reports.is_empty() { 0 } else { 1 })
+}
+
+/// Build the validated measurement config from the arguments.
+pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Config)> {
+    let client = Client::named(&a.client)?;
+    let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
+    let surfaces = SurfaceKind::parse_list(&a.surface)?;
+    let tokenizers = match &a.tokenizer {
+        Some(list) => list
+            .split(',')
+            .map(Tokenizer::parse)
+            .collect::<Result<Vec<_>>>()?,
+        None => {
+            let mut t = vec![model.tokenizer()];
+            for x in [Tokenizer::O200k, Tokenizer::Cl100k] {
+                if !t.contains(&x) {
+                    t.push(x);
+                }
+            }
+            t
+        }
+    };
+    let source = match (&a.catalogue, a.rows) {
+        (Some(path), _) => CatalogueSource::File(path.clone()),
+        (None, Some(rows)) => {
+            if rows > MAX_ROWS {
+                return Err(Error::input(format!(
+                    "--rows {rows} is over the limit of {MAX_ROWS}"
+                )));
+            }
+            Profile::named(&a.profile)?;
+            CatalogueSource::Generated {
+                rows,
+                profile: a.profile.clone(),
+                seed: a.seed,
+            }
+        }
+        (None, None) => return Err(Error::input("give --catalogue FILE or --rows N")),
+    };
+    let cfg = measure::Config {
+        client,
+        model,
+        surfaces,
+        tokenizers,
+        turn: a.turn.clone(),
+        output_tokens: a.output_tokens,
+        endpoint: a.endpoint.clone(),
+    };
+    Ok((source, cfg))
+}
+
+fn run_measure(a: MeasureArgs) -> Result<i32> {
+    let (source, cfg) = measure_config(&a)?;
+    let cat = source.load()?;
+    let bar = if cat.tools.len() >= 5_000 {
+        progress(cfg.surfaces.len() as u64, "measuring")
+    } else {
+        ProgressBar::hidden()
+    };
+    let rows = measure::measure(&cat, &cfg, &|s| {
+        bar.set_message(format!("measured {s}"));
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    let bytes = report::render(a.format.format(), &rows);
+    match &a.output {
+        Some(path) => report::write_atomic(path, &bytes)?,
+        None => std::io::stdout()
+            .write_all(&bytes)
+            .map_err(|e| Error::io("<stdout>", e))?,
+    }
+    for w in rows
+        .iter()
+        .flat_map(|r| r.warnings.iter().map(move |w| (r, w)))
+    {
+        eprintln!(
+            "toolcost: warning: {} ({}): {}",
+            w.0.surface, w.0.tokenizer, w.1
+        );
+    }
+    Ok(0)
+}
+
+fn run_reproduce(a: ReproduceArgs) -> Result<i32> {
+    let r = reproduce::reproduce()?;
+    reproduce::write(&r, &a.out)?;
+    let bytes = report::render(a.format.format(), &r.rows);
+    std::io::stdout()
+        .write_all(&bytes)
+        .map_err(|e| Error::io("<stdout>", e))?;
+    if a.format.format() == OutputFormat::Table {
+        println!(
+            "\nkimi-est = o200k x {} (fitted from the recorded 157.8 tokens per definition; re-fitted now: {:.4}). Written to {}/",
+            crate::tokens::KIMI_PER_O200K,
+            r.fit.kimi_per_o200k,
+            a.out.display()
+        );
+    }
+    Ok(0)
+}

@@ -1,0 +1,124 @@
+//! Client profiles: what the calling agent adds to every request (system prompt, built-in
+//! tools, how it renames MCP tools, its request format). Each lives in
+//! `fixtures/clients/<name>/` and is embedded in the binary.
+
+use crate::error::{Error, Result};
+use crate::wire::{self, Format};
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    name: String,
+    about: String,
+    format: Format,
+    model: String,
+    wire_model: String,
+    max_tokens: u32,
+    rename: String,
+    max_tools: Option<usize>,
+    /// Name-list enabling: `hidden` (defer_loading declarations, expanded by reference) or
+    /// `append` (enabled definitions appended to the tools array, sorted by name).
+    name_list_mode: NameListMode,
+}
+
+/// How the name-list surface makes an enabled tool callable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NameListMode {
+    Hidden,
+    Append,
+}
+
+/// A client profile.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub name: String,
+    pub about: String,
+    pub format: Format,
+    /// Default price-card model for this client.
+    pub model: String,
+    /// The `model` field the client sends.
+    pub wire_model: String,
+    pub max_tokens: u32,
+    /// Rename rule with `{server}` and `{tool}`.
+    pub rename: String,
+    /// The most tools the provider accepts in one request.
+    pub max_tools: Option<usize>,
+    pub name_list_mode: NameListMode,
+    pub system: String,
+    /// Context the client puts in the first user message before the turn (project notes,
+    /// git status), or none.
+    pub context: Option<String>,
+    /// Built-in tool definitions, in the client's request format.
+    pub tools: Vec<Value>,
+}
+
+const EMBEDDED: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "claude-cli",
+        include_str!("../fixtures/clients/claude-cli/profile.toml"),
+        include_str!("../fixtures/clients/claude-cli/system.md"),
+        include_str!("../fixtures/clients/claude-cli/tools.json"),
+        include_str!("../fixtures/clients/claude-cli/context.md"),
+    ),
+    (
+        "openai-agent",
+        include_str!("../fixtures/clients/openai-agent/profile.toml"),
+        include_str!("../fixtures/clients/openai-agent/system.md"),
+        include_str!("../fixtures/clients/openai-agent/tools.json"),
+        include_str!("../fixtures/clients/openai-agent/context.md"),
+    ),
+];
+
+impl Client {
+    pub fn names() -> Vec<&'static str> {
+        EMBEDDED.iter().map(|e| e.0).collect()
+    }
+
+    pub fn named(name: &str) -> Result<Client> {
+        let (_, manifest, system, tools, context) = EMBEDDED
+            .iter()
+            .find(|e| e.0 == name.trim())
+            .ok_or_else(|| Error::unknown("client", name, &Self::names()))?;
+        let m: Manifest =
+            toml::from_str(manifest).map_err(|e| Error::input(format!("client {name}: {e}")))?;
+        let raw: Vec<Value> = serde_json::from_str(tools)
+            .map_err(|e| Error::input(format!("client {name} tools: {e}")))?;
+        let tools = raw
+            .iter()
+            .map(|t| {
+                let schema = t["input_schema"].clone();
+                wire::function_definition(
+                    m.format,
+                    t["name"].as_str().unwrap_or(""),
+                    t["description"].as_str().unwrap_or(""),
+                    schema,
+                    false,
+                )
+            })
+            .collect();
+        Ok(Client {
+            name: m.name,
+            about: m.about,
+            format: m.format,
+            model: m.model,
+            wire_model: m.wire_model,
+            max_tokens: m.max_tokens,
+            rename: m.rename,
+            max_tools: m.max_tools,
+            name_list_mode: m.name_list_mode,
+            system: system.trim_end().to_string(),
+            context: Some(context.trim_end().to_string()).filter(|c| !c.is_empty()),
+            tools,
+        })
+    }
+
+    /// The name the model sees for an MCP tool.
+    pub fn tool_name(&self, server: &str, tool: &str) -> String {
+        self.rename
+            .replace("{server}", server)
+            .replace("{tool}", tool)
+    }
+}

@@ -1,0 +1,148 @@
+//! JSON serialisations that byte counts depend on.
+//!
+//! `compact` is what clients put on the wire (no whitespace, keys in insertion order).
+//! `python_spaced` mirrors Python's `json.dumps` defaults (`", "` and `": "` separators,
+//! non-ASCII escaped as `\uXXXX`): the published composition figures (FACTS section 1) were
+//! measured on that form. `minify` strips insignificant whitespace from JSON text without
+//! re-serialising it, so a capture's bytes stay exactly as the server wrote them.
+
+use serde::Serialize;
+use serde_json::ser::{CharEscape, Formatter, Serializer};
+use serde_json::Value;
+use std::io::{self, Write};
+
+/// Compact JSON text of a value.
+pub fn compact<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("serialising a JSON value cannot fail")
+}
+
+/// Length in bytes of the compact JSON text of a value.
+pub fn compact_len(value: &Value) -> usize {
+    let mut counter = ByteCounter(0);
+    serde_json::to_writer(&mut counter, value).expect("counting cannot fail");
+    counter.0
+}
+
+struct ByteCounter(usize);
+
+impl Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Python `json.dumps(value)` with default arguments.
+pub fn python_spaced(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut ser = Serializer::with_formatter(&mut out, PythonFormatter);
+    value
+        .serialize(&mut ser)
+        .expect("serialising a JSON value cannot fail");
+    String::from_utf8(out).expect("ASCII output")
+}
+
+/// Length of a string value once Python's `json.dumps` has escaped it, quotes excluded.
+pub fn python_string_len(s: &str) -> usize {
+    python_spaced(&Value::String(s.to_string())).len() - 2
+}
+
+struct PythonFormatter;
+
+impl Formatter for PythonFormatter {
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
+        }
+    }
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
+        }
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
+        for c in s.chars() {
+            if c.is_ascii() {
+                w.write_all(&[c as u8])?;
+            } else {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    write!(w, "\\u{u:04x}")?;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn write_char_escape<W: ?Sized + Write>(&mut self, w: &mut W, e: CharEscape) -> io::Result<()> {
+        let s: &[u8] = match e {
+            CharEscape::Quote => b"\\\"",
+            CharEscape::ReverseSolidus => b"\\\\",
+            CharEscape::Solidus => b"\\/",
+            CharEscape::Backspace => b"\\b",
+            CharEscape::FormFeed => b"\\f",
+            CharEscape::LineFeed => b"\\n",
+            CharEscape::CarriageReturn => b"\\r",
+            CharEscape::Tab => b"\\t",
+            CharEscape::AsciiControl(b) => return write!(w, "\\u{b:04x}"),
+        };
+        w.write_all(s)
+    }
+}
+
+/// Remove whitespace outside strings from JSON text; the bytes of every token stay as written.
+pub fn minify(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !matches!(c, ' ' | '\n' | '\r' | '\t') {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn python_spacing_and_ascii_escapes() {
+        let v = json!({"a": [1, 2], "d": "x · y"});
+        assert_eq!(python_spaced(&v), r#"{"a": [1, 2], "d": "x \u00b7 y"}"#);
+        assert_eq!(python_string_len("x · y"), 10);
+    }
+
+    #[test]
+    fn minify_keeps_string_whitespace() {
+        let text = "{\n  \"a\" : \"b c\\\" d\",\n  \"e\": [1, 2]\n}";
+        assert_eq!(minify(text), r#"{"a":"b c\" d","e":[1,2]}"#);
+        assert_eq!(
+            compact_len(&serde_json::from_str(text).unwrap()),
+            minify(text).len()
+        );
+    }
+}

@@ -1,0 +1,24 @@
+//! toolcost: what it costs to show a catalogue of tool capabilities to a language model.
+//!
+//! Data flows one way: a [`catalogue`] of rows is exposed through a [`surface`] as the exact
+//! request body a [`client`] would send; [`tokens`] counts what a provider would bill for it,
+//! [`pricing`] turns tokens into dollars, and [`measure`] / [`reproduce`] assemble the tables
+//! that [`report`] writes.
+
+pub mod catalogue;
+pub mod cli;
+pub mod client;
+pub mod error;
+pub mod json;
+pub mod lint;
+pub mod measure;
+pub mod pricing;
+pub mod report;
+pub mod reproduce;
+pub mod schema;
+pub mod store;
+pub mod surface;
+pub mod tokens;
+pub mod wire;
+
+pub use error::{Error, Result};

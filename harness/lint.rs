@@ -1,0 +1,77 @@
+//! `toolcost lint`: strict-schema violations per tool, and the normalised `tools/list`.
+
+use crate::catalogue::Catalogue;
+use crate::schema::{self, Violation};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// Violations of one tool (or row).
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolReport {
+    pub name: String,
+    pub violations: Vec<Violation>,
+}
+
+/// Lint every tool's input schema; tools without violations are left out.
+pub fn lint(cat: &Catalogue) -> Vec<ToolReport> {
+    cat.rows
+        .iter()
+        .filter_map(|r| {
+            let schema = r
+                .input_schema
+                .clone()
+                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+            let violations = schema::validate(&schema);
+            (!violations.is_empty()).then(|| ToolReport {
+                name: r.key.clone(),
+                violations,
+            })
+        })
+        .collect()
+}
+
+/// Human-readable report: each tool's violations by JSON pointer, then a summary line.
+pub fn text(cat: &Catalogue, reports: &[ToolReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        out.push_str(&format!(
+            "{}: {} violation(s)\n",
+            r.name,
+            r.violations.len()
+        ));
+        for v in &r.violations {
+            out.push_str(&format!("  {v}\n"));
+        }
+    }
+    let total: usize = reports.iter().map(|r| r.violations.len()).sum();
+    out.push_str(&format!(
+        "{} of {} tools have strict-schema violations ({total} in all){}\n",
+        reports.len(),
+        cat.rows.len(),
+        if reports.is_empty() {
+            ""
+        } else {
+            "; `toolcost lint --fix -o OUT` writes a normalised tools/list"
+        }
+    ));
+    out
+}
+
+/// The catalogue's `tools/list` result with every input schema normalised; other fields kept.
+pub fn fixed_tools_list(cat: &Catalogue) -> String {
+    let tools: Vec<Value> = cat
+        .tools
+        .iter()
+        .map(|t| {
+            let mut v = t.value.clone();
+            if let Some(obj) = v.as_object_mut() {
+                let schema = schema::normalise(&t.input_schema());
+                obj.insert("inputSchema".into(), schema);
+            }
+            v
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(&json!({ "tools": tools })).expect("serialises");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,249 @@
+//! `toolcost measure`: one row per surface x tokenizer for one user turn on one catalogue.
+
+use crate::catalogue::{generate::Generator, profile::Profile, Catalogue};
+use crate::client::Client;
+use crate::error::Result;
+use crate::pricing::PriceCard;
+use crate::surface::{Built, Context, SurfaceKind};
+use crate::tokens::{billed_input, Tokenizer};
+use crate::wire::{self, Format};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The turn measured when none is given.
+pub const DEFAULT_TURN: &str = "what time is it";
+/// Output tokens assumed per turn: the mean of the recorded splits' 72 and 74 (FACTS section 1).
+pub const DEFAULT_OUTPUT_TOKENS: u64 = 73;
+/// Anthropic accepts at most this many deferred tools (FACTS section 3).
+pub const ANTHROPIC_MAX_DEFERRED: usize = 10_000;
+/// OpenAI accepts at most this many tools in one request (FACTS section 3).
+pub const OPENAI_MAX_TOOLS: usize = 128;
+
+/// Where the catalogue comes from.
+#[derive(Debug, Clone)]
+pub enum CatalogueSource {
+    File(PathBuf),
+    Generated {
+        rows: usize,
+        profile: String,
+        seed: u64,
+    },
+}
+
+impl CatalogueSource {
+    pub fn load(&self) -> Result<Catalogue> {
+        match self {
+            CatalogueSource::File(path) => Catalogue::load(path),
+            CatalogueSource::Generated {
+                rows,
+                profile,
+                seed,
+            } => {
+                let p = Profile::named(profile)?;
+                let rows_v: Vec<_> = Generator::new(p, *rows, *seed, false).collect();
+                Ok(Catalogue::from_rows(
+                    format!("generated {profile} N={rows} seed={seed}"),
+                    rows_v,
+                ))
+            }
+        }
+    }
+}
+
+/// Everything one measurement needs, validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub client: Client,
+    pub model: PriceCard,
+    pub surfaces: Vec<SurfaceKind>,
+    pub tokenizers: Vec<Tokenizer>,
+    pub turn: String,
+    pub output_tokens: u64,
+    pub endpoint: String,
+}
+
+/// One measured surface under one tokenizer. This struct is the machine-readable contract of
+/// `measure --json` and `--csv`; field names do not change without a version note.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasureRow {
+    /// Surface name (`per-row-mcp`, `deferred-search`, ...).
+    pub surface: String,
+    pub client: String,
+    /// Price-card model whose render rules and prices apply.
+    pub model: String,
+    /// Catalogue size N: tools in the per-row projection.
+    pub rows: usize,
+    /// Catalogue definitions the model sees in full (client built-ins excluded).
+    pub definitions_in_context: usize,
+    /// Catalogue definitions sent on the wire, deferred or not.
+    pub definitions_on_wire: usize,
+    /// Entries in the request's `tools` array, built-ins included.
+    pub tools_in_request: usize,
+    /// Bytes of the request body (exact).
+    pub wire_bytes: usize,
+    /// Billed input tokens of round one.
+    pub input_tokens: u64,
+    /// (input_tokens(N) - input_tokens(0)) / N; empty when N is 0.
+    pub marginal_tokens_per_definition: Option<f64>,
+    /// Input tokens read from a warm prompt cache (the prefix before the user's turn).
+    pub cached_input_tokens: u64,
+    pub uncached_input_tokens: u64,
+    /// Assumed output tokens of the turn.
+    pub output_tokens: u64,
+    /// Dollars for the turn with a warm cache (derived from the tokens and the price card).
+    pub cost_usd: f64,
+    /// Dollars for the turn with nothing cached.
+    pub cost_usd_cold: f64,
+    /// Evidence label of the token figures: `estimated:<tokenizer>`.
+    pub label: String,
+    pub tokenizer: String,
+    /// Render model that turned the request into tokens.
+    pub render: String,
+    /// Provider limits this request crosses.
+    pub warnings: Vec<String>,
+}
+
+/// Measure one catalogue on every configured surface and tokenizer; `progress` hears each
+/// finished surface.
+pub fn measure(cat: &Catalogue, cfg: &Config, progress: &dyn Fn(&str)) -> Vec<MeasureRow> {
+    let empty = Catalogue {
+        source: "empty".into(),
+        server: cat.server.clone(),
+        ..Default::default()
+    };
+    let ctx = |c| Context {
+        catalogue: c,
+        client: &cfg.client,
+        turn: &cfg.turn,
+        endpoint: &cfg.endpoint,
+    };
+    let render = cfg.model.render_model();
+    let mut out = Vec::new();
+    for &surface in &cfg.surfaces {
+        let built = surface.build(&ctx(cat));
+        let base = surface.build(&ctx(&empty));
+        let wire_bytes = built.request.wire_bytes();
+        for &tok in &cfg.tokenizers {
+            let bill = billed_input(&built.request, render, tok);
+            let bill0 = billed_input(&base.request, render, tok);
+            let n = cat.tools.len();
+            let warm =
+                cfg.model
+                    .warm_usage(bill.input_tokens, bill.prefix_tokens, cfg.output_tokens);
+            let cold = cfg
+                .model
+                .warm_usage(bill.input_tokens, 0, cfg.output_tokens);
+            out.push(MeasureRow {
+                surface: surface.name().into(),
+                client: cfg.client.name.clone(),
+                model: cfg.model.id.clone(),
+                rows: n,
+                definitions_in_context: built.definitions_in_context,
+                definitions_on_wire: built.definitions_on_wire,
+                tools_in_request: built.request.tools().len(),
+                wire_bytes,
+                input_tokens: bill.input_tokens,
+                marginal_tokens_per_definition: (n > 0)
+                    .then(|| (bill.input_tokens as f64 - bill0.input_tokens as f64) / n as f64),
+                cached_input_tokens: warm.cached_input,
+                uncached_input_tokens: warm.uncached_input,
+                output_tokens: cfg.output_tokens,
+                cost_usd: cfg.model.cost(&warm),
+                cost_usd_cold: cfg.model.cost(&cold),
+                label: tok.label(),
+                tokenizer: tok.name().into(),
+                render: render.name(),
+                warnings: limits(&built, bill.input_tokens, cfg),
+            });
+        }
+        progress(surface.name());
+    }
+    out
+}
+
+/// The provider limits a request crosses.
+fn limits(built: &Built, input_tokens: u64, cfg: &Config) -> Vec<String> {
+    let mut w = Vec::new();
+    let tools = built.request.tools();
+    match built.request.format {
+        Format::OpenaiChat => {
+            let max = cfg.client.max_tools.unwrap_or(OPENAI_MAX_TOOLS);
+            if tools.len() > max {
+                w.push(format!(
+                    "{} tools exceed OpenAI's limit of {max} per request",
+                    tools.len()
+                ));
+            }
+        }
+        Format::AnthropicMessages => {
+            let deferred = tools.iter().filter(|t| wire::is_deferred(t)).count();
+            if deferred > ANTHROPIC_MAX_DEFERRED {
+                w.push(format!("{deferred} deferred tools exceed Anthropic's limit of {ANTHROPIC_MAX_DEFERRED}"));
+            }
+        }
+    }
+    if input_tokens > cfg.model.context_window {
+        w.push(format!(
+            "{input_tokens} input tokens exceed {}'s context window of {}",
+            cfg.model.id, cfg.model.context_window
+        ));
+    }
+    w
+}
+
+impl crate::report::Tabular for MeasureRow {
+    fn headers() -> Vec<&'static str> {
+        vec![
+            "surface",
+            "client",
+            "model",
+            "rows",
+            "definitions_in_context",
+            "definitions_on_wire",
+            "tools_in_request",
+            "wire_bytes",
+            "input_tokens",
+            "marginal_tokens_per_definition",
+            "cached_input_tokens",
+            "uncached_input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "cost_usd_cold",
+            "label",
+            "tokenizer",
+            "render",
+            "warnings",
+        ]
+    }
+
+    fn brief_columns() -> Option<Vec<usize>> {
+        // surface, rows, in context, wire bytes, input tokens, marginal, cost, label, warnings
+        Some(vec![0, 3, 4, 7, 8, 9, 13, 15, 18])
+    }
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.surface.clone(),
+            self.client.clone(),
+            self.model.clone(),
+            self.rows.to_string(),
+            self.definitions_in_context.to_string(),
+            self.definitions_on_wire.to_string(),
+            self.tools_in_request.to_string(),
+            self.wire_bytes.to_string(),
+            self.input_tokens.to_string(),
+            self.marginal_tokens_per_definition
+                .map(|m| format!("{m:.2}"))
+                .unwrap_or_default(),
+            self.cached_input_tokens.to_string(),
+            self.uncached_input_tokens.to_string(),
+            self.output_tokens.to_string(),
+            format!("{:.8}", self.cost_usd),
+            format!("{:.8}", self.cost_usd_cold),
+            self.label.clone(),
+            self.tokenizer.clone(),
+            self.render.clone(),
+            self.warnings.join("; "),
+        ]
+    }
+}

@@ -1,0 +1,77 @@
+//! Writing results: one file per export format behind the [`Tabular`] trait, and atomic file
+//! writes so that an error or a kill never leaves a partial report behind.
+
+mod csv;
+mod json;
+mod markdown;
+mod table;
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// A result row that can be shown as a table.
+pub trait Tabular: Serialize {
+    fn headers() -> Vec<&'static str>;
+    fn cells(&self) -> Vec<String>;
+    /// The columns the terminal table shows (all when `None`).
+    fn brief_columns() -> Option<Vec<usize>> {
+        None
+    }
+}
+
+/// Output formats shared by every command that prints results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Aligned columns for people.
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
+
+/// Render rows in a format.
+pub fn render<T: Tabular>(format: OutputFormat, rows: &[T]) -> Vec<u8> {
+    match format {
+        OutputFormat::Table => table::render(rows),
+        OutputFormat::Json => json::render(rows),
+        OutputFormat::Csv => csv::render(rows),
+        OutputFormat::Markdown => markdown::render(rows),
+    }
+}
+
+/// Write a file by writing a temporary sibling and renaming it into place.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp-{}",
+        path.file_name().and_then(|f| f.to_str()).unwrap_or("out"),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+/// Format a number with thousands separators.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,300 @@
+//! `name-list`: every tool's name, a summary cut at 300 characters and up to six required
+//! argument names in the system prompt, grouped by server, plus an `enable_tools` tool.
+//!
+//! The list's bytes never change within a conversation, so the prompt cache survives.
+//! Enabling takes exact names only. In `hidden` mode (Anthropic) every definition is sent
+//! with `defer_loading` and `enable_tools` answers with `tool_reference` blocks, so the tools
+//! array never changes; in `append` mode enabled definitions are appended to the tools array
+//! sorted by name and never removed. `@server` in the user's turn enables up to 60 of that
+//! server's tools up front. Here a "server" is a catalogue category (one connector each).
+
+use super::{Built, Context};
+use crate::client::NameListMode;
+use crate::wire::{self, Request};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Summaries are cut at this many characters (FACTS section 2: 100 failed the task).
+pub const SUMMARY_CHARS: usize = 300;
+/// At most this many required argument names per entry.
+pub const MAX_REQUIRED: usize = 6;
+/// `@server` enables at most this many of its tools up front.
+pub const MAX_EXPAND: usize = 60;
+pub const ENABLE_TOOL: &str = "enable_tools";
+
+/// Why a name could not be enabled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum Failure {
+    Unknown {
+        name: String,
+    },
+    NotPermitted {
+        name: String,
+    },
+    AlreadyEnabled {
+        name: String,
+    },
+    /// The name is a server's: these are its tools; enable the ones you need by name.
+    Server {
+        name: String,
+        tools: Vec<String>,
+    },
+}
+
+/// The answer to one `enable_tools` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnableOutcome {
+    pub enabled: Vec<String>,
+    pub failed: Vec<Failure>,
+}
+
+/// What happens when the model calls a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallCheck {
+    Callable,
+    /// Listed but not enabled: "enable it first", distinct from no such tool.
+    EnableFirst,
+    NoSuchTool,
+}
+
+/// One tool in the list, by the name the model sees.
+#[derive(Debug, Clone)]
+struct Entry {
+    server: String,
+    summary: String,
+    required: Vec<String>,
+    definition: Value,
+}
+
+/// The name-list state of one conversation.
+#[derive(Debug, Clone)]
+pub struct Session {
+    mode: NameListMode,
+    entries: BTreeMap<String, Entry>,
+    servers: BTreeMap<String, Vec<String>>,
+    denied: BTreeSet<String>,
+    enabled: BTreeSet<String>,
+    /// Enabled by `@server` before the first request: declared expanded for the whole turn.
+    up_front: BTreeSet<String>,
+    /// The system-prompt section, fixed at the start of the conversation.
+    list: String,
+}
+
+impl Session {
+    pub fn new(ctx: &Context) -> Session {
+        let mut entries = BTreeMap::new();
+        let mut servers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let rows: BTreeMap<&str, &str> = ctx
+            .catalogue
+            .rows
+            .iter()
+            .map(|r| (r.key.as_str(), r.category.as_deref().unwrap_or("general")))
+            .collect();
+        for tool in &ctx.catalogue.tools {
+            let name = ctx.client.tool_name(&ctx.catalogue.server, &tool.name);
+            let server = rows
+                .get(tool.name.as_str())
+                .copied()
+                .unwrap_or(&ctx.catalogue.server)
+                .to_string();
+            servers
+                .entry(server.clone())
+                .or_default()
+                .push(name.clone());
+            entries.insert(
+                name.clone(),
+                Entry {
+                    server,
+                    summary: cut(tool.description(), SUMMARY_CHARS),
+                    required: tool.required().into_iter().take(MAX_REQUIRED).collect(),
+                    definition: wire::tool_definition(
+                        ctx.client.format,
+                        &name,
+                        tool,
+                        ctx.client.name_list_mode == NameListMode::Hidden,
+                    ),
+                },
+            );
+        }
+        let list = render_list(&entries, &servers);
+        let mut s = Session {
+            mode: ctx.client.name_list_mode,
+            entries,
+            servers,
+            denied: BTreeSet::new(),
+            enabled: BTreeSet::new(),
+            up_front: BTreeSet::new(),
+            list,
+        };
+        for server in mentioned_servers(ctx.turn) {
+            if let Some(tools) = s.servers.get(&server) {
+                let up_front: Vec<String> = tools.iter().take(MAX_EXPAND).cloned().collect();
+                s.enabled.extend(up_front.iter().cloned());
+                s.up_front.extend(up_front);
+            }
+        }
+        s
+    }
+
+    /// Refuse these names (the user has no permission for them).
+    pub fn deny(&mut self, names: &[&str]) {
+        self.denied.extend(names.iter().map(|s| s.to_string()));
+    }
+
+    pub fn enabled(&self) -> Vec<String> {
+        self.enabled.iter().cloned().collect()
+    }
+
+    /// Enable exact names. Everything that is not enabled comes back in `failed`.
+    pub fn enable(&mut self, names: &[String]) -> EnableOutcome {
+        let mut out = EnableOutcome {
+            enabled: Vec::new(),
+            failed: Vec::new(),
+        };
+        for name in names {
+            if self.entries.contains_key(name) {
+                if self.denied.contains(name) {
+                    out.failed
+                        .push(Failure::NotPermitted { name: name.clone() });
+                } else if !self.enabled.insert(name.clone()) {
+                    out.failed
+                        .push(Failure::AlreadyEnabled { name: name.clone() });
+                } else {
+                    out.enabled.push(name.clone());
+                }
+            } else if let Some((server, tools)) = self
+                .servers
+                .iter()
+                .find(|(s, _)| s.eq_ignore_ascii_case(name))
+            {
+                let _ = server;
+                out.failed.push(Failure::Server {
+                    name: name.clone(),
+                    tools: tools.clone(),
+                });
+            } else {
+                out.failed.push(Failure::Unknown { name: name.clone() });
+            }
+        }
+        out
+    }
+
+    /// Whether a call to `name` would run.
+    pub fn check_call(&self, name: &str, builtins: &[Value]) -> CallCheck {
+        let builtin = name == ENABLE_TOOL
+            || builtins
+                .iter()
+                .any(|d| wire::definition_parts(d).is_some_and(|(n, _, _)| n == name));
+        if builtin || self.enabled.contains(name) {
+            CallCheck::Callable
+        } else if self.entries.contains_key(name) {
+            CallCheck::EnableFirst
+        } else {
+            CallCheck::NoSuchTool
+        }
+    }
+
+    /// The references an `enable_tools` result carries in hidden mode.
+    pub fn references(&self, outcome: &EnableOutcome) -> Vec<String> {
+        match self.mode {
+            NameListMode::Hidden => outcome.enabled.clone(),
+            NameListMode::Append => Vec::new(),
+        }
+    }
+
+    /// The request for the current state, with `history` appended after the user's turn.
+    pub fn request(&self, ctx: &Context, history: Vec<Value>) -> Built {
+        let mut tools = vec![enable_tool(ctx)];
+        let expanded: usize;
+        match self.mode {
+            NameListMode::Hidden => {
+                // Definitions in name order; enabled ones by reference, except those enabled
+                // up front (`@server`), which are declared expanded from the first request.
+                for (name, e) in &self.entries {
+                    let mut def = e.definition.clone();
+                    if self.up_front.contains(name) {
+                        def.as_object_mut().unwrap().remove("defer_loading");
+                    }
+                    tools.push(def);
+                }
+                expanded = self.enabled.len();
+            }
+            NameListMode::Append => {
+                for name in &self.enabled {
+                    tools.push(self.entries[name].definition.clone());
+                }
+                expanded = self.enabled.len();
+            }
+        }
+        let on_wire = match self.mode {
+            NameListMode::Hidden => self.entries.len(),
+            NameListMode::Append => self.enabled.len(),
+        };
+        let mut request: Request = ctx.request(Some(&self.list), tools);
+        request.messages_mut().extend(history);
+        Built {
+            request,
+            definitions_in_context: expanded,
+            definitions_on_wire: on_wire,
+        }
+    }
+}
+
+fn enable_tool(ctx: &Context) -> Value {
+    wire::function_definition(
+        ctx.client.format,
+        ENABLE_TOOL,
+        "Make tools from the tool list callable. Pass exact names from the list; enable the tool that does the work and any tool that supplies its required arguments in one call. A tool that is already callable needs no enabling: call it. Unknown, unpermitted and already-enabled names come back in `failed`; a server's name returns that server's tool names.",
+        json!({"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}, "description": "Exact tool names from the list"}}, "required": ["names"]}),
+        false,
+    )
+}
+
+/// Cut at `max` characters on a character boundary, marking the cut.
+fn cut(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut s: String = flat.chars().take(max - 1).collect();
+    s.push('…');
+    s
+}
+
+fn render_list(
+    entries: &BTreeMap<String, Entry>,
+    servers: &BTreeMap<String, Vec<String>>,
+) -> String {
+    let mut out = String::from(
+        "# Tool list\nThese tools exist but are not callable yet. To use one, call enable_tools with its exact name \
+(and the names of tools that supply its required arguments); it becomes callable in the next step and stays \
+callable for the rest of the conversation. If a tool is already callable, call it; do not enable it again.\n",
+    );
+    for (server, names) in servers {
+        out.push_str(&format!("\n## {server} ({} tools)\n", names.len()));
+        for name in names {
+            let e = &entries[name];
+            debug_assert_eq!(&e.server, server);
+            out.push_str(&format!("- {name}: {}", e.summary));
+            if !e.required.is_empty() {
+                out.push_str(&format!(" (requires: {})", e.required.join(", ")));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `@name` mentions in the user's turn.
+fn mentioned_servers(turn: &str) -> Vec<String> {
+    turn.split_whitespace()
+        .filter_map(|w| w.strip_prefix('@'))
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+                .to_string()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}

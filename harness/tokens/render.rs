@@ -1,0 +1,372 @@
+//! Provider render models: from a request body to the input tokens a provider bills.
+//!
+//! - Anthropic: system, messages and every non-deferred tool's `{name, description,
+//!   input_schema}`, plus the hidden tool-use system prompt once when any tool is present
+//!   (per model family and `tool_choice`, FACTS section 3). Deferred tools are unbilled until a
+//!   `tool_reference` in the messages expands them.
+//! - OpenAI: the cookbook's `num_tokens_for_tools` walk over the `namespace functions` rendering
+//!   (func_init, prop_init, prop_key, enum_init, enum_item, func_end) and 3 tokens per message
+//!   plus 3 to prime the reply. Deferred functions keep name and description billed.
+//! - Kimi: tool declarations rendered as one compact JSON array of
+//!   `{"type":"function","function":{...}}`, plus system and message text.
+
+use super::Tokenizer;
+use crate::json;
+use crate::wire::{self, Request};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+/// How a provider turns a request into billed input tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RenderModel {
+    /// Tool-use system prompt tokens for `tool_choice` auto/none and any/tool.
+    Anthropic {
+        family: &'static str,
+        auto: u32,
+        any: u32,
+    },
+    /// Cookbook constants (gpt-4o: func_init 7; gpt-4 / gpt-3.5: 10).
+    Openai {
+        func_init: i64,
+    },
+    Kimi,
+}
+
+impl RenderModel {
+    /// Parse `anthropic:<family>`, `openai:<model>` or `kimi`.
+    pub fn parse(spec: &str) -> Option<RenderModel> {
+        let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
+        match kind {
+            "anthropic" => ANTHROPIC_OVERHEAD
+                .iter()
+                .find(|(f, _, _)| *f == arg)
+                .map(|&(family, auto, any)| RenderModel::Anthropic { family, auto, any }),
+            "openai" => Some(RenderModel::Openai {
+                func_init: if arg.starts_with("gpt-4o")
+                    || arg.starts_with("gpt-4.1")
+                    || arg.is_empty()
+                {
+                    7
+                } else {
+                    10
+                },
+            }),
+            "kimi" => Some(RenderModel::Kimi),
+            _ => None,
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            RenderModel::Anthropic { family, .. } => format!("anthropic:{family}"),
+            RenderModel::Openai { func_init } => format!("openai(func_init={func_init})"),
+            RenderModel::Kimi => "kimi".into(),
+        }
+    }
+}
+
+/// Anthropic tool-use system prompt tokens (auto|none, any|tool), FACTS section 3.
+pub const ANTHROPIC_OVERHEAD: &[(&str, u32, u32)] = &[
+    ("claude-4", 346, 313),
+    ("claude-4.5", 496, 588),
+    ("claude-4.6", 497, 589),
+    ("claude-haiku-3.5", 264, 340),
+];
+
+/// Billed input tokens of one request, and where they come from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Billing {
+    /// Total billed input tokens.
+    pub input_tokens: u64,
+    pub system_tokens: u64,
+    pub message_tokens: u64,
+    /// Tokens of the tool definitions the model sees (deferred ones excluded).
+    pub tool_tokens: u64,
+    /// The provider's fixed tool-use overhead.
+    pub overhead_tokens: u64,
+    /// Tokens of everything before the last user message: what a warm prompt cache holds.
+    pub prefix_tokens: u64,
+    pub tools_billed: usize,
+    pub tools_deferred: usize,
+}
+
+/// Count the billed input tokens of a request under a render model.
+pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billing {
+    let tools = req.tools();
+    let deferred: HashMap<&str, &Value> = tools
+        .iter()
+        .filter(|d| wire::is_deferred(d))
+        .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
+        .collect();
+    let mut b = Billing {
+        tools_deferred: deferred.len(),
+        ..Default::default()
+    };
+    let mut tool_tokens = 0.0;
+    let mut billed_defs: Vec<&Value> = Vec::new();
+    for d in tools {
+        if wire::is_deferred(d) {
+            if let RenderModel::Openai { func_init } = render {
+                // Name and description stay visible; the schema is deferred.
+                if let Some((name, desc, _)) = wire::definition_parts(d) {
+                    tool_tokens += func_init as f64
+                        + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
+                }
+            }
+            continue;
+        }
+        billed_defs.push(d);
+    }
+    let messages = req
+        .body
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    // tool_reference blocks expand deferred definitions where they appear.
+    let mut expanded: Vec<&Value> = Vec::new();
+    for m in &messages {
+        for block in m
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for r in references(block) {
+                if let Some(d) = deferred.get(r.as_str()) {
+                    expanded.push(d);
+                }
+            }
+        }
+    }
+    b.tools_billed = billed_defs.len() + expanded.len();
+    tool_tokens += defs_tokens(&billed_defs, render, tok);
+    let expanded_tokens = defs_tokens(&expanded, render, tok)
+        - if expanded.is_empty() {
+            0.0
+        } else {
+            fixed_defs_tokens(render)
+        };
+
+    let system = system_text(&req.body);
+    let system_tokens = tok.count(&system);
+    let per_message = matches!(render, RenderModel::Openai { .. }) as u8 as f64 * 3.0;
+    let mut message_tokens = 0.0;
+    let mut last_user = 0.0;
+    for m in messages.iter().filter(|m| m["role"] != "system") {
+        let t = per_message + tok.count(&message_text(m));
+        message_tokens += t;
+        last_user = if m["role"] == "user" { t } else { 0.0 };
+    }
+    message_tokens += expanded_tokens;
+    if matches!(render, RenderModel::Openai { .. }) {
+        message_tokens += 3.0 + per_message; // the system message's framing and the reply primer
+    }
+    let overhead = match render {
+        RenderModel::Anthropic { auto, any, .. } if !tools.is_empty() => {
+            let choice = req
+                .body
+                .pointer("/tool_choice/type")
+                .and_then(Value::as_str)
+                .unwrap_or("auto");
+            if matches!(choice, "any" | "tool") {
+                any
+            } else {
+                auto
+            }
+        }
+        _ => 0,
+    } as f64;
+    let total = system_tokens + message_tokens + tool_tokens + overhead;
+    b.system_tokens = system_tokens.round() as u64;
+    b.message_tokens = message_tokens.round() as u64;
+    b.tool_tokens = tool_tokens.round() as u64;
+    b.overhead_tokens = overhead as u64;
+    b.input_tokens = total.round() as u64;
+    b.prefix_tokens = (total - last_user).round().max(0.0) as u64;
+    b
+}
+
+/// Names referenced by a content block (`tool_reference`, possibly nested in a tool_result).
+fn references(block: &Value) -> Vec<String> {
+    match block["type"].as_str() {
+        Some("tool_reference") => block["tool_name"]
+            .as_str()
+            .map(|s| vec![s.to_string()])
+            .unwrap_or_default(),
+        Some("tool_result") | Some("tool_search_tool_result") => block["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(references)
+            .chain(
+                block
+                    .pointer("/content/tool_references")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .flat_map(references),
+            )
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Tokens of a set of definitions, including the per-set constant of the render model.
+fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
+    if defs.is_empty() {
+        return 0.0;
+    }
+    match render {
+        RenderModel::Anthropic { .. } => defs
+            .iter()
+            .map(|d| tok.count(&json::compact(&anthropic_view(d))))
+            .sum(),
+        RenderModel::Kimi => {
+            let arr: Vec<Value> = defs.iter().map(|d| kimi_view(d)).collect();
+            tok.count(&json::compact(&arr))
+        }
+        RenderModel::Openai { func_init } => {
+            let mut n = 0.0;
+            for d in defs {
+                n += openai_function_tokens(d, func_init, tok);
+            }
+            n + 12.0 // func_end
+        }
+    }
+}
+
+fn fixed_defs_tokens(render: RenderModel) -> f64 {
+    match render {
+        RenderModel::Openai { .. } => 12.0,
+        _ => 0.0,
+    }
+}
+
+fn anthropic_view(d: &Value) -> Value {
+    match wire::definition_parts(d) {
+        Some((name, desc, schema)) => {
+            json!({"name": name, "description": desc, "input_schema": schema})
+        }
+        None => d.clone(), // a server tool such as tool_search_tool_*: counted as sent
+    }
+}
+
+fn kimi_view(d: &Value) -> Value {
+    match wire::definition_parts(d) {
+        Some((name, desc, schema)) => {
+            json!({"type": "function", "function": {"name": name, "description": desc, "parameters": schema}})
+        }
+        None => d.clone(),
+    }
+}
+
+/// The cookbook walk for one function (gpt-4o constants; enum_init is -3).
+fn openai_function_tokens(d: &Value, func_init: i64, tok: Tokenizer) -> f64 {
+    let Some((name, desc, schema)) = wire::definition_parts(d) else {
+        return tok.count(&json::compact(d));
+    };
+    let mut n = func_init as f64 + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        if !props.is_empty() {
+            n += 3.0; // prop_init
+            for (key, p) in props {
+                n += 3.0; // prop_key
+                if let Some(values) = p.get("enum").and_then(Value::as_array) {
+                    n -= 3.0; // enum_init
+                    for v in values {
+                        n += 3.0
+                            + tok.count(
+                                &v.as_str()
+                                    .map(String::from)
+                                    .unwrap_or_else(|| v.to_string()),
+                            );
+                    }
+                }
+                let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
+                let pd = p
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .trim_end_matches('.');
+                n += tok.count(&format!("{key}:{ty}:{pd}"));
+            }
+        }
+    }
+    n
+}
+
+/// All system text: Anthropic's `system` (string or blocks) or OpenAI's system messages.
+pub fn system_text(body: &Value) -> String {
+    match body.get("system") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => body
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "system")
+            .map(message_text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// The text a message contributes: text blocks, tool calls' names and inputs, tool results.
+pub fn message_text(m: &Value) -> String {
+    let mut out = String::new();
+    match &m["content"] {
+        Value::String(s) => out.push_str(s),
+        Value::Array(blocks) => {
+            for b in blocks {
+                block_text(b, &mut out);
+            }
+        }
+        _ => {}
+    }
+    for call in m
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(
+            call.pointer("/function/name")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        );
+        out.push_str(
+            call.pointer("/function/arguments")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        );
+    }
+    out
+}
+
+fn block_text(b: &Value, out: &mut String) {
+    match b["type"].as_str() {
+        Some("text") => out.push_str(b["text"].as_str().unwrap_or("")),
+        Some("tool_use") => {
+            out.push_str(b["name"].as_str().unwrap_or(""));
+            out.push_str(&json::compact(&b["input"]));
+        }
+        Some("tool_result") => match &b["content"] {
+            Value::String(s) => out.push_str(s),
+            Value::Array(inner) => {
+                for i in inner {
+                    block_text(i, out);
+                }
+            }
+            _ => {}
+        },
+        _ => {}
+    }
+}
