@@ -284,7 +284,7 @@ impl Generator {
                 .and_then(|s| s["properties"].as_object_mut());
             match props {
                 Some(p) if spaced > self.profile.max_definition_bytes && !p.is_empty() => {
-                    let last = p.keys().last().cloned().unwrap();
+                    let last = p.keys().next_back().cloned().unwrap();
                     p.shift_remove(&last);
                     let schema = row.input_schema.as_mut().unwrap();
                     if let Some(req) = schema.get_mut("required").and_then(Value::as_array_mut) {

@@ -625,7 +625,10 @@ pub const ARGS: &[(&str, &str, &str)] = &[
 ];
 
 /// Nested object shapes referenced by `nested:` argument types.
-pub const NESTED: &[(&str, &[(&str, &str, &str)])] = &[
+/// (name, type, description) of one argument.
+pub type Arg = (&'static str, &'static str, &'static str);
+
+pub const NESTED: &[(&str, &[Arg])] = &[
     (
         "filter",
         &[

@@ -148,24 +148,20 @@ impl Normaliser<'_> {
                 _ => *p = json!({}),
             }
         }
-        match obj.remove("required") {
-            Some(Value::Array(names)) => {
-                let mut kept: Vec<String> = Vec::new();
-                for n in names.iter().filter_map(Value::as_str) {
-                    if !kept.iter().any(|k| k == n) {
-                        kept.push(n.to_string());
-                    }
+        if let Some(Value::Array(names)) = obj.remove("required") {
+            let mut kept: Vec<String> = Vec::new();
+            for n in names.iter().filter_map(Value::as_str) {
+                if !kept.iter().any(|k| k == n) {
+                    kept.push(n.to_string());
                 }
-                let props = obj.entry("properties").or_insert_with(|| json!({}));
-                if let Value::Object(map) = props {
-                    for n in &kept {
-                        map.entry(n.clone())
-                            .or_insert_with(|| json!({"type": "string"}));
-                    }
-                }
-                obj.insert("required".into(), json!(kept));
             }
-            Some(_) | None => {}
+            if let Value::Object(map) = obj.entry("properties").or_insert_with(|| json!({})) {
+                for n in &kept {
+                    map.entry(n.clone())
+                        .or_insert_with(|| json!({"type": "string"}));
+                }
+            }
+            obj.insert("required".into(), json!(kept));
         }
         match obj.get("items").cloned() {
             Some(Value::Object(_)) => {

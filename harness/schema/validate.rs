@@ -178,6 +178,14 @@ fn node(v: &Value, ptr: &str, root: bool, out: &mut Vec<Violation>) {
     if let Some(ap @ Value::Object(_)) = obj.get("additionalProperties") {
         node(ap, &format!("{ptr}/additionalProperties"), false, out);
     }
+    // Strict clients read definitions blocks too (notion ships one in every tool).
+    for key in ["$defs", "definitions"] {
+        if let Some(defs) = obj.get(key).and_then(Value::as_object) {
+            for (k, child) in defs {
+                node(child, &format!("{ptr}/{key}/{}", segment(k)), false, out);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

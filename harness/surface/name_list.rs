@@ -164,12 +164,11 @@ impl Session {
                 } else {
                     out.enabled.push(name.clone());
                 }
-            } else if let Some((server, tools)) = self
+            } else if let Some((_, tools)) = self
                 .servers
                 .iter()
                 .find(|(s, _)| s.eq_ignore_ascii_case(name))
             {
-                let _ = server;
                 out.failed.push(Failure::Server {
                     name: name.clone(),
                     tools: tools.clone(),
@@ -207,7 +206,6 @@ impl Session {
     /// The request for the current state, with `history` appended after the user's turn.
     pub fn request(&self, ctx: &Context, history: Vec<Value>) -> Built {
         let mut tools = vec![enable_tool(ctx)];
-        let expanded: usize;
         match self.mode {
             NameListMode::Hidden => {
                 // Definitions in name order; enabled ones by reference, except those enabled
@@ -219,13 +217,11 @@ impl Session {
                     }
                     tools.push(def);
                 }
-                expanded = self.enabled.len();
             }
             NameListMode::Append => {
                 for name in &self.enabled {
                     tools.push(self.entries[name].definition.clone());
                 }
-                expanded = self.enabled.len();
             }
         }
         let on_wire = match self.mode {
@@ -236,7 +232,7 @@ impl Session {
         request.messages_mut().extend(history);
         Built {
             request,
-            definitions_in_context: expanded,
+            definitions_in_context: self.enabled.len(),
             definitions_on_wire: on_wire,
         }
     }
