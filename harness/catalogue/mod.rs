@@ -216,7 +216,8 @@ impl Catalogue {
     }
 
     /// Load a catalogue file: JSONL rows, a SQLite database with a `directory` table, or a
-    /// `tools/list` capture (JSON).
+    /// `tools/list` capture (JSON). The extension decides (`.jsonl`, `.json`); otherwise the
+    /// content does (a SQLite header, or a first line that is a row object).
     pub fn load(path: &Path) -> Result<Catalogue> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         let label = path.display().to_string();
@@ -230,7 +231,12 @@ impl Catalogue {
         if trimmed.is_empty() {
             return Ok(Catalogue::from_rows(label, Vec::new()));
         }
-        if trimmed.starts_with('{') && !looks_like_row(trimmed) {
+        let is_capture = match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl" | "ndjson") => false,
+            Some("json") => true,
+            _ => trimmed.starts_with('{') && !looks_like_row(trimmed),
+        };
+        if is_capture {
             let server = path
                 .file_name()
                 .and_then(|f| f.to_str())

@@ -64,6 +64,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Format a number with thousands separators.
+///
+/// ```
+/// assert_eq!(toolcost::report::thousands(149187), "149,187");
+/// assert_eq!(toolcost::report::thousands(856), "856");
+/// ```
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
