@@ -65,7 +65,8 @@ struct Entry {
     server: String,
     summary: String,
     required: Vec<String>,
-    definition: Value,
+    /// Index of the tool in the catalogue's projection; its definition is built per request.
+    tool: usize,
 }
 
 /// The name-list state of one conversation.
@@ -92,7 +93,7 @@ impl Session {
             .iter()
             .map(|r| (r.key.as_str(), r.category.as_deref().unwrap_or("general")))
             .collect();
-        for tool in &ctx.catalogue.tools {
+        for (index, tool) in ctx.catalogue.tools.iter().enumerate() {
             let name = ctx.client.tool_name(&ctx.catalogue.server, &tool.name);
             let server = rows
                 .get(tool.name.as_str())
@@ -109,12 +110,7 @@ impl Session {
                     server,
                     summary: cut(tool.description(), SUMMARY_CHARS),
                     required: tool.required().into_iter().take(MAX_REQUIRED).collect(),
-                    definition: wire::tool_definition(
-                        ctx.client.format,
-                        &name,
-                        tool,
-                        ctx.client.name_list_mode == NameListMode::Hidden,
-                    ),
+                    tool: index,
                 },
             );
         }
@@ -204,23 +200,24 @@ impl Session {
     }
 
     /// The request for the current state, with `history` appended after the user's turn.
+    /// `ctx` must be the context the session was made from.
     pub fn request(&self, ctx: &Context, history: Vec<Value>) -> Built {
         let mut tools = vec![enable_tool(ctx)];
+        let definition = |name: &str, defer: bool| {
+            let tool = &ctx.catalogue.tools[self.entries[name].tool];
+            wire::tool_definition(ctx.client.format, name, tool, defer)
+        };
         match self.mode {
             NameListMode::Hidden => {
                 // Definitions in name order; enabled ones by reference, except those enabled
                 // up front (`@server`), which are declared expanded from the first request.
-                for (name, e) in &self.entries {
-                    let mut def = e.definition.clone();
-                    if self.up_front.contains(name) {
-                        def.as_object_mut().unwrap().remove("defer_loading");
-                    }
-                    tools.push(def);
+                for name in self.entries.keys() {
+                    tools.push(definition(name, !self.up_front.contains(name)));
                 }
             }
             NameListMode::Append => {
                 for name in &self.enabled {
-                    tools.push(self.entries[name].definition.clone());
+                    tools.push(definition(name, false));
                 }
             }
         }

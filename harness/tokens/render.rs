@@ -225,8 +225,16 @@ fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
             .map(|d| tok.count(&json::compact(&anthropic_view(d))))
             .sum(),
         RenderModel::Kimi => {
-            let arr: Vec<Value> = defs.iter().map(|d| kimi_view(d)).collect();
-            tok.count(&json::compact(&arr))
+            // The same text as serialising the whole array, without holding a copy of it.
+            let mut text = String::from("[");
+            for (i, d) in defs.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(&json::compact(&kimi_view(d)));
+            }
+            text.push(']');
+            tok.count(&text)
         }
         RenderModel::Openai { func_init } => {
             let mut n = 0.0;
