@@ -1,6 +1,7 @@
 //! The command line: clap definitions, one validated config per command, exit codes.
 //! Exit status: 0 success, 1 findings (lint violations), 2 errors.
 
+use crate::catalogue::capture;
 use crate::catalogue::{
     generate::Generator, generate::MAX_ROWS, jsonl, profile::Profile, Catalogue,
 };
@@ -11,7 +12,7 @@ use crate::pricing::PriceCard;
 use crate::report::{self, OutputFormat};
 use crate::surface::{SurfaceKind, DEFAULT_ENDPOINT};
 use crate::tokens::Tokenizer;
-use crate::{lint, reproduce, store};
+use crate::{check, lint, mcp, reproduce, store, weigh};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufWriter, Write};
@@ -44,6 +45,68 @@ pub enum Command {
     Measure(MeasureArgs),
     /// The published measurement (FACTS.md section 1) beside toolcost's figures.
     Reproduce(ReproduceArgs),
+    /// What a server's tools cost: per-tool bytes and tokens, marginal tokens, one turn per surface.
+    Weigh(WeighArgs),
+    /// Fail CI when tool definitions outgrow the budget in toolcost.toml or the baseline lock.
+    Check(CheckArgs),
+}
+
+/// Where a server's tools come from.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TargetArgs {
+    /// A tools/list capture (JSON), JSONL rows or a SQLite catalogue.
+    #[arg(long, alias = "catalogue", value_name = "FILE", conflicts_with_all = ["url", "command"])]
+    pub file: Option<PathBuf>,
+    /// A Streamable HTTP MCP endpoint (http://host:port/mcp).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// A header sent with every HTTP request, `Name: value` (repeatable).
+    #[arg(long, value_name = "K:V", requires = "url")]
+    pub header: Vec<String>,
+    /// Seconds the server has to answer initialize and every tools/list page.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+    /// A stdio server to start: everything after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+impl TargetArgs {
+    fn given(&self) -> bool {
+        self.file.is_some() || self.url.is_some() || !self.command.is_empty()
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct WeighArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Client profile whose surfaces are priced.
+    #[arg(long, default_value = "claude-cli")]
+    pub client: String,
+    /// Price card for the one-turn costs. Default: the client's.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Budget file.
+    #[arg(long, default_value = "toolcost.toml")]
+    pub config: PathBuf,
+    /// Baseline lock file.
+    #[arg(long, default_value = "toolcost.lock.json")]
+    pub lock: PathBuf,
+    /// Write the current tools as the new baseline and exit.
+    #[arg(long)]
+    pub update: bool,
+    /// table, github (Actions annotations), md (a PR comment) or json.
+    #[arg(long, default_value = "table")]
+    pub format: String,
 }
 
 #[derive(Args, Debug)]
@@ -176,7 +239,118 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Lint(a) => run_lint(a),
         Command::Measure(a) => run_measure(a),
         Command::Reproduce(a) => run_reproduce(a),
+        Command::Weigh(a) => run_weigh(a),
+        Command::Check(a) => run_check(a),
     }
+}
+
+/// Load a target's tools: from a file, or from a live server over stdio or HTTP.
+pub fn load_target(t: &TargetArgs) -> Result<(Catalogue, Vec<String>)> {
+    if let Some(path) = &t.file {
+        return Ok((Catalogue::load(path)?, Vec::new()));
+    }
+    let timeout = std::time::Duration::from_secs(t.timeout);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
+    let (label, listing) = runtime.block_on(async {
+        if let Some(url) = &t.url {
+            let mut ch = mcp::Http::new(url, &t.header)?;
+            Ok::<_, Error>((url.clone(), mcp::list_tools(&mut ch, timeout).await?))
+        } else if !t.command.is_empty() {
+            let mut ch = mcp::Stdio::spawn(&t.command)?;
+            Ok((
+                t.command.join(" "),
+                mcp::list_tools(&mut ch, timeout).await?,
+            ))
+        } else {
+            Err(Error::input(
+                "name the server: --file FILE, --url URL, or -- COMMAND ARGS...",
+            ))
+        }
+    })?;
+    let server: String = listing
+        .server_name
+        .as_deref()
+        .unwrap_or("server")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut notes = listing.notes.clone();
+    notes.insert(
+        0,
+        format!(
+            "{} page(s) of tools/list, protocol {}",
+            listing.pages,
+            listing.protocol_version.as_deref().unwrap_or("?")
+        ),
+    );
+    Ok((capture::catalogue(label, server, listing.tools), notes))
+}
+
+fn run_weigh(a: WeighArgs) -> Result<i32> {
+    let client = Client::named(&a.client)?;
+    let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
+    let (cat, notes) = load_target(&a.target)?;
+    let w = weigh::weigh(&cat, &client, &model, notes)?;
+    std::io::stdout()
+        .write_all(&weigh::render(&w, a.format.format()))
+        .map_err(|e| Error::io("<stdout>", e))?;
+    Ok(0)
+}
+
+fn run_check(a: CheckArgs) -> Result<i32> {
+    let format = check::Format::parse(&a.format)?;
+    let config = if a.config.exists() {
+        check::Config::read(&a.config)?
+    } else if a.config == Path::new("toolcost.toml") {
+        check::Config::default()
+    } else {
+        return Err(Error::input(format!(
+            "{}: no such budget file",
+            a.config.display()
+        )));
+    };
+    let tok = config.tokenizer()?;
+    let target = if a.target.given() {
+        a.target.clone()
+    } else {
+        let src = config.source.clone().ok_or_else(|| {
+            Error::input("name what to check: --catalogue FILE, --url URL or -- COMMAND, or a [source] table in toolcost.toml")
+        })?;
+        let base = a.config.parent().unwrap_or(Path::new("."));
+        TargetArgs {
+            file: src.catalogue.map(|c| base.join(c)),
+            url: src.url,
+            command: src.command.unwrap_or_default(),
+            ..a.target.clone()
+        }
+    };
+    let (cat, _) = load_target(&target)?;
+    let current = check::Lock::of(&cat, tok);
+    if a.update {
+        report::write_atomic(&a.lock, current.to_json().as_bytes())?;
+        println!(
+            "wrote {}: {} tools, {} bytes, {} {} tokens",
+            a.lock.display(),
+            current.tools.len(),
+            current.total_bytes,
+            current.total_tokens,
+            current.tokenizer
+        );
+        return Ok(0);
+    }
+    let baseline = check::Lock::read(&a.lock)?;
+    let outcome = check::check(&current, &baseline, &config.budget)?;
+    print!("{}", check::render(&outcome, &cat.source, format));
+    Ok(if outcome.passed() { 0 } else { 1 })
 }
 
 fn progress(len: u64, what: &str) -> ProgressBar {

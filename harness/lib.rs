@@ -6,11 +6,13 @@
 //! that [`report`] writes.
 
 pub mod catalogue;
+pub mod check;
 pub mod cli;
 pub mod client;
 pub mod error;
 pub mod json;
 pub mod lint;
+pub mod mcp;
 pub mod measure;
 pub mod pricing;
 pub mod report;
@@ -19,6 +21,7 @@ pub mod schema;
 pub mod store;
 pub mod surface;
 pub mod tokens;
+pub mod weigh;
 pub mod wire;
 
 pub use error::{Error, Result};

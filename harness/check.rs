@@ -1,0 +1,499 @@
+//! `toolcost check`: compare a server's tools with a budget (`toolcost.toml`) and a baseline
+//! (`toolcost.lock.json`), and say what grew. Exit 0 within budget, 1 over it, 2 on error.
+
+use crate::catalogue::Catalogue;
+use crate::error::{Error, Result};
+use crate::tokens::Tokenizer;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The `[budget]` table of `toolcost.toml`. Every limit is optional.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    pub max_bytes_per_tool: Option<usize>,
+    pub max_tokens_per_tool: Option<u64>,
+    pub max_total_tokens: Option<u64>,
+    /// Largest allowed growth of total tokens over the baseline, in percent.
+    pub max_growth_pct: Option<f64>,
+    /// o200k (default), cl100k or kimi-est.
+    pub tokenizer: Option<String>,
+}
+
+/// `toolcost.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub budget: Budget,
+    /// What `check` weighs when the command line names nothing.
+    #[serde(default)]
+    pub source: Option<SourceConfig>,
+}
+
+/// `[source]`: `catalogue = "path"`, `url = "..."` or `command = ["node", "server.js"]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    pub catalogue: Option<String>,
+    pub url: Option<String>,
+    pub command: Option<Vec<String>>,
+}
+
+impl Config {
+    pub fn read(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        toml::from_str(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))
+    }
+
+    pub fn tokenizer(&self) -> Result<Tokenizer> {
+        Tokenizer::parse(self.budget.tokenizer.as_deref().unwrap_or("o200k"))
+    }
+}
+
+/// One tool in the lock file.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+pub struct Weight {
+    pub bytes: usize,
+    pub tokens: u64,
+}
+
+/// `toolcost.lock.json`: the baseline, per tool.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Lock {
+    pub tokenizer: String,
+    pub total_bytes: usize,
+    pub total_tokens: u64,
+    pub tools: BTreeMap<String, Weight>,
+}
+
+impl Lock {
+    /// The lock for a catalogue's tools.
+    pub fn of(cat: &Catalogue, tok: Tokenizer) -> Lock {
+        let tools: BTreeMap<String, Weight> = cat
+            .tools
+            .iter()
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    Weight {
+                        bytes: t.bytes(),
+                        tokens: tok.count(&t.raw).round() as u64,
+                    },
+                )
+            })
+            .collect();
+        Lock {
+            tokenizer: tok.name().into(),
+            total_bytes: tools.values().map(|w| w.bytes).sum(),
+            total_tokens: tools.values().map(|w| w.tokens).sum(),
+            tools,
+        }
+    }
+
+    pub fn read(path: &Path) -> Result<Lock> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::input(format!(
+                    "{}: no baseline yet; write one with `toolcost check --update`",
+                    path.display()
+                ))
+            } else {
+                Error::io(path, e)
+            }
+        })?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::input(format!(
+                "{}: not a toolcost lock file ({e})",
+                path.display()
+            ))
+        })
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("serialises");
+        s.push('\n');
+        s
+    }
+}
+
+/// How one tool changed against the baseline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    Added,
+    Removed,
+    Grown,
+    Shrunk,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ToolChange {
+    pub name: String,
+    pub change: Change,
+    pub before: Option<Weight>,
+    pub after: Option<Weight>,
+}
+
+/// A budget rule broken.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Violation {
+    /// The tool, or empty for a total.
+    pub tool: String,
+    pub rule: String,
+    pub message: String,
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub tokenizer: String,
+    pub tools: usize,
+    pub total_bytes: usize,
+    pub total_tokens: u64,
+    pub baseline_total_tokens: u64,
+    pub growth_pct: f64,
+    pub changes: Vec<ToolChange>,
+    pub violations: Vec<Violation>,
+}
+
+impl Outcome {
+    pub fn passed(&self) -> bool {
+        self.violations.is_empty()
+    }
+}
+
+/// Compare the current tools with the baseline under the budget.
+pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome> {
+    if current.tokenizer != baseline.tokenizer {
+        return Err(Error::input(format!(
+            "the lock file counts with {} but the budget says {}; rewrite it with `toolcost check --update`",
+            baseline.tokenizer, current.tokenizer
+        )));
+    }
+    let mut changes = Vec::new();
+    for (name, after) in &current.tools {
+        match baseline.tools.get(name) {
+            None => changes.push(ToolChange {
+                name: name.clone(),
+                change: Change::Added,
+                before: None,
+                after: Some(*after),
+            }),
+            Some(before)
+                if after.tokens > before.tokens
+                    || (after.tokens == before.tokens && after.bytes > before.bytes) =>
+            {
+                changes.push(ToolChange {
+                    name: name.clone(),
+                    change: Change::Grown,
+                    before: Some(*before),
+                    after: Some(*after),
+                })
+            }
+            Some(before) if after != before => changes.push(ToolChange {
+                name: name.clone(),
+                change: Change::Shrunk,
+                before: Some(*before),
+                after: Some(*after),
+            }),
+            Some(_) => {}
+        }
+    }
+    for (name, before) in &baseline.tools {
+        if !current.tools.contains_key(name) {
+            changes.push(ToolChange {
+                name: name.clone(),
+                change: Change::Removed,
+                before: Some(*before),
+                after: None,
+            });
+        }
+    }
+    let mut violations = Vec::new();
+    for (name, w) in &current.tools {
+        if let Some(max) = budget.max_bytes_per_tool.filter(|m| w.bytes > *m) {
+            violations.push(Violation {
+                tool: name.clone(),
+                rule: "max_bytes_per_tool".into(),
+                message: format!("{name} is {} bytes, over the budget of {max}", w.bytes),
+            });
+        }
+        if let Some(max) = budget.max_tokens_per_tool.filter(|m| w.tokens > *m) {
+            violations.push(Violation {
+                tool: name.clone(),
+                rule: "max_tokens_per_tool".into(),
+                message: format!(
+                    "{name} is {} {} tokens, over the budget of {max}",
+                    w.tokens, current.tokenizer
+                ),
+            });
+        }
+    }
+    if let Some(max) = budget
+        .max_total_tokens
+        .filter(|m| current.total_tokens > *m)
+    {
+        violations.push(Violation {
+            tool: String::new(),
+            rule: "max_total_tokens".into(),
+            message: format!(
+                "all tools together are {} {} tokens, over the budget of {max}",
+                current.total_tokens, current.tokenizer
+            ),
+        });
+    }
+    let growth_pct = if baseline.total_tokens == 0 {
+        if current.total_tokens == 0 {
+            0.0
+        } else {
+            100.0
+        }
+    } else {
+        (current.total_tokens as f64 - baseline.total_tokens as f64) / baseline.total_tokens as f64
+            * 100.0
+    };
+    if let Some(max) = budget.max_growth_pct.filter(|m| growth_pct > *m) {
+        violations.push(Violation {
+            tool: String::new(),
+            rule: "max_growth_pct".into(),
+            message: format!(
+                "total tokens grew {growth_pct:.2}% over the baseline ({} -> {}), over the budget of {max}%",
+                baseline.total_tokens, current.total_tokens
+            ),
+        });
+    }
+    Ok(Outcome {
+        tokenizer: current.tokenizer.clone(),
+        tools: current.tools.len(),
+        total_bytes: current.total_bytes,
+        total_tokens: current.total_tokens,
+        baseline_total_tokens: baseline.total_tokens,
+        growth_pct,
+        changes,
+        violations,
+    })
+}
+
+/// How `check` prints its outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    /// GitHub Actions workflow commands (`::error` / `::notice`).
+    Github,
+    /// A pull-request comment in Markdown.
+    Markdown,
+    Json,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Result<Format> {
+        match s {
+            "table" => Ok(Format::Table),
+            "github" => Ok(Format::Github),
+            "md" | "markdown" => Ok(Format::Markdown),
+            "json" => Ok(Format::Json),
+            other => Err(Error::unknown(
+                "format",
+                other,
+                &["table", "github", "md", "json"],
+            )),
+        }
+    }
+}
+
+fn change_line(c: &ToolChange, tok: &str) -> String {
+    let w = |x: &Option<Weight>| {
+        x.map(|w| format!("{} bytes / {} {tok}", w.bytes, w.tokens))
+            .unwrap_or_else(|| "-".into())
+    };
+    format!(
+        "{:<8} {}: {} -> {}",
+        format!("{:?}", c.change).to_lowercase(),
+        c.name,
+        w(&c.before),
+        w(&c.after)
+    )
+}
+
+/// GitHub's workflow commands need `%`, CR and LF escaped in messages.
+fn gh_escape(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Render the outcome; `label` names what was checked.
+pub fn render(o: &Outcome, label: &str, format: Format) -> String {
+    let tok = &o.tokenizer;
+    let summary = format!(
+        "{label}: {} tools, {} bytes, {} {tok} tokens ({:+.2}% against the baseline's {}); {} added, {} removed, {} grown, {} shrunk; {}",
+        o.tools,
+        o.total_bytes,
+        o.total_tokens,
+        o.growth_pct,
+        o.baseline_total_tokens,
+        o.changes.iter().filter(|c| c.change == Change::Added).count(),
+        o.changes.iter().filter(|c| c.change == Change::Removed).count(),
+        o.changes.iter().filter(|c| c.change == Change::Grown).count(),
+        o.changes.iter().filter(|c| c.change == Change::Shrunk).count(),
+        if o.passed() { "within budget".to_string() } else { format!("{} budget violation(s)", o.violations.len()) }
+    );
+    match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(o).expect("serialises");
+            s.push('\n');
+            s
+        }
+        Format::Table => {
+            let mut out = format!("{summary}\n");
+            for c in &o.changes {
+                out.push_str(&format!("  {}\n", change_line(c, tok)));
+            }
+            for v in &o.violations {
+                out.push_str(&format!("over budget: {}\n", v.message));
+            }
+            out
+        }
+        Format::Github => {
+            let mut out = String::new();
+            for v in &o.violations {
+                out.push_str(&format!(
+                    "::error title=toolcost {}::{}\n",
+                    v.rule,
+                    gh_escape(&v.message)
+                ));
+            }
+            for c in o
+                .changes
+                .iter()
+                .filter(|c| c.change == Change::Grown || c.change == Change::Added)
+            {
+                out.push_str(&format!(
+                    "::warning title=toolcost {}::{}\n",
+                    format!("{:?}", c.change).to_lowercase(),
+                    gh_escape(&change_line(c, tok))
+                ));
+            }
+            out.push_str(&format!(
+                "::notice title=toolcost::{}\n",
+                gh_escape(&summary)
+            ));
+            out
+        }
+        Format::Markdown => {
+            let mut out = format!(
+                "### toolcost: {}\n\n{summary}\n\n",
+                if o.passed() {
+                    "within budget"
+                } else {
+                    "over budget"
+                }
+            );
+            if !o.violations.is_empty() {
+                out.push_str("| rule | tool | problem |\n| --- | --- | --- |\n");
+                for v in &o.violations {
+                    out.push_str(&format!(
+                        "| {} | {} | {} |\n",
+                        v.rule,
+                        if v.tool.is_empty() { "(all)" } else { &v.tool },
+                        v.message
+                    ));
+                }
+                out.push('\n');
+            }
+            if !o.changes.is_empty() {
+                out.push_str(&format!(
+                    "| tool | change | bytes | {tok} tokens |\n| --- | --- | --- | --- |\n"
+                ));
+                for c in &o.changes {
+                    let fmt = |f: fn(&Weight) -> String| {
+                        format!(
+                            "{} -> {}",
+                            c.before.as_ref().map(f).unwrap_or_else(|| "-".into()),
+                            c.after.as_ref().map(f).unwrap_or_else(|| "-".into())
+                        )
+                    };
+                    out.push_str(&format!(
+                        "| {} | {} | {} | {} |\n",
+                        c.name,
+                        format!("{:?}", c.change).to_lowercase(),
+                        fmt(|w| w.bytes.to_string()),
+                        fmt(|w| w.tokens.to_string())
+                    ));
+                }
+            }
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lock(tools: &[(&str, usize, u64)]) -> Lock {
+        let tools: BTreeMap<String, Weight> = tools
+            .iter()
+            .map(|(n, b, t)| {
+                (
+                    n.to_string(),
+                    Weight {
+                        bytes: *b,
+                        tokens: *t,
+                    },
+                )
+            })
+            .collect();
+        Lock {
+            tokenizer: "o200k".into(),
+            total_bytes: tools.values().map(|w| w.bytes).sum(),
+            total_tokens: tools.values().map(|w| w.tokens).sum(),
+            tools,
+        }
+    }
+
+    #[test]
+    fn changes_and_violations() {
+        let base = lock(&[("a", 100, 20), ("b", 200, 40), ("c", 50, 10)]);
+        let now = lock(&[("a", 100, 20), ("b", 300, 70), ("d", 80, 15)]);
+        let budget = Budget {
+            max_tokens_per_tool: Some(60),
+            max_growth_pct: Some(10.0),
+            ..Default::default()
+        };
+        let o = check(&now, &base, &budget).unwrap();
+        let kinds: Vec<(&str, Change)> = o
+            .changes
+            .iter()
+            .map(|c| (c.name.as_str(), c.change.clone()))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("b", Change::Grown),
+                ("d", Change::Added),
+                ("c", Change::Removed)
+            ]
+        );
+        let rules: Vec<&str> = o.violations.iter().map(|v| v.rule.as_str()).collect();
+        assert_eq!(rules, vec!["max_tokens_per_tool", "max_growth_pct"]);
+        assert!((o.growth_pct - 50.0).abs() < 1e-9);
+        assert!(render(&o, "x", Format::Github)
+            .starts_with("::error title=toolcost max_tokens_per_tool::b is 70"));
+        assert!(check(&now, &now, &budget)
+            .unwrap()
+            .violations
+            .iter()
+            .all(|v| v.rule != "max_growth_pct"));
+    }
+
+    #[test]
+    fn a_lock_for_another_tokenizer_is_an_error() {
+        let mut other = lock(&[]);
+        other.tokenizer = "cl100k".into();
+        assert!(check(&lock(&[]), &other, &Budget::default()).is_err());
+    }
+}

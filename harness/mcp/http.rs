@@ -1,0 +1,180 @@
+//! The Streamable HTTP transport: each message is a POST; answers come back as one JSON body or
+//! as a server-sent-events stream, and are queued with their text as received.
+
+use super::{Channel, Incoming};
+use crate::error::{Error, Result};
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::collections::VecDeque;
+
+pub struct Http {
+    client: reqwest::Client,
+    url: String,
+    headers: Vec<(String, String)>,
+    session: Option<String>,
+    protocol: Option<String>,
+    queue: VecDeque<Incoming>,
+    last_status: Option<u16>,
+}
+
+impl Http {
+    /// `headers` are `Name: value` pairs sent with every request.
+    pub fn new(url: &str, headers: &[String]) -> Result<Http> {
+        let parsed =
+            reqwest::Url::parse(url).map_err(|e| Error::input(format!("--url {url}: {e}")))?;
+        if parsed.scheme() != "http" {
+            return Err(Error::input(format!(
+                "--url {url}: only http:// is supported by this build; weigh an https server through a local proxy, or with --file on a saved tools/list"
+            )));
+        }
+        let headers = headers
+            .iter()
+            .map(|h| {
+                h.split_once(':')
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .ok_or_else(|| Error::input(format!("--header {h}: expected `Name: value`")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Http {
+            client: reqwest::Client::new(),
+            url: url.to_string(),
+            headers,
+            session: None,
+            protocol: None,
+            queue: VecDeque::new(),
+            last_status: None,
+        })
+    }
+
+    fn push(&mut self, text: &str) {
+        if let Some(m) = Incoming::parse(text) {
+            if m.value.pointer("/result/protocolVersion").is_some() {
+                self.protocol = m
+                    .value
+                    .pointer("/result/protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+            }
+            self.queue.push_back(m);
+        } else if let Ok(Value::Array(batch)) = serde_json::from_str::<Value>(text) {
+            for item in batch {
+                self.push(&crate::json::compact(&item));
+            }
+        }
+    }
+}
+
+impl Channel for Http {
+    async fn send(&mut self, msg: &Value) -> Result<()> {
+        let mut req = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(serde_json::to_vec(msg).expect("serialises"));
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        if let Some(p) = &self.protocol {
+            req = req.header("mcp-protocol-version", p);
+        }
+        for (k, v) in &self.headers {
+            req = req.header(k, v);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| Error::input(format!("POST {}: {e}", self.url)))?;
+        let status = resp.status();
+        self.last_status = Some(status.as_u16());
+        if let Some(s) = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            self.session = Some(s.to_string());
+        }
+        if !status.is_success() {
+            let body = resp.text().await.unwrap_or_default();
+            return Err(Error::input(format!(
+                "POST {} answered HTTP {status}: {}",
+                self.url,
+                body.chars().take(200).collect::<String>()
+            )));
+        }
+        let sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|c| c.starts_with("text/event-stream"));
+        let want = msg
+            .get("id")
+            .filter(|_| msg.get("method").is_some())
+            .cloned();
+        if !sse {
+            let body = resp
+                .text()
+                .await
+                .map_err(|e| Error::input(format!("reading the answer: {e}")))?;
+            if !body.trim().is_empty() {
+                self.push(body.trim());
+            }
+            return Ok(());
+        }
+        // Read events until the answer to this request arrives (the stream may stay open).
+        let mut stream = resp.bytes_stream();
+        let mut buf = String::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk =
+                chunk.map_err(|e| Error::input(format!("reading the event stream: {e}")))?;
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buf.find("\n\n") {
+                let event: String = buf.drain(..end + 2).collect();
+                let data: Vec<&str> = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                    .collect();
+                if data.is_empty() {
+                    continue;
+                }
+                let text = data.join("\n");
+                self.push(&text);
+                if want.is_some()
+                    && self.queue.back().is_some_and(|m| {
+                        m.value.get("id") == want.as_ref() && m.value.get("method").is_none()
+                    })
+                {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn recv(&mut self) -> Result<Option<Incoming>> {
+        Ok(self.queue.pop_front())
+    }
+
+    async fn close(&mut self) {
+        if let Some(s) = self.session.take() {
+            let _ = self
+                .client
+                .delete(&self.url)
+                .header("mcp-session-id", s)
+                .send()
+                .await;
+        }
+    }
+
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    async fn gone(&mut self) -> String {
+        match self.last_status {
+            Some(s) => format!("its answer (HTTP {s}) carried no response to the request"),
+            None => "no answer".into(),
+        }
+    }
+}

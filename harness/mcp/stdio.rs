@@ -1,0 +1,170 @@
+//! The stdio transport: a child process in its own process group, one JSON message per line.
+//! Lines that are not JSON-RPC messages are counted and skipped; the whole group is stopped at
+//! the end.
+
+use super::{Channel, Incoming};
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::process::Stdio as P;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+const STDERR_TAIL: usize = 2_000;
+
+pub struct Stdio {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+    noise: Vec<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Stdio {
+    /// Start `argv[0]` with the rest as arguments.
+    pub fn spawn(argv: &[String]) -> Result<Stdio> {
+        let (prog, args) = argv
+            .split_first()
+            .ok_or_else(|| Error::input("no command given after `--`"))?;
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
+            .stdin(P::piped())
+            .stdout(P::piped())
+            .stderr(P::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| {
+            Error::input(format!(
+                "could not start `{prog}`: {e}; check the command and that it is on PATH"
+            ))
+        })?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take().expect("piped");
+        let tail = Arc::new(Mutex::new(String::new()));
+        let sink = tail.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut t = sink.lock().unwrap();
+                t.push_str(&String::from_utf8_lossy(&buf[..n]));
+                if t.len() > STDERR_TAIL * 2 {
+                    let cut = t.len() - STDERR_TAIL;
+                    let cut = (cut..t.len())
+                        .find(|i| t.is_char_boundary(*i))
+                        .unwrap_or(t.len());
+                    t.drain(..cut);
+                }
+            }
+        });
+        Ok(Stdio {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            noise: Vec::new(),
+            stderr: tail,
+        })
+    }
+
+    fn stderr_tail(&self) -> String {
+        let t = self.stderr.lock().unwrap();
+        let t = t.trim();
+        let start = t.len().saturating_sub(STDERR_TAIL);
+        let start = (start..t.len())
+            .find(|i| t.is_char_boundary(*i))
+            .unwrap_or(t.len());
+        t[start..].to_string()
+    }
+
+    /// Signal the whole process group.
+    fn signal_group(&self, sig: i32) {
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id() {
+            // SAFETY: kill(2) with a negative pid signals the group the child leads.
+            unsafe {
+                libc::kill(-(pid as i32), sig);
+            }
+        }
+    }
+}
+
+impl Channel for Stdio {
+    async fn send(&mut self, msg: &Value) -> Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| Error::input("the server's stdin is closed"))?;
+        let mut line = serde_json::to_vec(msg).expect("serialises");
+        line.push(b'\n');
+        let write = async {
+            stdin.write_all(&line).await?;
+            stdin.flush().await
+        };
+        write
+            .await
+            .map_err(|e| Error::input(format!("could not write to the server: {e}")))
+    }
+
+    async fn recv(&mut self) -> Result<Option<Incoming>> {
+        loop {
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .map_err(|e| Error::input(format!("reading the server's stdout: {e}")))?;
+            let Some(line) = line else { return Ok(None) };
+            let trimmed = line.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            match Incoming::parse(trimmed) {
+                Some(m) => return Ok(Some(m)),
+                None => self.noise.push(trimmed.chars().take(120).collect()),
+            }
+        }
+    }
+
+    async fn close(&mut self) {
+        self.stdin.take();
+        self.signal_group(libc::SIGTERM);
+        if tokio::time::timeout(Duration::from_millis(500), self.child.wait())
+            .await
+            .is_err()
+        {
+            self.signal_group(libc::SIGKILL);
+            let _ = self.child.kill().await;
+        }
+        // Whatever the group left behind goes too.
+        self.signal_group(libc::SIGKILL);
+    }
+
+    fn notes(&self) -> Vec<String> {
+        if self.noise.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "skipped {} line(s) on stdout that were not JSON-RPC, first: {:?}",
+            self.noise.len(),
+            self.noise[0]
+        )]
+    }
+
+    async fn gone(&mut self) -> String {
+        let status = tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await;
+        let status = match status {
+            Ok(Ok(s)) => format!("it exited ({s})"),
+            _ => "its stdout closed".to_string(),
+        };
+        let tail = self.stderr_tail();
+        if tail.is_empty() {
+            status
+        } else {
+            format!("{status}; stderr ended with: {tail}")
+        }
+    }
+}

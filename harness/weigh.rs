@@ -1,0 +1,309 @@
+//! `toolcost weigh`: what a server's tools cost before anyone connects it. Per tool: bytes,
+//! tokens, where the bytes go, strict-schema violations; then totals, the marginal tokens per
+//! definition under each provider's rendering, one turn on each surface, and limits crossed.
+
+use crate::catalogue::Catalogue;
+use crate::client::Client;
+use crate::error::Result;
+use crate::json;
+use crate::measure::{self, MeasureRow};
+use crate::pricing::PriceCard;
+use crate::report::{self, OutputFormat, Tabular};
+use crate::schema;
+use crate::surface::{SurfaceKind, DEFAULT_ENDPOINT};
+use crate::tokens::Tokenizer;
+use serde::Serialize;
+
+/// One tool's weight. `weigh --csv` writes these rows.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ToolWeight {
+    pub name: String,
+    /// Compact bytes of the definition as the server sent it.
+    pub bytes: usize,
+    pub o200k_tokens: u64,
+    pub cl100k_tokens: u64,
+    /// Shares of the compact bytes, in percent.
+    pub name_pct: f64,
+    pub description_pct: f64,
+    pub schema_pct: f64,
+    /// Strict-schema violations, as `pointer: message`.
+    pub violations: Vec<String>,
+}
+
+/// Tokens one more definition costs under a provider's rendering.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Marginal {
+    pub provider: String,
+    pub model: String,
+    pub tokenizer: String,
+    /// (total(N) - total(0)) / N on the per-row surface.
+    pub tokens_per_definition: Option<f64>,
+    pub label: String,
+}
+
+/// Everything `weigh` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Weight {
+    pub source: String,
+    pub server: String,
+    pub tools: Vec<ToolWeight>,
+    pub total_bytes: usize,
+    pub total_o200k_tokens: u64,
+    pub total_cl100k_tokens: u64,
+    pub tools_with_violations: usize,
+    pub marginal: Vec<Marginal>,
+    /// One turn on each surface at the chosen price card.
+    pub surfaces: Vec<MeasureRow>,
+    pub limits: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// Providers whose rendering `weigh` reports: (provider, client, model).
+const PROVIDERS: [(&str, &str, &str); 3] = [
+    ("anthropic", "claude-cli", "claude-sonnet-4.5"),
+    ("openai", "openai-agent", "gpt-4o"),
+    ("kimi", "claude-cli", "kimi-k2.7-code"),
+];
+
+fn pct(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (1000.0 * part as f64 / whole as f64).round() / 10.0
+    }
+}
+
+/// Weigh a catalogue; `client` and `model` choose the surfaces' price card.
+pub fn weigh(
+    cat: &Catalogue,
+    client: &Client,
+    model: &PriceCard,
+    notes: Vec<String>,
+) -> Result<Weight> {
+    let mut tools: Vec<ToolWeight> = cat
+        .tools
+        .iter()
+        .map(|t| {
+            let bytes = t.bytes();
+            ToolWeight {
+                name: t.name.clone(),
+                bytes,
+                o200k_tokens: Tokenizer::O200k.count(&t.raw) as u64,
+                cl100k_tokens: Tokenizer::Cl100k.count(&t.raw) as u64,
+                name_pct: pct(t.name.len(), bytes),
+                description_pct: pct(t.description().len(), bytes),
+                schema_pct: pct(
+                    t.value
+                        .get("inputSchema")
+                        .map(json::compact_len)
+                        .unwrap_or(0),
+                    bytes,
+                ),
+                violations: schema::validate(&t.input_schema())
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
+            }
+        })
+        .collect();
+    tools.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
+
+    let mut limits = Vec::new();
+    let mut marginal = Vec::new();
+    for (provider, client_name, model_name) in PROVIDERS {
+        let card = PriceCard::named(model_name)?;
+        let cfg = config(
+            Client::named(client_name)?,
+            card.clone(),
+            vec![SurfaceKind::PerRowMcp],
+        );
+        let row = measure::measure(cat, &cfg, &|_| {}).remove(0);
+        limits.extend(row.warnings.iter().map(|w| format!("{provider}: {w}")));
+        marginal.push(Marginal {
+            provider: provider.into(),
+            model: card.id.clone(),
+            tokenizer: row.tokenizer.clone(),
+            tokens_per_definition: row.marginal_tokens_per_definition,
+            label: row.label.clone(),
+        });
+    }
+    let surfaces = measure::measure(
+        cat,
+        &config(client.clone(), model.clone(), SurfaceKind::ALL.to_vec()),
+        &|_| {},
+    );
+    for r in &surfaces {
+        for w in &r.warnings {
+            let line = format!("{}: {w}", r.surface);
+            if !limits.contains(&line) {
+                limits.push(line);
+            }
+        }
+    }
+    Ok(Weight {
+        source: cat.source.clone(),
+        server: cat.server.clone(),
+        total_bytes: tools.iter().map(|t| t.bytes).sum(),
+        total_o200k_tokens: tools.iter().map(|t| t.o200k_tokens).sum(),
+        total_cl100k_tokens: tools.iter().map(|t| t.cl100k_tokens).sum(),
+        tools_with_violations: tools.iter().filter(|t| !t.violations.is_empty()).count(),
+        tools,
+        marginal,
+        surfaces,
+        limits,
+        notes,
+    })
+}
+
+fn config(client: Client, model: PriceCard, surfaces: Vec<SurfaceKind>) -> measure::Config {
+    measure::Config {
+        tokenizers: vec![model.tokenizer()],
+        client,
+        model,
+        surfaces,
+        turn: measure::DEFAULT_TURN.into(),
+        output_tokens: measure::DEFAULT_OUTPUT_TOKENS,
+        endpoint: DEFAULT_ENDPOINT.into(),
+    }
+}
+
+impl Tabular for ToolWeight {
+    fn headers() -> Vec<&'static str> {
+        vec![
+            "name",
+            "bytes",
+            "o200k_tokens",
+            "cl100k_tokens",
+            "name_pct",
+            "description_pct",
+            "schema_pct",
+            "violations",
+        ]
+    }
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.name.clone(),
+            self.bytes.to_string(),
+            self.o200k_tokens.to_string(),
+            self.cl100k_tokens.to_string(),
+            format!("{:.1}", self.name_pct),
+            format!("{:.1}", self.description_pct),
+            format!("{:.1}", self.schema_pct),
+            self.violations.len().to_string(),
+        ]
+    }
+}
+
+impl Tabular for Marginal {
+    fn headers() -> Vec<&'static str> {
+        vec![
+            "provider",
+            "model",
+            "tokenizer",
+            "tokens_per_definition",
+            "label",
+        ]
+    }
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.provider.clone(),
+            self.model.clone(),
+            self.tokenizer.clone(),
+            self.tokens_per_definition
+                .map(|t| format!("{t:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            self.label.clone(),
+        ]
+    }
+}
+
+/// Render the report in a format.
+pub fn render(w: &Weight, format: OutputFormat) -> Vec<u8> {
+    match format {
+        OutputFormat::Json => {
+            let mut v = serde_json::to_vec_pretty(w).expect("serialises");
+            v.push(b'\n');
+            v
+        }
+        OutputFormat::Csv => report::render(OutputFormat::Csv, &w.tools),
+        OutputFormat::Table | OutputFormat::Markdown => {
+            let md = format == OutputFormat::Markdown;
+            let table = |bytes: Vec<u8>| String::from_utf8(bytes).expect("utf-8");
+            let mut out = String::new();
+            let h = |out: &mut String, title: &str| {
+                if md {
+                    out.push_str(&format!("\n## {title}\n\n"));
+                } else {
+                    out.push_str(&format!("\n{title}\n"));
+                }
+            };
+            out.push_str(&format!(
+                "{}{} tools from {} ({}): {} compact bytes, {} o200k tokens, {} cl100k tokens; {} tool(s) with strict-schema violations\n",
+                if md { "# " } else { "" },
+                w.tools.len(),
+                w.server,
+                w.source,
+                report::thousands(w.total_bytes as u64),
+                report::thousands(w.total_o200k_tokens),
+                report::thousands(w.total_cl100k_tokens),
+                w.tools_with_violations
+            ));
+            for n in &w.notes {
+                out.push_str(&format!("note: {n}\n"));
+            }
+            h(
+                &mut out,
+                "Tools, largest first (token counts are estimated:o200k / estimated:cl100k)",
+            );
+            out.push_str(&table(report::render(
+                if md {
+                    OutputFormat::Markdown
+                } else {
+                    OutputFormat::Table
+                },
+                &w.tools,
+            )));
+            h(
+                &mut out,
+                "Marginal input tokens per definition, per-row surface",
+            );
+            out.push_str(&table(report::render(
+                if md {
+                    OutputFormat::Markdown
+                } else {
+                    OutputFormat::Table
+                },
+                &w.marginal,
+            )));
+            h(&mut out, "One turn on each surface");
+            out.push_str(&table(report::render(
+                if md {
+                    OutputFormat::Markdown
+                } else {
+                    OutputFormat::Table
+                },
+                &w.surfaces,
+            )));
+            if !w.limits.is_empty() {
+                h(&mut out, "Provider limits crossed");
+                for l in &w.limits {
+                    out.push_str(&format!("- {l}\n"));
+                }
+            }
+            let violations: Vec<&ToolWeight> = w
+                .tools
+                .iter()
+                .filter(|t| !t.violations.is_empty())
+                .collect();
+            if !violations.is_empty() {
+                h(&mut out, "Strict-schema violations");
+                for t in violations {
+                    for v in &t.violations {
+                        out.push_str(&format!("- {}: {v}\n", t.name));
+                    }
+                }
+            }
+            out.into_bytes()
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! `toolcost check`: the project's own gate, budgets, baselines, formats and bad input.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+fn toolcost() -> Command {
+    Command::cargo_bin("toolcost").unwrap()
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_projects_own_gate_passes_and_its_fixture_is_generated() {
+    toolcost()
+        .current_dir(root())
+        .arg("check")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("within budget"));
+    let made = toolcost()
+        .args([
+            "generate",
+            "--rows",
+            "856",
+            "--profile",
+            "seed-2026-07",
+            "--seed",
+            "1",
+        ])
+        .output()
+        .unwrap()
+        .stdout;
+    let committed =
+        std::fs::read(root().join("fixtures/catalogues/seed-2026-07-856.jsonl")).unwrap();
+    assert!(
+        made == committed,
+        "the fixture catalogue is stale: regenerate it and run `toolcost check --update`"
+    );
+}
+
+fn capture(dir: &Path, tools: &[(&str, usize)]) -> PathBuf {
+    let tools: Vec<_> = tools
+        .iter()
+        .map(|(n, words)| json!({"name": n, "description": "word ".repeat(*words), "inputSchema": {"type": "object", "properties": {}}}))
+        .collect();
+    let p = dir.join("tools.json");
+    std::fs::write(
+        &p,
+        serde_json::to_string(&json!({ "tools": tools })).unwrap(),
+    )
+    .unwrap();
+    p
+}
+
+fn setup(budget: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("toolcost.toml"),
+        format!("[source]\ncatalogue = \"tools.json\"\n\n[budget]\n{budget}"),
+    )
+    .unwrap();
+    capture(dir.path(), &[("small", 5), ("medium", 40), ("gone", 5)]);
+    toolcost()
+        .current_dir(dir.path())
+        .args(["check", "--update"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("3 tools"));
+    dir
+}
+
+#[test]
+fn growth_over_budget_fails_with_annotations() {
+    let dir = setup("max_tokens_per_tool = 100\nmax_growth_pct = 10\n");
+    toolcost()
+        .current_dir(dir.path())
+        .arg("check")
+        .assert()
+        .code(0);
+    capture(dir.path(), &[("small", 5), ("medium", 150), ("added", 5)]);
+    let out = toolcost()
+        .current_dir(dir.path())
+        .args(["check", "--format", "github"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("::error title=toolcost max_tokens_per_tool::medium is"),
+        "{text}"
+    );
+    assert!(
+        text.contains("::error title=toolcost max_growth_pct::"),
+        "{text}"
+    );
+    assert!(
+        text.contains("::warning title=toolcost grown::grown    medium"),
+        "{text}"
+    );
+    assert!(text.contains("::warning title=toolcost added::"), "{text}");
+    let md = toolcost()
+        .current_dir(dir.path())
+        .args(["check", "--format", "md"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(
+        md.starts_with("### toolcost: over budget") && md.contains("| gone | removed |"),
+        "{md}"
+    );
+    let js = toolcost()
+        .current_dir(dir.path())
+        .args(["check", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&js.stdout).unwrap();
+    assert_eq!(v["changes"].as_array().unwrap().len(), 3);
+    // Accepting the change makes it the new baseline.
+    toolcost()
+        .current_dir(dir.path())
+        .args(["check", "--update"])
+        .assert()
+        .success();
+    let out = toolcost()
+        .current_dir(dir.path())
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the per-tool budget still fails"
+    );
+}
+
+#[test]
+fn shrinking_passes() {
+    let dir = setup("max_growth_pct = 0\n");
+    capture(dir.path(), &[("small", 5), ("medium", 20), ("gone", 5)]);
+    toolcost()
+        .current_dir(dir.path())
+        .arg("check")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("1 shrunk"));
+}
+
+#[test]
+fn check_a_live_stdio_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = root().join("tests/peers/fake_mcp.py");
+    let args = |extra: &[&str]| {
+        let mut v = vec!["check".to_string()];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v.extend([
+            "--".into(),
+            "python3".into(),
+            fake.display().to_string(),
+            "noisy".into(),
+        ]);
+        v
+    };
+    toolcost()
+        .current_dir(dir.path())
+        .args(args(&["--update"]))
+        .assert()
+        .success();
+    toolcost()
+        .current_dir(dir.path())
+        .args(args(&[]))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("3 tools"));
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let dir = setup("");
+    let run = |args: &[&str], needle: &str| {
+        let out = toolcost()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    };
+    run(&["check", "--lock", "nope.json"], "toolcost check --update");
+    run(&["check", "--format", "xml"], "unknown format `xml`");
+    run(
+        &["check", "--config", "missing.toml"],
+        "no such budget file",
+    );
+    std::fs::write(dir.path().join("bad.toml"), "[budget]\nmax_bytes = 3\n").unwrap();
+    run(
+        &["check", "--config", "bad.toml"],
+        "unknown field `max_bytes`",
+    );
+    std::fs::write(dir.path().join("toolcost.lock.json"), "{not json").unwrap();
+    run(&["check"], "not a toolcost lock file");
+    let empty = tempfile::tempdir().unwrap();
+    let out = toolcost()
+        .current_dir(empty.path())
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("name what to check"));
+}
