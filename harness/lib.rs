@@ -17,6 +17,7 @@ pub mod measure;
 pub mod pricing;
 pub mod report;
 pub mod reproduce;
+pub mod resolve;
 pub mod schema;
 pub mod store;
 pub mod surface;

@@ -2,7 +2,7 @@
 //!
 //! Rows come from an iterator, so any N up to a million streams to disk in constant memory
 //! (only the set of keys is kept, to keep them unique). Every profile starts with the fixed
-//! rows the scenarios need: `NOW`, `EMAIL_SEND`, `AIG_LIST`, `ORDER_GET`.
+//! rows the scenarios need: `NOW`, `EMAIL_SEND`, `AIG_LIST`, `ORDER_GET`, `ECHO`, `SUM`.
 
 use super::profile::{KeyStyle, Profile};
 use super::words::*;
@@ -486,8 +486,17 @@ fn example_value(node: &Value) -> Value {
 
 fn make_service(seed: u64, i: usize) -> Service {
     let mut rng = Rng::new(mix(seed, i as u64, 2));
-    let resources = (0..8).map(|_| rng.below(RESOURCES.len())).collect();
+    let random: Vec<usize> = (0..8).map(|_| rng.below(RESOURCES.len())).collect();
     if let Some(&(prefix, display, category, auth, base)) = SERVICES.get(i) {
+        let resources = SERVICE_RESOURCES
+            .iter()
+            .find(|(p, _)| *p == prefix)
+            .map(|(_, keys)| {
+                keys.iter()
+                    .filter_map(|k| RESOURCES.iter().position(|r| r.0 == *k))
+                    .collect()
+            })
+            .unwrap_or(random);
         return Service {
             prefix: prefix.into(),
             display: display.into(),
@@ -499,6 +508,7 @@ fn make_service(seed: u64, i: usize) -> Service {
     }
     let syllables = rng.range([2, 3]);
     let name: String = (0..syllables).map(|_| *rng.pick(SYLLABLES)).collect();
+    let resources = random;
     let prefix = format!("{}{}", name.to_uppercase(), i % 100);
     let mut display = name.clone();
     display[..1].make_ascii_uppercase();
@@ -576,10 +586,10 @@ pub fn fixed_row(i: usize) -> Option<Row> {
         ),
         2 => (
             "AIG_LIST",
-            Runner::Http,
-            "GET https://api.cloudflare.com/client/v4/accounts/$1/ai-gateway/gateways",
+            Runner::Fn,
+            "fn:aig_list",
             Some("bearer:CLOUDFLARE_API_TOKEN"),
-            "# WHAT: List AI Gateways on the account\n# WHEN_TO_USE: you need to aig list\n# ARGS: account_id\n# EX: [AIG_LIST][/AIG_LIST]\nGET https://api.cloudflare.com/client/v4/accounts/$1/ai-gateway/gateways\n",
+            "# WHAT: List AI Gateways on the account\n# WHEN_TO_USE: you need to list the AI gateways of an account\n# ARGS: account_id\n# EX: [AIG_LIST]{}[/AIG_LIST]\nfn:aig_list\n",
             "ai",
             json!({"type": "object", "properties": {"account_id": {"type": "string", "description": "Cloudflare account identifier"}}}),
         ),
@@ -591,6 +601,24 @@ pub fn fixed_row(i: usize) -> Option<Row> {
             "# WHAT: Fetch one order by id with its line items, currency and total in cents\n# WHEN_TO_USE: you need the details or the total of a known order\n# ARGS: order_id\n# EX: [ORDER_GET]{\"order_id\":\"ord_1001\"}[/ORDER_GET]\nfn:order_get\n",
             "commerce",
             json!({"type": "object", "properties": {"order_id": {"type": "string", "description": "Order identifier, such as ord_1001"}}, "required": ["order_id"]}),
+        ),
+        4 => (
+            "ECHO",
+            Runner::Fn,
+            "fn:echo",
+            None,
+            "# WHAT: Return the arguments it was given, unchanged\n# WHEN_TO_USE: you want to check that dispatch works end to end\n# ARGS: message\n# EX: [ECHO]{\"message\":\"hello\"}[/ECHO]\nfn:echo\n",
+            "debug",
+            json!({"type": "object", "properties": {"message": {"type": "string", "description": "Any text"}}}),
+        ),
+        5 => (
+            "SUM",
+            Runner::Fn,
+            "fn:sum",
+            None,
+            "# WHAT: Add a list of numbers and return the total\n# WHEN_TO_USE: you need the sum of several amounts\n# ARGS: numbers\n# EX: [SUM]{\"numbers\":[1,2,3]}[/SUM]\nfn:sum\n",
+            "math",
+            json!({"type": "object", "properties": {"numbers": {"type": "array", "items": {"type": "number"}, "description": "The numbers to add"}}, "required": ["numbers"]}),
         ),
         _ => return None,
     };

@@ -257,6 +257,87 @@ pub const SERVICES: &[(&str, &str, &str, &str, &str)] = &[
     ),
 ];
 
+/// Named services' own resources (the rest draw eight at random).
+pub const SERVICE_RESOURCES: &[(&str, &[&str])] = &[
+    (
+        "GITHUB",
+        &[
+            "ISSUE",
+            "PULL_REQUEST",
+            "REPO",
+            "BRANCH",
+            "COMMIT",
+            "WORKFLOW_RUNS",
+            "LABEL",
+            "USER",
+        ],
+    ),
+    (
+        "STRIPE",
+        &[
+            "INVOICE_ITEMS",
+            "INVOICES",
+            "CUSTOMERS",
+            "CHARGES",
+            "REFUNDS",
+            "SUBSCRIPTIONS",
+            "PRODUCT",
+            "WEBHOOK",
+        ],
+    ),
+    (
+        "SLACK",
+        &[
+            "CHANNEL", "MESSAGE", "THREAD", "USER", "FILE", "TEAM", "WEBHOOK", "LABEL",
+        ],
+    ),
+    (
+        "CF",
+        &[
+            "WORKER",
+            "ZONE",
+            "DNS_RECORD",
+            "DEPLOYMENT",
+            "LOG",
+            "METRIC",
+            "SECRET",
+            "QUERY",
+        ],
+    ),
+    (
+        "NOTION",
+        &[
+            "PAGE", "BLOCK", "DATABASE", "QUERY", "USER", "FILE", "PROJECT", "TASK",
+        ],
+    ),
+    (
+        "SHOPIFY",
+        &[
+            "ORDER",
+            "PRODUCT",
+            "CUSTOMERS",
+            "REFUNDS",
+            "WEBHOOK",
+            "REPORT",
+            "LABEL",
+            "FILE",
+        ],
+    ),
+    (
+        "BLOOIO",
+        &[
+            "CONTACT",
+            "CONTACT_IDENTITIES",
+            "MESSAGE",
+            "THREAD",
+            "CHANNEL",
+            "WEBHOOK",
+            "USER",
+            "TEAM",
+        ],
+    ),
+];
+
 /// Syllables for the names of further services once the named ones are used up.
 pub const SYLLABLES: &[&str] = &[
     "ko", "rva", "lin", "tal", "ly", "po", "int", "zen", "mar", "qu", "bit", "flo", "ne", "ra",

@@ -1,0 +1,104 @@
+//! Resolvers: from a plain-words intent to ranked catalogue rows.
+//!
+//! `substring` is the published scorer, kept for reproduction (its noise included); `bm25` is
+//! the default.
+
+mod bm25;
+mod substring;
+
+pub use bm25::Bm25;
+pub use substring::{Substring, DEMOTED_PREFIXES, PINS};
+
+use crate::catalogue::Row;
+use crate::error::{Error, Result};
+
+/// How many candidates an `ask` returns.
+pub const TOP: usize = 12;
+
+/// One ranked row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Index into the rows the resolver was built from.
+    pub row: usize,
+    pub score: f64,
+}
+
+/// A resolver over a fixed set of rows.
+pub trait Resolver {
+    fn resolve(&self, query: &str, limit: usize) -> Vec<Hit>;
+}
+
+/// Which resolver to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Substring,
+    Bm25,
+}
+
+impl Kind {
+    pub fn parse(s: &str) -> Result<Kind> {
+        match s {
+            "substring" => Ok(Kind::Substring),
+            "bm25" => Ok(Kind::Bm25),
+            other => Err(Error::unknown("resolver", other, &["bm25", "substring"])),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Substring => "substring",
+            Kind::Bm25 => "bm25",
+        }
+    }
+}
+
+/// The text a resolver searches: key, category and the docstring lines.
+pub fn searchable(row: &Row) -> String {
+    let docs: Vec<&str> = row.content.lines().filter(|l| l.starts_with('#')).collect();
+    format!(
+        "{} {} {}",
+        row.key,
+        row.category.as_deref().unwrap_or(""),
+        docs.join(" ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{generate::generate, profile::Profile};
+
+    fn rows() -> Vec<Row> {
+        generate(Profile::named("seed-2026-07").unwrap(), 856, 1)
+    }
+
+    #[test]
+    fn substring_reproduces_the_published_noise() {
+        let rows = rows();
+        let hits = Substring::new(&rows).resolve("what time is it", TOP);
+        let keys: Vec<&str> = hits.iter().map(|h| rows[h.row].key.as_str()).collect();
+        assert_eq!(keys[0], "NOW", "the pin wins");
+        assert_eq!(keys.len(), TOP);
+        assert!(
+            keys.iter()
+                .any(|k| k.starts_with("GITHUB") && k.contains("ISSUE")),
+            "{keys:?}"
+        );
+    }
+
+    #[test]
+    fn bm25_ranks_by_meaning_words_and_skips_disabled_rows() {
+        let mut rows = rows();
+        let r = Bm25::new(&rows);
+        let best = |r: &Bm25, rows: &[Row], q: &str| rows[r.resolve(q, TOP)[0].row].key.clone();
+        assert_eq!(best(&r, &rows, "send an email to a customer"), "EMAIL_SEND");
+        assert_eq!(
+            best(&r, &rows, "list the AI gateways on my account"),
+            "AIG_LIST"
+        );
+        assert_eq!(best(&r, &rows, "what time is it in Berlin"), "NOW");
+        rows.iter_mut().find(|x| x.key == "NOW").unwrap().enabled = false;
+        let r = Bm25::new(&rows);
+        assert_ne!(best(&r, &rows, "what time is it in Berlin"), "NOW");
+    }
+}
