@@ -49,6 +49,46 @@ pub enum Command {
     Weigh(WeighArgs),
     /// Fail CI when tool definitions outgrow the budget in toolcost.toml or the baseline lock.
     Check(CheckArgs),
+    /// Run the reference dispatch server: HTTP protocol, per-row MCP and the small MCP surface.
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Load this catalogue into the directory (JSONL, SQLite or a tools/list capture).
+    #[arg(long, value_name = "FILE", conflicts_with = "rows")]
+    pub catalogue: Option<PathBuf>,
+    /// Or generate N rows.
+    #[arg(long, value_name = "N")]
+    pub rows: Option<usize>,
+    #[arg(long, default_value = "seed-2026-07")]
+    pub profile: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Add the profile's disabled, hidden and test-shaped rows (for the four counts).
+    #[arg(long)]
+    pub inactive: bool,
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub listen: String,
+    /// SQLite file for the directory and the receipts (default: in memory, gone at exit).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// The env var holding the bearer token; without one, every call that invokes or changes
+    /// rows is refused.
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
+    /// A host the http runner may send to (repeatable; none by default).
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = crate::server::DEFAULT_MAX_BODY)]
+    pub max_body: usize,
+    /// Speak MCP over stdin/stdout instead of listening.
+    #[arg(long)]
+    pub stdio: bool,
+    /// With --stdio: serve the small surface instead of the per-row one.
+    #[arg(long, requires = "stdio")]
+    pub small: bool,
 }
 
 /// Where a server's tools come from.
@@ -171,7 +211,7 @@ impl FormatArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["catalogue", "rows"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["catalogue", "rows", "server"])))]
 pub struct MeasureArgs {
     /// A catalogue file: JSONL rows, a SQLite `directory` table, or a tools/list capture.
     #[arg(long, value_name = "FILE")]
@@ -179,6 +219,12 @@ pub struct MeasureArgs {
     /// Generate a catalogue of N rows instead.
     #[arg(long, value_name = "N")]
     pub rows: Option<usize>,
+    /// Or measure a live MCP server's projection (Streamable HTTP), e.g. http://127.0.0.1:8787/mcp.
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// A header for --server, `Name: value` (repeatable).
+    #[arg(long, value_name = "K:V", requires = "server")]
+    pub header: Vec<String>,
     #[arg(long, default_value = "seed-2026-07")]
     pub profile: String,
     #[arg(long, default_value_t = 1)]
@@ -241,7 +287,71 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Reproduce(a) => run_reproduce(a),
         Command::Weigh(a) => run_weigh(a),
         Command::Check(a) => run_check(a),
+        Command::Serve(a) => run_serve(a),
     }
+}
+
+fn run_serve(a: ServeArgs) -> Result<i32> {
+    let rows = match (&a.catalogue, a.rows) {
+        (Some(path), _) => Some(Catalogue::load(path)?.rows),
+        (None, Some(n)) => {
+            if n > MAX_ROWS {
+                return Err(Error::input(format!(
+                    "--rows {n} is over the limit of {MAX_ROWS}"
+                )));
+            }
+            Some(Generator::new(Profile::named(&a.profile)?, n, a.seed, a.inactive).collect())
+        }
+        (None, None) if a.db.as_ref().is_some_and(|p| p.exists()) => None,
+        (None, None) => {
+            return Err(Error::input(
+                "give --catalogue FILE, --rows N, or --db FILE holding a directory",
+            ))
+        }
+    };
+    let token = match &a.token_env {
+        Some(name) => Some(std::env::var(name).ok().filter(|t| !t.is_empty()).ok_or_else(|| {
+            Error::input(format!("--token-env {name}: the variable is not set or empty; export {name}=<token> first"))
+        })?),
+        None => None,
+    };
+    let opts = crate::server::Options {
+        rows,
+        db: a.db.clone(),
+        token,
+        allowlist: a.allow_host.clone(),
+        max_body: a.max_body,
+    };
+    let state = crate::server::state(&opts)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        if a.stdio {
+            let surface = if a.small { crate::server::mcp::Surface::Small } else { crate::server::mcp::Surface::PerRow };
+            return crate::server::run_stdio(state, surface).await;
+        }
+        let listener = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .map_err(|e| Error::input(format!("--listen {}: {e}", a.listen)))?;
+        let addr = listener.local_addr().map_err(|e| Error::input(e.to_string()))?;
+        let snap = state.snapshot();
+        eprintln!(
+            "toolcost serve: {} rows ({} projected) on http://{addr}: /api/dispatch, /mcp, /mcp/small; store {}; {}",
+            snap.rows.len(),
+            snap.catalogue.tools.len(),
+            a.db.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "in memory".into()),
+            if state.token.is_some() { "token required for calls" } else { "no token: calls and changes are refused" }
+        );
+        drop(snap);
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+            eprintln!("toolcost serve: shutting down");
+        };
+        crate::server::run(listener, state, a.max_body, shutdown).await.map_err(|e| Error::input(format!("server: {e}")))
+    })?;
+    Ok(0)
 }
 
 /// Load a target's tools: from a file, or from a live server over stdio or HTTP.
@@ -478,6 +588,10 @@ pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Conf
         }
     };
     let source = match (&a.catalogue, a.rows) {
+        _ if a.server.is_some() => CatalogueSource::Server {
+            url: a.server.clone().unwrap_or_default(),
+            headers: a.header.clone(),
+        },
         (Some(path), _) => CatalogueSource::File(path.clone()),
         (None, Some(rows)) => {
             if rows > MAX_ROWS {

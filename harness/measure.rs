@@ -28,12 +28,26 @@ pub enum CatalogueSource {
         profile: String,
         seed: u64,
     },
+    /// A live MCP server's `tools/list` over Streamable HTTP.
+    Server {
+        url: String,
+        headers: Vec<String>,
+    },
 }
 
 impl CatalogueSource {
     pub fn load(&self) -> Result<Catalogue> {
         match self {
             CatalogueSource::File(path) => Catalogue::load(path),
+            CatalogueSource::Server { url, headers } => {
+                let target = crate::cli::TargetArgs {
+                    url: Some(url.clone()),
+                    header: headers.clone(),
+                    timeout: 60,
+                    ..Default::default()
+                };
+                Ok(crate::cli::load_target(&target)?.0)
+            }
             CatalogueSource::Generated {
                 rows,
                 profile,

@@ -5,6 +5,7 @@
 //! `type: object`; every `required` name exists in `properties`; every node has a `type`;
 //! no `anyOf`/`oneOf`/`allOf`; no `$ref`.
 
+pub mod instance;
 mod normalise;
 mod validate;
 

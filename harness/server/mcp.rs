@@ -1,0 +1,333 @@
+//! MCP over Streamable HTTP (`/mcp` per-row, `/mcp/small`) and stdio, written on the JSON-RPC
+//! messages directly so that error codes are exact and `tools/list` is the projection's bytes.
+//!
+//! Requests are answered with `application/json`; a `GET` with the session id opens an event
+//! stream on which the per-row surface sends `notifications/tools/list_changed` whenever a row
+//! is added, removed, enabled or hidden.
+
+use super::http::{self, contract_value};
+use super::invoke::{self, InvokeRequest, Refusal};
+use super::state::State;
+use crate::resolve;
+use crate::store;
+use crate::surface::small_mcp;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// Which projection an endpoint serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    PerRow,
+    Small,
+}
+
+/// Protocol versions this server speaks, newest first.
+pub const VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const UNAUTHORIZED: i64 = -32001;
+
+/// Open sessions by id.
+#[derive(Default)]
+pub struct Sessions(Mutex<HashSet<String>>);
+
+impl Sessions {
+    pub fn open(&self) -> String {
+        let (s, n) = crate::clock::now();
+        let id = format!(
+            "{:016x}{:08x}",
+            crate::catalogue::generate::Rng::new(s as u64 ^ (n as u64) << 20).next_u64(),
+            n
+        );
+        self.0.lock().unwrap().insert(id.clone());
+        id
+    }
+    pub fn known(&self, id: &str) -> bool {
+        self.0.lock().unwrap().contains(id)
+    }
+    pub fn close(&self, id: &str) -> bool {
+        self.0.lock().unwrap().remove(id)
+    }
+}
+
+/// A JSON-RPC error object.
+pub fn rpc_error(id: Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+fn ok(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// What handling one message produced.
+pub enum Outcome {
+    /// A response (its text), plus a new session id after `initialize`.
+    Reply {
+        text: String,
+        session: Option<String>,
+    },
+    /// A notification or a client's response: nothing to send back.
+    Accepted,
+    /// A message that is not JSON-RPC (HTTP 400 with this body).
+    Invalid(Value),
+}
+
+/// Check a message's shape and answer it. `authorised` is whether the caller may invoke.
+pub async fn handle(
+    st: &State,
+    sessions: &Sessions,
+    surface: Surface,
+    msg: &Value,
+    authorised: bool,
+) -> Outcome {
+    let Some(obj) = msg.as_object() else {
+        let text = if msg.is_array() {
+            "batches are not supported; send one message per request"
+        } else {
+            "a message must be a JSON object"
+        };
+        return Outcome::Invalid(rpc_error(Value::Null, INVALID_REQUEST, text));
+    };
+    let id = obj.get("id").cloned();
+    if obj.get("jsonrpc") != Some(&json!("2.0")) {
+        return Outcome::Invalid(rpc_error(
+            id.unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            "`jsonrpc` must be \"2.0\"",
+        ));
+    }
+    if let Some(id) = &id {
+        if !(id.is_string() || id.is_i64() || id.is_u64()) {
+            return Outcome::Invalid(rpc_error(
+                Value::Null,
+                INVALID_REQUEST,
+                "`id` must be a string or an integer",
+            ));
+        }
+    }
+    let Some(method) = obj.get("method") else {
+        if obj.contains_key("result") || obj.contains_key("error") {
+            return Outcome::Accepted; // a response to something we asked
+        }
+        return Outcome::Invalid(rpc_error(
+            id.unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            "no `method`",
+        ));
+    };
+    let Some(method) = method.as_str() else {
+        return Outcome::Invalid(rpc_error(
+            id.unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            "`method` must be a string",
+        ));
+    };
+    let Some(id) = id else {
+        return Outcome::Accepted; // notifications: initialized, cancelled, ...
+    };
+    let params = obj.get("params").cloned().unwrap_or(json!({}));
+    if !params.is_object() {
+        return reply(
+            rpc_error(id, INVALID_PARAMS, "`params` must be an object"),
+            None,
+        );
+    }
+    match method {
+        "initialize" => {
+            let asked = params.get("protocolVersion").and_then(Value::as_str);
+            let version = asked
+                .filter(|v| VERSIONS.contains(v))
+                .unwrap_or(VERSIONS[0]);
+            let result = json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": surface == Surface::PerRow}},
+                "serverInfo": {"name": match surface { Surface::PerRow => "toolcost", Surface::Small => "toolcost-small" }, "version": env!("CARGO_PKG_VERSION")},
+                "instructions": match surface {
+                    Surface::PerRow => "One tool per capability row. Tools change while you are connected; the server sends notifications/tools/list_changed.",
+                    Surface::Small => "Search the directory, read a contract, then dispatch by key. The tools never change; the catalogue behind them does.",
+                },
+            });
+            reply(ok(&id, result), Some(sessions.open()))
+        }
+        "ping" => reply(ok(&id, json!({})), None),
+        "tools/list" => Outcome::Reply {
+            text: tools_list(st, surface, &id),
+            session: None,
+        },
+        "tools/call" => {
+            if !authorised {
+                let m = if st.token.is_none() {
+                    "this server has no token configured; start it with --token-env NAME"
+                } else {
+                    "missing or wrong token"
+                };
+                return reply(rpc_error(id, UNAUTHORIZED, m), None);
+            }
+            reply(call(st, surface, &id, &params).await, None)
+        }
+        other => reply(
+            rpc_error(
+                id,
+                METHOD_NOT_FOUND,
+                format!("method `{other}` is not supported by this server"),
+            ),
+            None,
+        ),
+    }
+}
+
+fn reply(v: Value, session: Option<String>) -> Outcome {
+    Outcome::Reply {
+        text: crate::json::compact(&v),
+        session,
+    }
+}
+
+/// The `tools/list` answer, written from each definition's text so the bytes are the
+/// projection's bytes.
+pub fn tools_list(st: &State, surface: Surface, id: &Value) -> String {
+    let raws: Vec<String> = match surface {
+        Surface::PerRow => st
+            .snapshot()
+            .catalogue
+            .tools
+            .iter()
+            .map(|t| t.raw.clone())
+            .collect(),
+        Surface::Small => small_mcp::tools().into_iter().map(|t| t.raw).collect(),
+    };
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"tools\":[{}]}}}}",
+        crate::json::compact(id),
+        raws.join(",")
+    )
+}
+
+fn tool_result(value: &Value, is_error: bool) -> Value {
+    json!({"content": [{"type": "text", "text": crate::json::compact(value)}], "structuredContent": value, "isError": is_error})
+}
+
+async fn call(st: &State, surface: Surface, id: &Value, params: &Value) -> Value {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return rpc_error(
+            id.clone(),
+            INVALID_PARAMS,
+            "tools/call needs `name` (a string)",
+        );
+    };
+    let args = params.get("arguments").cloned().unwrap_or(json!({}));
+    if !args.is_object() {
+        return rpc_error(id.clone(), INVALID_PARAMS, "`arguments` must be an object");
+    }
+    let run = |key: String, args: Value| InvokeRequest {
+        key,
+        args,
+        shape: false,
+        repairs: None,
+    };
+    let request = match surface {
+        Surface::PerRow => {
+            if st.snapshot().catalogue.tools.iter().all(|t| t.name != name) {
+                return rpc_error(
+                    id.clone(),
+                    INVALID_PARAMS,
+                    format!("unknown tool `{name}`; tools/list names them"),
+                );
+            }
+            run(name.to_string(), args)
+        }
+        Surface::Small => match name {
+            "dispatch" => {
+                let Some(key) = args.get("key").and_then(Value::as_str) else {
+                    return rpc_error(id.clone(), INVALID_PARAMS, "dispatch needs `key`");
+                };
+                run(
+                    key.to_string(),
+                    args.get("body").cloned().unwrap_or(json!({})),
+                )
+            }
+            "search_directory" => {
+                let Some(q) = args.get("query").and_then(Value::as_str) else {
+                    return rpc_error(id.clone(), INVALID_PARAMS, "search_directory needs `query`");
+                };
+                let limit = args
+                    .get("limit")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(12)
+                    .clamp(1, 12) as usize;
+                let found = http::search(st, q, resolve::Kind::Bm25, limit);
+                return ok(
+                    id,
+                    tool_result(&json!({"query": q, "candidates": found}), false),
+                );
+            }
+            "read_contract" => {
+                let key = args.get("key").and_then(Value::as_str).unwrap_or("");
+                let snap = st.snapshot();
+                return match snap.row(key) {
+                    Some(row) => ok(id, tool_result(&contract_value(row, &st.base_url()), false)),
+                    None => {
+                        let r = Refusal::UnknownKey {
+                            key: key.into(),
+                            suggestions: Vec::new(),
+                        };
+                        ok(
+                            id,
+                            tool_result(
+                                &json!({"error": "unknown_key", "message": r.message()}),
+                                true,
+                            ),
+                        )
+                    }
+                };
+            }
+            "read_receipt" => {
+                let rid = args.get("id").and_then(Value::as_str).unwrap_or("");
+                let r = store::receipt(&st.db.lock().unwrap(), rid);
+                return match r {
+                    Ok(Some(r)) => ok(
+                        id,
+                        tool_result(&serde_json::to_value(r).expect("serialises"), false),
+                    ),
+                    _ => ok(
+                        id,
+                        tool_result(
+                            &json!({"error": "unknown_receipt", "message": format!("no receipt `{rid}`")}),
+                            true,
+                        ),
+                    ),
+                };
+            }
+            other => {
+                return rpc_error(
+                    id.clone(),
+                    INVALID_PARAMS,
+                    format!("unknown tool `{other}`"),
+                )
+            }
+        },
+    };
+    match invoke::invoke(st, request).await {
+        Ok(inv) => ok(
+            id,
+            tool_result(
+                &json!({"ok": inv.ok, "result": inv.result, "receipt": inv.receipt.id}),
+                !inv.ok,
+            ),
+        ),
+        Err(Refusal::BadArgs { pointer, message }) => json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": INVALID_PARAMS, "message": format!("arguments do not match the schema at {pointer}: {message}"), "data": {"pointer": pointer}}}),
+        Err(r @ Refusal::UnknownKey { .. }) => rpc_error(id.clone(), INVALID_PARAMS, r.message()),
+        Err(r) => ok(
+            id,
+            tool_result(&json!({"error": "refused", "message": r.message()}), true),
+        ),
+    }
+}
+
+/// The list_changed notification.
+pub const LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
