@@ -1,7 +1,7 @@
 //! SQLite storage: the `directory` table that holds a catalogue as data, the append-only
 //! `receipts` of every invocation, and the `outbox` where EMAIL_SEND records what it would send.
 
-use crate::catalogue::{Row, Runner};
+use crate::catalogue::Row;
 use crate::error::{Error, Result};
 use rusqlite::{params, Connection};
 use std::path::Path;
@@ -70,45 +70,7 @@ pub fn read_directory(path: &Path) -> Result<Vec<Row>> {
     if !has_table {
         return Err(Error::input(format!("{}: a SQLite file without a `directory` table; write one with `toolcost generate -o FILE.sqlite`", path.display())));
     }
-    let mut stmt = conn.prepare(
-        "SELECT key, type, target, auth, content, category, planner_rank, enabled, planner_visible, input_schema FROM directory ORDER BY rowid",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let runner: String = r.get(1)?;
-        let schema: Option<String> = r.get(9)?;
-        Ok((
-            Row {
-                key: r.get(0)?,
-                runner: Runner::Fn,
-                target: r.get(2)?,
-                auth: r.get(3)?,
-                content: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                category: r.get(5)?,
-                planner_rank: r.get::<_, Option<i64>>(6)?.unwrap_or(100),
-                enabled: r.get::<_, Option<bool>>(7)?.unwrap_or(true),
-                planner_visible: r.get::<_, Option<bool>>(8)?.unwrap_or(true),
-                input_schema: None,
-            },
-            runner,
-            schema,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for item in rows {
-        let (mut row, runner, schema) = item?;
-        row.runner =
-            serde_json::from_value(serde_json::Value::String(runner.clone())).map_err(|_| {
-                Error::input(format!("row `{}`: unknown runner type `{runner}`", row.key))
-            })?;
-        row.input_schema = match schema {
-            Some(s) if !s.trim().is_empty() => Some(serde_json::from_str(&s).map_err(|e| {
-                Error::input(format!("row `{}`: input_schema is not JSON ({e})", row.key))
-            })?),
-            _ => None,
-        };
-        out.push(row);
-    }
-    Ok(out)
+    rows(&conn)
 }
 
 /// Receipts and the outbox. Triggers make receipts append-only.
@@ -168,12 +130,13 @@ pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
     let mut out = Vec::new();
     let mut q = stmt.query([])?;
     while let Some(r) = q.next()? {
+        let key: String = r.get(0)?;
         let runner: String = r.get(1)?;
         let schema: Option<String> = r.get(9)?;
         out.push(Row {
-            key: r.get(0)?,
-            runner: serde_json::from_value(serde_json::Value::String(runner.clone()))
-                .map_err(|_| Error::input(format!("unknown runner type `{runner}`")))?,
+            runner: serde_json::from_value(serde_json::Value::String(runner.clone())).map_err(
+                |_| Error::input(format!("row `{key}`: unknown runner type `{runner}`")),
+            )?,
             target: r.get(2)?,
             auth: r.get(3)?,
             content: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
@@ -181,6 +144,7 @@ pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
             planner_rank: r.get::<_, Option<i64>>(6)?.unwrap_or(100),
             enabled: r.get::<_, Option<bool>>(7)?.unwrap_or(true),
             planner_visible: r.get::<_, Option<bool>>(8)?.unwrap_or(true),
+            key,
             input_schema: match schema {
                 Some(s) if !s.trim().is_empty() => Some(
                     serde_json::from_str(&s)
