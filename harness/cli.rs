@@ -51,6 +51,26 @@ pub enum Command {
     Check(CheckArgs),
     /// Run the reference dispatch server: HTTP protocol, per-row MCP and the small MCP surface.
     Serve(ServeArgs),
+    /// Run the LLM-API gateway that logs tokens, bytes and cost per request.
+    Gateway(GatewayArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GatewayArgs {
+    #[arg(long, default_value = "127.0.0.1:8788")]
+    pub listen: String,
+    /// `mock` (the offline provider-accounting model) or a provider base URL to forward to.
+    #[arg(long, default_value = "mock")]
+    pub upstream: String,
+    /// The env var holding the provider key for forward mode (read once, never written anywhere).
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// SQLite file for the log rows.
+    #[arg(long, default_value = "gateway-log.sqlite")]
+    pub log: PathBuf,
+    /// Seconds to wait for the upstream.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
 }
 
 #[derive(Args, Debug)]
@@ -288,7 +308,67 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Weigh(a) => run_weigh(a),
         Command::Check(a) => run_check(a),
         Command::Serve(a) => run_serve(a),
+        Command::Gateway(a) => run_gateway(a),
     }
+}
+
+fn run_gateway(a: GatewayArgs) -> Result<i32> {
+    let upstream = match a.upstream.as_str() {
+        "mock" => crate::gateway::Upstream::Mock,
+        url if url.starts_with("http://") || url.starts_with("https://") => {
+            crate::gateway::Upstream::Url(url.to_string())
+        }
+        other => {
+            return Err(Error::input(format!(
+                "--upstream {other}: expected `mock` or a provider base URL"
+            )))
+        }
+    };
+    let api_key = match &a.api_key_env {
+        Some(name) => Some(
+            std::env::var(name)
+                .ok()
+                .filter(|k| !k.is_empty())
+                .ok_or_else(|| {
+                    Error::input(format!(
+                        "--api-key-env {name}: the variable is not set or empty"
+                    ))
+                })?,
+        ),
+        None => None,
+    };
+    let gw = crate::gateway::Gateway::new(crate::gateway::Options {
+        upstream,
+        api_key,
+        log: a.log.clone(),
+        timeout: std::time::Duration::from_secs(a.timeout),
+        max_body: crate::gateway::DEFAULT_MAX_BODY,
+    })?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .map_err(|e| Error::input(format!("--listen {}: {e}", a.listen)))?;
+        eprintln!(
+            "toolcost gateway: http://{} -> {}; log {}",
+            listener
+                .local_addr()
+                .map(|x| x.to_string())
+                .unwrap_or_default(),
+            a.upstream,
+            a.log.display()
+        );
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        crate::gateway::run(listener, gw, shutdown)
+            .await
+            .map_err(|e| Error::input(format!("gateway: {e}")))
+    })?;
+    Ok(0)
 }
 
 fn run_serve(a: ServeArgs) -> Result<i32> {

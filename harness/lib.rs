@@ -11,6 +11,7 @@ pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod error;
+pub mod gateway;
 pub mod json;
 pub mod lint;
 pub mod mcp;

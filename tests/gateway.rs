@@ -1,0 +1,508 @@
+//! The gateway: the mock upstream's accounting, both formats whole and streamed, forward mode
+//! against a stand-in provider, faults, and the log under load and under kill.
+
+mod common;
+
+use axum::routing::post;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use toolcost::client::Client;
+use toolcost::gateway::{self, log, Gateway, Upstream};
+use toolcost::pricing::PriceCard;
+use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
+use toolcost::tokens::billed_input;
+use toolcost::wire::{self, Format, Request};
+
+struct Gw {
+    base: String,
+    log: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    http: reqwest::Client,
+}
+
+impl Drop for Gw {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+async fn start(upstream: Upstream, timeout: Duration) -> Gw {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.sqlite");
+    let gw = Gateway::new(gateway::Options {
+        upstream,
+        api_key: None,
+        log: log.clone(),
+        timeout,
+        max_body: gateway::DEFAULT_MAX_BODY,
+    })
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(gateway::run(listener, gw, async move {
+        let _ = rx.await;
+    }));
+    Gw {
+        base,
+        log,
+        _dir: dir,
+        stop: Some(tx),
+        http: reqwest::Client::new(),
+    }
+}
+
+impl Gw {
+    async fn post(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
+        let mut rb = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        for (k, v) in headers {
+            rb = rb.header(*k, *v);
+        }
+        let r = rb.send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+    fn rows(&self) -> Vec<log::LogRow> {
+        log::read_all(&self.log).unwrap()
+    }
+}
+
+fn turn(client: &str, n: usize) -> Request {
+    let cat = common::seed_catalogue(n);
+    let client = Client::named(client).unwrap();
+    SurfaceKind::PerRowMcp
+        .build(&Context {
+            catalogue: &cat,
+            client: &client,
+            turn: "what time is it",
+            endpoint: DEFAULT_ENDPOINT,
+        })
+        .request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_bills_like_the_render_model_and_logs_one_row() {
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let req = turn("claude-cli", 50);
+    let meta = r#"{"scenario":"t","surface":"per-row-mcp","n":50,"task":"now","round":1}"#;
+    let next = r#"{"tool":"mcp__toolcost__NOW","input":{}}"#;
+    let (st, text) = g
+        .post(
+            "/v1/messages",
+            &req.wire(),
+            &[("x-toolcost-metadata", meta), ("x-toolcost-next", next)],
+        )
+        .await;
+    assert_eq!(st, 200, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["content"][0]["name"], "mcp__toolcost__NOW");
+    assert_eq!(v["stop_reason"], "tool_use");
+    let card = PriceCard::named("kimi-k2.7-code").unwrap();
+    let expected = billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
+    assert_eq!(
+        v["usage"]["input_tokens"].as_u64().unwrap()
+            + v["usage"]["cache_read_input_tokens"].as_u64().unwrap(),
+        expected
+    );
+    let rows = g.rows();
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(
+        (r.input_tokens, r.request_bytes, r.response_bytes),
+        (expected, req.wire_bytes(), text.len())
+    );
+    assert_eq!(r.usage_source, "estimated:kimi-est(o200k x 1.2866)");
+    assert_eq!(r.metadata, meta);
+    assert!(
+        (r.cost_usd
+            - card.cost(&toolcost::pricing::Usage {
+                uncached_input: expected,
+                output: r.output_tokens,
+                ..Default::default()
+            }))
+        .abs()
+            < 1e-12
+    );
+
+    // Round two resends the prefix: it is read from the cache.
+    let mut req2 = req.clone();
+    req2.messages_mut().push(wire::tool_call(
+        Format::AnthropicMessages,
+        "toolu_1",
+        "mcp__toolcost__NOW",
+        json!({}),
+    ));
+    req2.messages_mut().push(wire::tool_result(
+        Format::AnthropicMessages,
+        "toolu_1",
+        r#"{"utc":"2026-07-25T09:00:00Z"}"#,
+        &[],
+    ));
+    let (_, text) = g.post("/v1/messages", &req2.wire(), &[]).await;
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let prefix = billed_input(
+        &Request {
+            format: Format::AnthropicMessages,
+            body: req.body.clone(),
+        },
+        card.render_model(),
+        card.tokenizer(),
+    )
+    .input_tokens;
+    assert_eq!(v["usage"]["cache_read_input_tokens"], prefix);
+    assert_eq!(g.rows()[1].cached_input_tokens, prefix);
+
+    let (_, counted) = g.post("/v1/messages/count_tokens", &req.wire(), &[]).await;
+    let counted: Value = serde_json::from_str(&counted).unwrap();
+    assert_eq!(counted["input_tokens"], expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_in_both_formats() {
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let mut req = turn("claude-cli", 10);
+    req.body["stream"] = json!(true);
+    let (st, text) = g
+        .post(
+            "/v1/messages",
+            &req.wire(),
+            &[("x-toolcost-next", r#"{"text":"It is nine."}"#)],
+        )
+        .await;
+    assert_eq!(st, 200);
+    let events: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
+    assert!(g.rows()[0].stream);
+
+    let mut oreq = turn("openai-agent", 10);
+    oreq.body["stream"] = json!(true);
+    oreq.body["stream_options"] = json!({"include_usage": true});
+    let (_, text) = g
+        .post(
+            "/v1/chat/completions",
+            &oreq.wire(),
+            &[("x-toolcost-next", r#"{"tool":"toolcost__NOW","input":{}}"#)],
+        )
+        .await;
+    assert!(text.trim_end().ends_with("data: [DONE]"));
+    let usage =
+        toolcost::gateway::respond::observed_usage(Format::OpenaiChat, &text, true).unwrap();
+    assert_eq!(usage.0, g.rows()[1].input_tokens);
+    let (_, whole) = g
+        .post(
+            "/v1/chat/completions",
+            &turn("openai-agent", 10).wire(),
+            &[],
+        )
+        .await;
+    let v: Value = serde_json::from_str(&whole).unwrap();
+    assert_eq!(v["choices"][0]["finish_reason"], "stop");
+    assert!(v["usage"]["prompt_tokens"].as_u64().unwrap() > 1000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_side_search_expands_only_what_it_returns() {
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let cat = common::seed_catalogue(300);
+    let client = Client::named("claude-cli").unwrap();
+    let mut client = client;
+    client.wire_model = "claude-sonnet-4.5".into();
+    let req = SurfaceKind::parse("deferred-search")
+        .unwrap()
+        .build(&Context {
+            catalogue: &cat,
+            client: &client,
+            turn: "what time is it",
+            endpoint: DEFAULT_ENDPOINT,
+        })
+        .request;
+    let next = r#"{"search":{"query":"current time zone"},"then":{"tool":"mcp__toolcost__NOW","input":{}}}"#;
+    let (st, text) = g
+        .post("/v1/messages", &req.wire(), &[("x-toolcost-next", next)])
+        .await;
+    assert_eq!(st, 200, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let refs: Vec<&str> = v["content"][1]["content"]["tool_references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tool_name"].as_str().unwrap())
+        .collect();
+    assert!(refs.contains(&"mcp__toolcost__NOW"), "{refs:?}");
+    assert!(refs.len() <= 5);
+    // The next round carries the references: exactly those definitions are billed.
+    let mut req2 = req.clone();
+    req2.messages_mut()
+        .push(json!({"role": "assistant", "content": v["content"]}));
+    let render = PriceCard::named("claude-sonnet-4.5")
+        .unwrap()
+        .render_model();
+    let b = billed_input(&req2, render, toolcost::tokens::Tokenizer::O200k);
+    assert_eq!(b.tools_billed, 9 + 1 + refs.len());
+}
+
+/// A stand-in provider on loopback: answers with known usage, echoes the request's bytes in a
+/// header, and misbehaves on request.
+async fn provider() -> String {
+    async fn messages(
+        headers: axum::http::HeaderMap,
+        body: axum::body::Bytes,
+    ) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        let sha = format!("{:x}", sha2_digest(&body));
+        let mode = headers
+            .get("x-mode")
+            .and_then(|m| m.to_str().ok())
+            .unwrap_or("ok")
+            .to_string();
+        let usage = json!({"input_tokens": 1234, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 0, "output_tokens": 56});
+        match mode.as_str() {
+            "500" => (
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                r#"{"type":"error","error":{"type":"api_error","message":"boom"}}"#,
+            )
+                .into_response(),
+            "slow" => {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "{}".into_response()
+            }
+            "garbage" => ([("content-type", "application/json")], "<html>not json").into_response(),
+            "cut" => {
+                let first = axum::body::Bytes::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n");
+                let chunks = futures_util::stream::unfold(0, move |i| {
+                    let first = first.clone();
+                    async move {
+                        match i {
+                            0 => Some((Ok::<_, std::io::Error>(first), 1)),
+                            1 => {
+                                tokio::time::sleep(Duration::from_millis(200)).await;
+                                Some((Err(std::io::Error::other("cut")), 2))
+                            }
+                            _ => None,
+                        }
+                    }
+                });
+                let mut r = axum::response::Response::new(axum::body::Body::from_stream(chunks));
+                r.headers_mut()
+                    .insert("content-type", "text/event-stream".parse().unwrap());
+                r
+            }
+            _ if v["stream"] == true => {
+                let text = format!(
+                    "event: message_start\ndata: {}\n\nevent: message_delta\ndata: {}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n",
+                    json!({"type": "message_start", "message": {"usage": {"input_tokens": 1234, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
+                    json!({"type": "message_delta", "usage": {"output_tokens": 56}})
+                );
+                (
+                    [
+                        ("content-type", "text/event-stream"),
+                        ("x-request-sha", sha.as_str()),
+                    ],
+                    text,
+                )
+                    .into_response()
+            }
+            _ => (
+                [
+                    ("content-type", "application/json"),
+                    ("x-request-sha", sha.as_str()),
+                ],
+                json!({"id": "msg_1", "type": "message", "content": [], "usage": usage})
+                    .to_string(),
+            )
+                .into_response(),
+        }
+    }
+    let app = axum::Router::new().route("/v1/messages", post(messages));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+fn sha2_digest(b: &[u8]) -> u128 {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(b);
+    u128::from_be_bytes(d[..16].try_into().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forward_mode_passes_bytes_and_logs_observed_usage() {
+    let up = provider().await;
+    let g = start(Upstream::Url(up), Duration::from_secs(2)).await;
+    let body = turn("claude-cli", 20).wire();
+    let r = g
+        .http
+        .post(format!("{}/v1/messages", g.base))
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.headers()["x-request-sha"].to_str().unwrap(),
+        format!("{:x}", sha2_digest(body.as_bytes())),
+        "bytes arrive unchanged"
+    );
+    let _ = r.text().await.unwrap();
+    let row = &g.rows()[0];
+    assert_eq!(
+        (
+            row.input_tokens,
+            row.cached_input_tokens,
+            row.output_tokens,
+            row.usage_source.as_str()
+        ),
+        (5234, 4000, 56, "observed")
+    );
+    let card = PriceCard::named("kimi-k2.7-code").unwrap();
+    assert!(
+        (row.cost_usd
+            - card.cost(&toolcost::pricing::Usage {
+                uncached_input: 1234,
+                cached_input: 4000,
+                cache_write: 0,
+                output: 56
+            }))
+        .abs()
+            < 1e-12
+    );
+
+    let mut streamed: Value = serde_json::from_str(&body).unwrap();
+    streamed["stream"] = json!(true);
+    let (st, text) = g.post("/v1/messages", &streamed.to_string(), &[]).await;
+    assert_eq!(st, 200);
+    assert!(text.ends_with("data: {\"type\":\"message_stop\"}\n\n"));
+    let row = &g.rows()[1];
+    assert_eq!(
+        (
+            row.input_tokens,
+            row.output_tokens,
+            row.stream,
+            row.error.clone()
+        ),
+        (5234, 56, true, None)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_are_clear_logged_and_survived() {
+    let up = provider().await;
+    let g = start(Upstream::Url(up), Duration::from_secs(1)).await;
+    let body = turn("claude-cli", 5).wire();
+    let (st, t) = g.post("/v1/messages", &body, &[("x-mode", "500")]).await;
+    assert_eq!(st, 500);
+    assert!(t.contains("boom"));
+    let (st, t) = g.post("/v1/messages", &body, &[("x-mode", "slow")]).await;
+    assert_eq!(st, 504);
+    assert_eq!(
+        serde_json::from_str::<Value>(&t).unwrap()["error"]["type"],
+        "api_error"
+    );
+    let (st, t) = g
+        .post("/v1/messages", &body, &[("x-mode", "garbage")])
+        .await;
+    assert_eq!(st, 502, "{t}");
+    let (st, t) = g.post("/v1/messages", &body, &[("x-mode", "cut")]).await;
+    assert_eq!(st, 200);
+    assert!(t.contains("event: error"), "{t}");
+    let (st, _) = g.post("/v1/messages", "{not json", &[]).await;
+    assert_eq!(st, 400);
+    let (st, _) = g.post("/v1/messages", &body, &[]).await;
+    assert_eq!(st, 200, "the gateway keeps serving");
+    let rows = g.rows();
+    assert_eq!(rows.len(), 6);
+    let errors: Vec<bool> = rows.iter().map(|r| r.error.is_some()).collect();
+    assert_eq!(errors, [true, true, true, true, true, false]);
+
+    let dead = start(
+        Upstream::Url("http://127.0.0.1:9".into()),
+        Duration::from_secs(1),
+    )
+    .await;
+    let (st, t) = dead
+        .post("/v1/chat/completions", &turn("openai-agent", 5).wire(), &[])
+        .await;
+    assert_eq!(st, 502);
+    assert_eq!(
+        serde_json::from_str::<Value>(&t).unwrap()["error"]["type"],
+        "server_error"
+    );
+    assert_eq!(dead.rows()[0].status, 502);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn five_thousand_requests_leave_five_thousand_rows() {
+    let g = Arc::new(start(Upstream::Mock, Duration::from_secs(5)).await);
+    let body =
+        json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}).to_string();
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..32 {
+        let (g, next, body) = (g.clone(), next.clone(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < 5_000 {
+                let (st, _) = g.post("/v1/chat/completions", &body, &[]).await;
+                assert_eq!(st, 200);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(g.rows().len(), 5_000);
+}
+
+#[test]
+fn a_killed_gateway_leaves_a_readable_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("log.sqlite");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["gateway", "--listen", &format!("127.0.0.1:{port}"), "--log"])
+        .arg(&log_path)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let client = reqwest::blocking::Client::new();
+    for _ in 0..20 {
+        let r = client
+            .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+            .body(r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#)
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(log::read_all(&log_path).unwrap().len(), 20);
+}
