@@ -54,8 +54,13 @@ impl Request {
     pub fn parse(format: Format, body: &[u8]) -> Result<Request> {
         let body: Value = serde_json::from_slice(body)
             .map_err(|e| Error::input(format!("request body is not JSON: {e}")))?;
-        if !body.get("messages").is_some_and(Value::is_array) {
-            return Err(Error::input("request body has no `messages` array"));
+        match body.get("messages").and_then(Value::as_array) {
+            None => return Err(Error::input("request body has no `messages` array")),
+            Some(m) if m.is_empty() => return Err(Error::input("`messages` must not be empty")),
+            Some(_) => {}
+        }
+        if !body.get("model").is_some_and(Value::is_string) {
+            return Err(Error::input("request body has no `model` string"));
         }
         Ok(Request { format, body })
     }

@@ -506,3 +506,62 @@ fn a_killed_gateway_leaves_a_readable_log() {
     child.wait().unwrap();
     assert_eq!(log::read_all(&log_path).unwrap().len(), 20);
 }
+
+/// The anthropic and openai SDKs, installed by `.ci/run` from PyPI. Outside CI a missing
+/// install skips with a message; in CI it fails.
+fn python_sdks() -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import anthropic, openai"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the anthropic and openai Python packages are missing: .ci/run installs them"
+        );
+        eprintln!("skipping: pip install anthropic openai to run the SDK test");
+    }
+    ok
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_sdks_parse_every_answer_and_match_the_log() {
+    if !python_sdks() {
+        return;
+    }
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let script =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/sdk_gateway.py");
+    let out = tokio::process::Command::new("python3")
+        .arg(&script)
+        .arg(&g.base)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = g.rows();
+    assert_eq!(
+        rows.len(),
+        6,
+        "one row per request, the refused one included"
+    );
+    for (i, s) in seen
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.get("input").is_some())
+    {
+        let r = &rows[i];
+        assert_eq!(s["input"], r.input_tokens, "request {i}: {s}");
+        assert_eq!(s["output"], r.output_tokens, "request {i}: {s}");
+        assert_eq!(s["stream"], r.stream);
+    }
+    assert_eq!(seen[2]["count_tokens"], rows[2].input_tokens);
+    assert_eq!(seen[5]["error"], 400);
+    assert_eq!(rows[5].status, 400);
+}
