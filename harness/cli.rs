@@ -53,6 +53,20 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run the LLM-API gateway that logs tokens, bytes and cost per request.
     Gateway(GatewayArgs),
+    /// Play a scenario's tasks round by round through the gateway against the reference server.
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The scenario file (see scenarios/).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    /// Write the results here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -309,7 +323,33 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Check(a) => run_check(a),
         Command::Serve(a) => run_serve(a),
         Command::Gateway(a) => run_gateway(a),
+        Command::Run(a) => run_scenario(a),
     }
+}
+
+fn run_scenario(a: RunArgs) -> Result<i32> {
+    let scenario = crate::driver::scenario::Scenario::read(&a.scenario)?;
+    let total = (scenario.catalogue.rows.len()
+        * scenario.run.surfaces.len()
+        * scenario.run.tasks.len()) as u64;
+    let bar = progress(total, "playing");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
+    let results = runtime.block_on(crate::driver::run(&scenario, &|id| {
+        bar.set_message(id.to_string());
+        bar.inc(1);
+    }))?;
+    bar.finish_and_clear();
+    let bytes = report::render(a.format.format(), &results);
+    match &a.output {
+        Some(path) => report::write_atomic(path, &bytes)?,
+        None => std::io::stdout()
+            .write_all(&bytes)
+            .map_err(|e| Error::io("<stdout>", e))?,
+    }
+    Ok(0)
 }
 
 fn run_gateway(a: GatewayArgs) -> Result<i32> {

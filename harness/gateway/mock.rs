@@ -217,51 +217,6 @@ fn search_deferred(req: &Request, search: &Value) -> Result<(String, Vec<String>
     } else {
         "tool_search_tool_bm25"
     };
-    let found = if tool.contains("regex") {
-        let pattern = search
-            .get("pattern")
-            .and_then(Value::as_str)
-            .ok_or("a regex search needs `pattern`")?;
-        if pattern.chars().count() > 200 {
-            return Err("regex patterns are limited to 200 characters".into());
-        }
-        let re = regex::RegexBuilder::new(pattern)
-            .case_insensitive(true)
-            .build()
-            .map_err(|e| format!("bad pattern: {e}"))?;
-        deferred
-            .iter()
-            .filter(|(n, d)| re.is_match(n) || re.is_match(d))
-            .take(5)
-            .map(|(n, _)| n.clone())
-            .collect()
-    } else {
-        let query = search
-            .get("query")
-            .and_then(Value::as_str)
-            .ok_or("a BM25 search needs `query`")?;
-        let rows: Vec<crate::catalogue::Row> = deferred
-            .iter()
-            .map(|(n, d)| crate::catalogue::Row {
-                key: n.clone(),
-                runner: crate::catalogue::Runner::Fn,
-                target: None,
-                auth: None,
-                content: format!("# WHAT: {} {d}", n.replace(['_', '-'], " ")),
-                category: None,
-                planner_rank: 100,
-                enabled: true,
-                planner_visible: true,
-                input_schema: None,
-            })
-            .collect();
-        use crate::resolve::Resolver;
-        let index = crate::resolve::Bm25::new(&rows);
-        index
-            .resolve(query, 5)
-            .into_iter()
-            .map(|h| rows[h.row].key.clone())
-            .collect()
-    };
+    let found = crate::resolve::search_definitions(&deferred, search, tool.contains("regex"))?;
     Ok((name.to_string(), found))
 }

@@ -52,6 +52,60 @@ impl Kind {
     }
 }
 
+/// Search tool definitions (name, description) the way a tool-search tool does: BM25 over
+/// `{"query"}`, or a case-insensitive regex (`re.search` semantics, at most 200 characters) over
+/// `{"pattern"}`. At most five names come back, best first.
+pub fn search_definitions(
+    defs: &[(String, String)],
+    search: &serde_json::Value,
+    regex: bool,
+) -> Result<Vec<String>, String> {
+    if regex {
+        let pattern = search
+            .get("pattern")
+            .and_then(|v| v.as_str())
+            .ok_or("a regex search needs `pattern`")?;
+        if pattern.chars().count() > 200 {
+            return Err("regex patterns are limited to 200 characters".into());
+        }
+        let re = ::regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| format!("bad pattern: {e}"))?;
+        return Ok(defs
+            .iter()
+            .filter(|(n, d)| re.is_match(n) || re.is_match(d))
+            .take(5)
+            .map(|(n, _)| n.clone())
+            .collect());
+    }
+    let query = search
+        .get("query")
+        .and_then(|v| v.as_str())
+        .ok_or("a BM25 search needs `query`")?;
+    let rows: Vec<Row> = defs
+        .iter()
+        .map(|(n, d)| Row {
+            key: n.clone(),
+            runner: crate::catalogue::Runner::Fn,
+            target: None,
+            auth: None,
+            content: format!("# WHAT: {} {d}", n.replace(['_', '-'], " ")),
+            category: None,
+            planner_rank: 100,
+            enabled: true,
+            planner_visible: true,
+            input_schema: None,
+        })
+        .collect();
+    let index = Bm25::new(&rows);
+    Ok(index
+        .resolve(query, 5)
+        .into_iter()
+        .map(|h| rows[h.row].key.clone())
+        .collect())
+}
+
 /// The text a resolver searches: key, category and the docstring lines.
 pub fn searchable(row: &Row) -> String {
     let docs: Vec<&str> = row.content.lines().filter(|l| l.starts_with('#')).collect();

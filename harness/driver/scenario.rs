@@ -1,0 +1,108 @@
+//! Scenario files: everything a run needs, in TOML, so the same file runs on a laptop, in CI and
+//! against a real provider by changing the upstream.
+
+use crate::error::{Error, Result};
+use serde::Deserialize;
+use std::path::Path;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub about: String,
+    pub catalogue: CatalogueSpec,
+    #[serde(default)]
+    pub client: ClientSpec,
+    pub run: RunSpec,
+    #[serde(default)]
+    pub upstream: UpstreamSpec,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogueSpec {
+    #[serde(default = "default_profile")]
+    pub profile: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Catalogue sizes to run at.
+    pub rows: Vec<usize>,
+}
+
+fn default_profile() -> String {
+    "seed-2026-07".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientSpec {
+    #[serde(default = "default_client")]
+    pub name: String,
+    /// Overrides the `model` the client sends (and so the price card).
+    pub model: Option<String>,
+}
+
+fn default_client() -> String {
+    "claude-cli".into()
+}
+
+impl Default for ClientSpec {
+    fn default() -> Self {
+        ClientSpec {
+            name: default_client(),
+            model: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    pub surfaces: Vec<String>,
+    /// `turn` (one round, the reproduce table), `now`, `email`, `aig`, `orders`.
+    pub tasks: Vec<String>,
+    /// How many ORDER_GET lookups the `orders` task makes.
+    #[serde(default = "default_orders")]
+    pub orders: usize,
+    /// Rounds after which a task counts as failed.
+    #[serde(default = "default_max_rounds")]
+    pub max_rounds: usize,
+}
+
+fn default_orders() -> usize {
+    150
+}
+fn default_max_rounds() -> usize {
+    400
+}
+
+/// `mock` (default), or a gateway that forwards to a provider.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamSpec {
+    /// `mock`, or a provider base URL the in-process gateway forwards to.
+    pub url: Option<String>,
+    /// The env var holding the provider key (forward mode).
+    pub api_key_env: Option<String>,
+}
+
+impl Scenario {
+    pub fn read(path: &Path) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let s: Scenario =
+            toml::from_str(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        for t in &s.run.tasks {
+            if !super::tasks::NAMES.contains(&t.as_str()) {
+                return Err(Error::unknown("task", t, &super::tasks::NAMES));
+            }
+        }
+        for surface in &s.run.surfaces {
+            crate::surface::SurfaceKind::parse(surface)?;
+        }
+        Ok(s)
+    }
+}

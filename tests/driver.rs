@@ -1,0 +1,116 @@
+//! The driver: whole tasks played round by round through the gateway against the reference
+//! server, summed from log rows.
+
+use toolcost::driver::{self, scenario::Scenario};
+
+fn scenario(text: &str) -> Scenario {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    Scenario::read(&p).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_play_to_completion_with_the_expected_rounds() {
+    let s = scenario(
+        r#"name = "t"
+[catalogue]
+rows = [60]
+[run]
+surfaces = ["per-row-mcp", "deferred-search", "deferred-search-client", "protocol-only", "small-mcp", "name-list"]
+tasks = ["turn", "now", "orders"]
+orders = 5
+"#,
+    );
+    let results = driver::run(&s, &|_| {}).await.unwrap();
+    assert_eq!(results.len(), 18);
+    let rounds = |surface: &str, task: &str| {
+        results
+            .iter()
+            .find(|r| r.surface == surface && r.task == task)
+            .map(|r| r.rounds)
+            .unwrap()
+    };
+    // turn: one round everywhere. now: call + answer; search adds a round; ask/search + contract add two.
+    for r in results.iter().filter(|r| r.task == "turn") {
+        assert_eq!(r.rounds, 1, "{r:?}");
+    }
+    assert_eq!(rounds("per-row-mcp", "now"), 2);
+    assert_eq!(
+        rounds("deferred-search", "now"),
+        2,
+        "the provider searches inside the round"
+    );
+    assert_eq!(rounds("deferred-search-client", "now"), 3);
+    assert_eq!(rounds("protocol-only", "now"), 4);
+    assert_eq!(rounds("small-mcp", "now"), 4);
+    assert_eq!(rounds("name-list", "now"), 3);
+    // orders: one call per round without batching; protocol-only loops in one shell call.
+    assert_eq!(rounds("per-row-mcp", "orders"), 6);
+    assert_eq!(rounds("small-mcp", "orders"), 8);
+    assert_eq!(rounds("protocol-only", "orders"), 4);
+    assert!(results.iter().all(|r| r.success), "{results:#?}");
+    assert!(results
+        .iter()
+        .all(|r| r.label.starts_with("estimated:kimi-est")));
+
+    // One turn's input tokens are the per-row surface's estimate: same catalogue, same client.
+    let cat = toolcost::catalogue::Catalogue::from_rows(
+        "t",
+        toolcost::catalogue::generate::generate(
+            toolcost::catalogue::profile::Profile::named("seed-2026-07").unwrap(),
+            60,
+            1,
+        ),
+    );
+    let client = toolcost::client::Client::named("claude-cli").unwrap();
+    let endpoint = "unused";
+    let req = toolcost::surface::SurfaceKind::PerRowMcp
+        .build(&toolcost::surface::Context {
+            catalogue: &cat,
+            client: &client,
+            turn: "what time is it",
+            endpoint,
+        })
+        .request;
+    let card = toolcost::pricing::PriceCard::named("kimi-k2.7-code").unwrap();
+    let expected =
+        toolcost::tokens::billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
+    let turn = results
+        .iter()
+        .find(|r| r.surface == "per-row-mcp" && r.task == "turn")
+        .unwrap();
+    assert_eq!(turn.input_tokens, expected);
+    // Later rounds read the resent prefix from the cache.
+    let now = results
+        .iter()
+        .find(|r| r.surface == "per-row-mcp" && r.task == "now")
+        .unwrap();
+    assert!(now.cached_input_tokens > now.input_tokens / 2);
+}
+
+#[test]
+fn bad_scenarios_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.toml");
+    for (text, needle) in [
+        ("name = \"x\"\n[catalogue]\nrows = [1]\n[run]\nsurfaces = [\"per-row-mcp\"]\ntasks = [\"dance\"]\n", "unknown task `dance`"),
+        ("name = \"x\"\n[catalogue]\nrows = [1]\n[run]\nsurfaces = [\"telepathy\"]\ntasks = [\"now\"]\n", "unknown surface"),
+        ("name = \"x\"\n[catalogue]\nrows = [1]\ncolour = 1\n[run]\nsurfaces = []\ntasks = []\n", "unknown field `colour`"),
+    ] {
+        std::fs::write(&p, text).unwrap();
+        let out = assert_cmd::Command::cargo_bin("toolcost").unwrap().args(["run", "--scenario"]).arg(&p).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn committed_scenarios_parse() {
+    for f in std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+        .unwrap()
+    {
+        let p = f.unwrap().path();
+        Scenario::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    }
+}
