@@ -479,27 +479,33 @@ pub fn load_target(t: &TargetArgs) -> Result<(Catalogue, Vec<String>)> {
     if let Some(path) = &t.file {
         return Ok((Catalogue::load(path)?, Vec::new()));
     }
-    let timeout = std::time::Duration::from_secs(t.timeout);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
-    let (label, listing) = runtime.block_on(async {
-        if let Some(url) = &t.url {
-            let mut ch = mcp::Http::new(url, &t.header)?;
-            Ok::<_, Error>((url.clone(), mcp::list_tools(&mut ch, timeout).await?))
-        } else if !t.command.is_empty() {
-            let mut ch = mcp::Stdio::spawn(&t.command)?;
-            Ok((
-                t.command.join(" "),
-                mcp::list_tools(&mut ch, timeout).await?,
-            ))
-        } else {
-            Err(Error::input(
-                "name the server: --file FILE, --url URL, or -- COMMAND ARGS...",
-            ))
-        }
-    })?;
+    runtime.block_on(fetch_target(t))
+}
+
+/// The live part of [`load_target`], for callers already inside a runtime.
+pub async fn fetch_target(t: &TargetArgs) -> Result<(Catalogue, Vec<String>)> {
+    if let Some(path) = &t.file {
+        return Ok((Catalogue::load(path)?, Vec::new()));
+    }
+    let timeout = std::time::Duration::from_secs(t.timeout);
+    let (label, listing) = if let Some(url) = &t.url {
+        let mut ch = mcp::Http::new(url, &t.header)?;
+        (url.clone(), mcp::list_tools(&mut ch, timeout).await?)
+    } else if !t.command.is_empty() {
+        let mut ch = mcp::Stdio::spawn(&t.command)?;
+        (
+            t.command.join(" "),
+            mcp::list_tools(&mut ch, timeout).await?,
+        )
+    } else {
+        return Err(Error::input(
+            "name the server: --file FILE, --url URL, or -- COMMAND ARGS...",
+        ));
+    };
     let server: String = listing
         .server_name
         .as_deref()

@@ -114,72 +114,115 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         .collect::<Result<Vec<_>>>()?;
     let dir = tempfile_dir()?;
     let mut out = Vec::new();
-    for &n in &s.catalogue.rows {
-        let rows: Vec<_> = Generator::new(
-            Profile::named(&s.catalogue.profile)?,
-            n,
-            s.catalogue.seed,
-            false,
-        )
-        .collect();
-        let cat = Catalogue::from_rows(format!("{} N={n}", s.catalogue.profile), rows.clone());
-        let state = server::state(&server::Options {
-            rows: Some(rows),
-            db: None,
-            token: Some(TOKEN.into()),
-            allowlist: vec![],
-            max_body: server::DEFAULT_MAX_BODY,
-        })?;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| Error::input(e.to_string()))?;
-        let server_base = format!(
-            "http://{}",
-            listener
-                .local_addr()
-                .map_err(|e| Error::input(e.to_string()))?
-        );
-        let (stop_srv, srv_rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(server::run(
-            listener,
-            state,
-            server::DEFAULT_MAX_BODY,
-            async move {
-                let _ = srv_rx.await;
-            },
-        ));
-        let log_path = dir.join(format!("gateway-{n}.sqlite"));
-        let upstream = match &s.upstream.url {
-            Some(u) => gateway::Upstream::Url(u.clone()),
-            None => gateway::Upstream::Mock,
+    let ep = &s.endpoints;
+    let token = match &ep.token_env {
+        Some(name) => std::env::var(name)
+            .map_err(|_| Error::input(format!("[endpoints] token_env {name} is not set")))?,
+        None => TOKEN.to_string(),
+    };
+    // With a running server there is one catalogue: the one it serves.
+    let sizes: Vec<Option<usize>> = match &ep.server {
+        Some(_) => vec![None],
+        None => s.catalogue.rows.iter().map(|&n| Some(n)).collect(),
+    };
+    for size in sizes {
+        let mut stops = Vec::new();
+        let (cat, server_base) = match (size, &ep.server) {
+            (_, Some(url)) => {
+                let target = crate::cli::TargetArgs {
+                    url: Some(format!("{}/mcp", url.trim_end_matches('/'))),
+                    header: vec![format!("Authorization: Bearer {token}")],
+                    timeout: 60,
+                    ..Default::default()
+                };
+                (
+                    crate::cli::fetch_target(&target).await?.0,
+                    url.trim_end_matches('/').to_string(),
+                )
+            }
+            (Some(n), None) => {
+                let rows: Vec<_> = Generator::new(
+                    Profile::named(&s.catalogue.profile)?,
+                    n,
+                    s.catalogue.seed,
+                    false,
+                )
+                .collect();
+                let cat =
+                    Catalogue::from_rows(format!("{} N={n}", s.catalogue.profile), rows.clone());
+                let state = server::state(&server::Options {
+                    rows: Some(rows),
+                    db: None,
+                    token: Some(token.clone()),
+                    allowlist: vec![],
+                    max_body: server::DEFAULT_MAX_BODY,
+                })?;
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .map_err(|e| Error::input(e.to_string()))?;
+                let base = format!(
+                    "http://{}",
+                    listener
+                        .local_addr()
+                        .map_err(|e| Error::input(e.to_string()))?
+                );
+                let (stop, rx) = tokio::sync::oneshot::channel::<()>();
+                tokio::spawn(server::run(
+                    listener,
+                    state,
+                    server::DEFAULT_MAX_BODY,
+                    async move {
+                        let _ = rx.await;
+                    },
+                ));
+                stops.push(stop);
+                (cat, base)
+            }
+            (None, None) => unreachable!(),
         };
-        let api_key = match &s.upstream.api_key_env {
-            Some(name) => Some(
-                std::env::var(name)
-                    .map_err(|_| Error::input(format!("api_key_env {name} is not set")))?,
+        let n = cat.tools.len();
+        let (gateway_base, log_path) = match (&ep.gateway, &ep.log) {
+            (Some(url), Some(log)) => (
+                url.trim_end_matches('/').to_string(),
+                std::path::PathBuf::from(log),
             ),
-            None => None,
+            _ => {
+                let log_path = dir.join(format!("gateway-{n}.sqlite"));
+                let upstream = match &s.upstream.url {
+                    Some(u) => gateway::Upstream::Url(u.clone()),
+                    None => gateway::Upstream::Mock,
+                };
+                let api_key = match &s.upstream.api_key_env {
+                    Some(name) => Some(
+                        std::env::var(name)
+                            .map_err(|_| Error::input(format!("api_key_env {name} is not set")))?,
+                    ),
+                    None => None,
+                };
+                let gw = gateway::Gateway::new(gateway::Options {
+                    upstream,
+                    api_key,
+                    log: log_path.clone(),
+                    timeout: std::time::Duration::from_secs(300),
+                    max_body: gateway::DEFAULT_MAX_BODY,
+                })?;
+                let glistener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .map_err(|e| Error::input(e.to_string()))?;
+                let base = format!(
+                    "http://{}",
+                    glistener
+                        .local_addr()
+                        .map_err(|e| Error::input(e.to_string()))?
+                );
+                let (stop, rx) = tokio::sync::oneshot::channel::<()>();
+                tokio::spawn(gateway::run(glistener, gw, async move {
+                    let _ = rx.await;
+                }));
+                stops.push(stop);
+                (base, log_path)
+            }
         };
-        let gw = gateway::Gateway::new(gateway::Options {
-            upstream,
-            api_key,
-            log: log_path.clone(),
-            timeout: std::time::Duration::from_secs(300),
-            max_body: gateway::DEFAULT_MAX_BODY,
-        })?;
-        let glistener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| Error::input(e.to_string()))?;
-        let gateway_base = format!(
-            "http://{}",
-            glistener
-                .local_addr()
-                .map_err(|e| Error::input(e.to_string()))?
-        );
-        let (stop_gw, gw_rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(gateway::run(glistener, gw, async move {
-            let _ = gw_rx.await;
-        }));
         let endpoint = format!("{server_base}/api/dispatch");
         for &surface in &surfaces {
             for tname in &s.run.tasks {
@@ -201,6 +244,7 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
                     &run_id,
                     s,
                 );
+                play.token = token.clone();
                 let outcome = play.play(s.run.max_rounds).await?;
                 let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
                 let rows = gateway::log::read_all(&log_path)?;
@@ -210,8 +254,9 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
                 progress(&run_id);
             }
         }
-        let _ = stop_srv.send(());
-        let _ = stop_gw.send(());
+        for stop in stops {
+            let _ = stop.send(());
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(out)
@@ -300,6 +345,8 @@ struct Play<'a> {
     results: Vec<Value>,
     /// What each Bash call the model makes does, by tool-use id order.
     pending_shell: Vec<Vec<(String, String, Option<String>)>>,
+    /// The reference server's bearer token.
+    token: String,
 }
 
 impl<'a> Play<'a> {
@@ -339,6 +386,7 @@ impl<'a> Play<'a> {
             failed: false,
             results: Vec::new(),
             pending_shell: Vec::new(),
+            token: TOKEN.to_string(),
         }
     }
 
@@ -608,7 +656,7 @@ impl<'a> Play<'a> {
                         .body(body.unwrap_or_default())
                 };
                 let text = rb
-                    .bearer_auth(TOKEN)
+                    .bearer_auth(&self.token)
                     .send()
                     .await
                     .map_err(|e| Error::input(e.to_string()))?
@@ -666,7 +714,7 @@ impl<'a> Play<'a> {
         let text = self
             .http
             .post(format!("{}{path}", self.server))
-            .bearer_auth(TOKEN)
+            .bearer_auth(&self.token)
             .body(call.to_string())
             .send()
             .await

@@ -17,6 +17,24 @@ pub struct Scenario {
     pub run: RunSpec,
     #[serde(default)]
     pub upstream: UpstreamSpec,
+    /// Running servers to use instead of starting them in process.
+    #[serde(default)]
+    pub endpoints: Endpoints,
+}
+
+/// `[endpoints]`: a running `toolcost serve` and/or `toolcost gateway`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Endpoints {
+    /// Base URL of a reference server (`http://127.0.0.1:8787`); its catalogue is read from
+    /// its `/mcp` tools/list, so `[catalogue].rows` does not apply.
+    pub server: Option<String>,
+    /// The env var holding that server's token.
+    pub token_env: Option<String>,
+    /// Base URL of a running gateway.
+    pub gateway: Option<String>,
+    /// That gateway's log file, which the results are read from (required with `gateway`).
+    pub log: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -102,6 +120,12 @@ impl Scenario {
         }
         for surface in &s.run.surfaces {
             crate::surface::SurfaceKind::parse(surface)?;
+        }
+        if s.endpoints.gateway.is_some() && s.endpoints.log.is_none() {
+            return Err(Error::input(format!(
+                "{}: [endpoints] gateway needs `log`, the path of that gateway's log file",
+                path.display()
+            )));
         }
         Ok(s)
     }
