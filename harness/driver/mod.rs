@@ -157,24 +157,10 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
                     allowlist: vec![],
                     max_body: server::DEFAULT_MAX_BODY,
                 })?;
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .map_err(|e| Error::input(e.to_string()))?;
-                let base = format!(
-                    "http://{}",
-                    listener
-                        .local_addr()
-                        .map_err(|e| Error::input(e.to_string()))?
-                );
-                let (stop, rx) = tokio::sync::oneshot::channel::<()>();
-                tokio::spawn(server::run(
-                    listener,
-                    state,
-                    server::DEFAULT_MAX_BODY,
-                    async move {
-                        let _ = rx.await;
-                    },
-                ));
+                let (base, stop) = spawn_local(|listener, shutdown| {
+                    server::run(listener, state, server::DEFAULT_MAX_BODY, shutdown)
+                })
+                .await?;
                 stops.push(stop);
                 (cat, base)
             }
@@ -206,19 +192,8 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
                     timeout: std::time::Duration::from_secs(300),
                     max_body: gateway::DEFAULT_MAX_BODY,
                 })?;
-                let glistener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .map_err(|e| Error::input(e.to_string()))?;
-                let base = format!(
-                    "http://{}",
-                    glistener
-                        .local_addr()
-                        .map_err(|e| Error::input(e.to_string()))?
-                );
-                let (stop, rx) = tokio::sync::oneshot::channel::<()>();
-                tokio::spawn(gateway::run(glistener, gw, async move {
-                    let _ = rx.await;
-                }));
+                let (base, stop) =
+                    spawn_local(|listener, shutdown| gateway::run(listener, gw, shutdown)).await?;
                 stops.push(stop);
                 (base, log_path)
             }
@@ -260,6 +235,34 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(out)
+}
+
+/// Start a server on 127.0.0.1:0; returns its base URL and the handle that stops it.
+async fn spawn_local<F, Fut>(serve: F) -> Result<(String, tokio::sync::oneshot::Sender<()>)>
+where
+    F: FnOnce(
+        tokio::net::TcpListener,
+        std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    ) -> Fut,
+    Fut: std::future::Future<Output = std::io::Result<()>> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| Error::input(e.to_string()))?;
+    let base = format!(
+        "http://{}",
+        listener
+            .local_addr()
+            .map_err(|e| Error::input(e.to_string()))?
+    );
+    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(serve(
+        listener,
+        Box::pin(async move {
+            let _ = rx.await;
+        }),
+    ));
+    Ok((base, stop))
 }
 
 fn tempfile_dir() -> Result<std::path::PathBuf> {

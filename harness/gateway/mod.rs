@@ -126,10 +126,10 @@ async fn count_tokens(Extract(gw): Shared, headers: HeaderMap, body: BodyResult)
     .await
 }
 
-fn json_response(status: u16, body: String, content_type: &str) -> Response {
+fn json_response(status: u16, body: impl Into<Body>, content_type: &str) -> Response {
     let mut r = (
         StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
-        body,
+        body.into(),
     )
         .into_response();
     r.headers_mut()
@@ -388,13 +388,7 @@ async fn forward(
             if u.is_some() { "observed" } else { "none" },
             error,
         ));
-        let mut r = (
-            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
-            body,
-        )
-            .into_response();
-        r.headers_mut()
-            .insert(header::CONTENT_TYPE, content_type.parse().unwrap());
+        let mut r = json_response(status, body, &content_type);
         r.headers_mut().extend(passed);
         return r;
     }
