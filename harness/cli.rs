@@ -2,9 +2,7 @@
 //! Exit status: 0 success, 1 findings (lint violations), 2 errors.
 
 use crate::catalogue::capture;
-use crate::catalogue::{
-    generate::Generator, generate::MAX_ROWS, jsonl, profile::Profile, Catalogue,
-};
+use crate::catalogue::{generate::Generator, jsonl, profile::Profile, Catalogue};
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::measure::{self, CatalogueSource};
@@ -365,16 +363,7 @@ fn run_gateway(a: GatewayArgs) -> Result<i32> {
         }
     };
     let api_key = match &a.api_key_env {
-        Some(name) => Some(
-            std::env::var(name)
-                .ok()
-                .filter(|k| !k.is_empty())
-                .ok_or_else(|| {
-                    Error::input(format!(
-                        "--api-key-env {name}: the variable is not set or empty"
-                    ))
-                })?,
-        ),
+        Some(name) => Some(crate::error::env_secret("--api-key-env", name)?),
         None => None,
     };
     let gw = crate::gateway::Gateway::new(crate::gateway::Options {
@@ -414,14 +403,15 @@ fn run_gateway(a: GatewayArgs) -> Result<i32> {
 fn run_serve(a: ServeArgs) -> Result<i32> {
     let rows = match (&a.catalogue, a.rows) {
         (Some(path), _) => Some(Catalogue::load(path)?.rows),
-        (None, Some(n)) => {
-            if n > MAX_ROWS {
-                return Err(Error::input(format!(
-                    "--rows {n} is over the limit of {MAX_ROWS}"
-                )));
-            }
-            Some(Generator::new(Profile::named(&a.profile)?, n, a.seed, a.inactive).collect())
-        }
+        (None, Some(n)) => Some(
+            Generator::new(
+                Profile::named(&a.profile)?,
+                crate::error::check_rows(n)?,
+                a.seed,
+                a.inactive,
+            )
+            .collect(),
+        ),
         (None, None) if a.db.as_ref().is_some_and(|p| p.exists()) => None,
         (None, None) => {
             return Err(Error::input(
@@ -430,9 +420,7 @@ fn run_serve(a: ServeArgs) -> Result<i32> {
         }
     };
     let token = match &a.token_env {
-        Some(name) => Some(std::env::var(name).ok().filter(|t| !t.is_empty()).ok_or_else(|| {
-            Error::input(format!("--token-env {name}: the variable is not set or empty; export {name}=<token> first"))
-        })?),
+        Some(name) => Some(crate::error::env_secret("--token-env", name)?),
         None => None,
     };
     let opts = crate::server::Options {
@@ -601,12 +589,7 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 }
 
 fn generate(a: GenerateArgs) -> Result<i32> {
-    if a.rows > MAX_ROWS {
-        return Err(Error::input(format!(
-            "--rows {} is over the limit of {MAX_ROWS}; generate at most a million rows",
-            a.rows
-        )));
-    }
+    crate::error::check_rows(a.rows)?;
     let profile = Profile::named(&a.profile)?;
     let gen = Generator::new(profile, a.rows, a.seed, a.inactive);
     let bar = if gen.len() >= 20_000 {
@@ -720,11 +703,7 @@ pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Conf
         },
         (Some(path), _) => CatalogueSource::File(path.clone()),
         (None, Some(rows)) => {
-            if rows > MAX_ROWS {
-                return Err(Error::input(format!(
-                    "--rows {rows} is over the limit of {MAX_ROWS}"
-                )));
-            }
+            crate::error::check_rows(rows)?;
             Profile::named(&a.profile)?;
             CatalogueSource::Generated {
                 rows,

@@ -49,3 +49,26 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A secret from the env var a flag names: set and non-empty, or an error that says so.
+pub fn env_secret(flag: &str, name: &str) -> Result<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            Error::input(format!(
+                "{flag} {name}: the variable is not set or empty; export {name}=... first"
+            ))
+        })
+}
+
+/// N within what the generator accepts.
+pub fn check_rows(n: usize) -> Result<usize> {
+    let max = crate::catalogue::generate::MAX_ROWS;
+    if n > max {
+        return Err(Error::input(format!(
+            "--rows {n} is over the limit of {max}; generate at most a million rows"
+        )));
+    }
+    Ok(n)
+}

@@ -54,10 +54,16 @@ impl Usage {
 }
 
 impl PriceCard {
+    /// Every card, parsed once per process (the gateway looks one up per request).
     pub fn all() -> Vec<PriceCard> {
-        let cards: Cards =
-            toml::from_str(EMBEDDED).expect("fixtures/prices.toml is valid (tested)");
-        cards.model
+        static CARDS: std::sync::OnceLock<Vec<PriceCard>> = std::sync::OnceLock::new();
+        CARDS
+            .get_or_init(|| {
+                let cards: Cards =
+                    toml::from_str(EMBEDDED).expect("fixtures/prices.toml is valid (tested)");
+                cards.model
+            })
+            .clone()
     }
 
     pub fn named(id: &str) -> Result<PriceCard> {

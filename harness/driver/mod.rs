@@ -116,8 +116,7 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
     let mut out = Vec::new();
     let ep = &s.endpoints;
     let token = match &ep.token_env {
-        Some(name) => std::env::var(name)
-            .map_err(|_| Error::input(format!("[endpoints] token_env {name} is not set")))?,
+        Some(name) => crate::error::env_secret("[endpoints] token_env", name)?,
         None => TOKEN.to_string(),
     };
     // With a running server there is one catalogue: the one it serves.
@@ -179,10 +178,7 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
                     None => gateway::Upstream::Mock,
                 };
                 let api_key = match &s.upstream.api_key_env {
-                    Some(name) => Some(
-                        std::env::var(name)
-                            .map_err(|_| Error::input(format!("api_key_env {name} is not set")))?,
-                    ),
+                    Some(name) => Some(crate::error::env_secret("[upstream] api_key_env", name)?),
                     None => None,
                 };
                 let gw = gateway::Gateway::new(gateway::Options {
@@ -519,6 +515,22 @@ impl<'a> Play<'a> {
         }
     }
 
+    /// After an ask or a directory search: read the contract next if the candidates hold the
+    /// key, otherwise count a miss.
+    fn discovered(&mut self, attempt: u8, answer: &Value) {
+        let key = self.key();
+        let hit = answer["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["key"] == key);
+        if hit {
+            self.phase = Phase::Contract;
+        } else {
+            self.miss(attempt);
+        }
+    }
+
     fn miss(&mut self, attempt: u8) {
         self.misses += 1;
         if attempt == 0 {
@@ -672,16 +684,7 @@ impl<'a> Play<'a> {
             match self.phase {
                 Phase::Discover(a) => {
                     let v: Value = serde_json::from_str(&joined).unwrap_or(Value::Null);
-                    let hit = v["candidates"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .any(|c| c["key"] == key);
-                    if hit {
-                        self.phase = Phase::Contract;
-                    } else {
-                        self.miss(a);
-                    }
+                    self.discovered(a, &v);
                 }
                 Phase::Contract => self.phase = Phase::Call(0),
                 Phase::Call(_) => {
@@ -737,16 +740,7 @@ impl<'a> Play<'a> {
             .unwrap_or(Value::Null);
         match (self.phase, self.surface, tool) {
             (Phase::Discover(a), SurfaceKind::SmallMcp, "search_directory") => {
-                let hit = structured["candidates"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|c| c["key"] == key);
-                if hit {
-                    self.phase = Phase::Contract;
-                } else {
-                    self.miss(a);
-                }
+                self.discovered(a, &structured)
             }
             (Phase::Contract, _, _) => self.phase = Phase::Call(0),
             (Phase::Call(i), _, _) => {

@@ -190,21 +190,24 @@ fn reply(v: Value, session: Option<String>) -> Outcome {
 /// The `tools/list` answer, written from each definition's text so the bytes are the
 /// projection's bytes.
 pub fn tools_list(st: &State, surface: Surface, id: &Value) -> String {
-    let raws: Vec<String> = match surface {
-        Surface::PerRow => st
-            .snapshot()
-            .catalogue
-            .tools
-            .iter()
-            .map(|t| t.raw.clone())
-            .collect(),
-        Surface::Small => small_mcp::tools().into_iter().map(|t| t.raw).collect(),
+    let write = |raws: &mut dyn Iterator<Item = &str>| {
+        let mut out = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"tools\":[",
+            crate::json::compact(id)
+        );
+        for (i, raw) in raws.enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(raw);
+        }
+        out.push_str("]}}");
+        out
     };
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"tools\":[{}]}}}}",
-        crate::json::compact(id),
-        raws.join(",")
-    )
+    match surface {
+        Surface::PerRow => write(&mut st.snapshot().catalogue.tools.iter().map(|t| t.raw.as_str())),
+        Surface::Small => write(&mut small_mcp::tools().iter().map(|t| t.raw.as_str())),
+    }
 }
 
 fn tool_result(value: &Value, is_error: bool) -> Value {
@@ -231,7 +234,7 @@ async fn call(st: &State, surface: Surface, id: &Value, params: &Value) -> Value
     };
     let request = match surface {
         Surface::PerRow => {
-            if st.snapshot().catalogue.tools.iter().all(|t| t.name != name) {
+            if !st.snapshot().row(name).is_some_and(|r| r.projected()) {
                 return rpc_error(
                     id.clone(),
                     INVALID_PARAMS,
