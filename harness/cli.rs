@@ -47,7 +47,7 @@ pub enum Command {
     Weigh(WeighArgs),
     /// Fail CI when tool definitions outgrow the budget in toolcost.toml or the baseline lock.
     Check(CheckArgs),
-    /// Run the reference dispatch server: HTTP protocol, per-row MCP and the small MCP surface.
+    /// Run the reference dispatch server: HTTP protocol, per-row MCP, the small MCP surface and code mode.
     Serve(ServeArgs),
     /// Run the LLM-API gateway that logs tokens, bytes and cost per request.
     Gateway(GatewayArgs),
@@ -119,8 +119,11 @@ pub struct ServeArgs {
     #[arg(long)]
     pub stdio: bool,
     /// With --stdio: serve the small surface instead of the per-row one.
-    #[arg(long, requires = "stdio")]
+    #[arg(long, requires = "stdio", conflicts_with = "code")]
     pub small: bool,
+    /// With --stdio: serve code mode (one `execute` tool running JavaScript in the sandbox).
+    #[arg(long, requires = "stdio")]
+    pub code: bool,
 }
 
 /// Where a server's tools come from.
@@ -437,7 +440,12 @@ fn run_serve(a: ServeArgs) -> Result<i32> {
         .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
     runtime.block_on(async move {
         if a.stdio {
-            let surface = if a.small { crate::server::mcp::Surface::Small } else { crate::server::mcp::Surface::PerRow };
+            use crate::server::mcp::Surface;
+            let surface = match (a.small, a.code) {
+                (true, _) => Surface::Small,
+                (_, true) => Surface::Code,
+                _ => Surface::PerRow,
+            };
             return crate::server::run_stdio(state, surface).await;
         }
         let listener = tokio::net::TcpListener::bind(&a.listen)
@@ -446,7 +454,7 @@ fn run_serve(a: ServeArgs) -> Result<i32> {
         let addr = listener.local_addr().map_err(|e| Error::input(e.to_string()))?;
         let snap = state.snapshot();
         eprintln!(
-            "toolcost serve: {} rows ({} projected) on http://{addr}: /api/dispatch, /mcp, /mcp/small; store {}; {}",
+            "toolcost serve: {} rows ({} projected) on http://{addr}: /api/dispatch, /mcp, /mcp/small, /mcp/code; store {}; {}",
             snap.rows.len(),
             snap.catalogue.tools.len(),
             a.db.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "in memory".into()),

@@ -21,6 +21,7 @@ pub mod pricing;
 pub mod report;
 pub mod reproduce;
 pub mod resolve;
+pub mod sandbox;
 pub mod schema;
 pub mod server;
 pub mod store;

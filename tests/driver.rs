@@ -17,13 +17,13 @@ async fn tasks_play_to_completion_with_the_expected_rounds() {
 [catalogue]
 rows = [60]
 [run]
-surfaces = ["per-row-mcp", "deferred-search", "deferred-search-client", "protocol-only", "small-mcp", "name-list"]
+surfaces = ["per-row-mcp", "deferred-search", "deferred-search-client", "protocol-only", "small-mcp", "name-list", "code-mode"]
 tasks = ["turn", "now", "orders"]
 orders = 5
 "#,
     );
     let results = driver::run(&s, &|_| {}).await.unwrap();
-    assert_eq!(results.len(), 18);
+    assert_eq!(results.len(), 21);
     let rounds = |surface: &str, task: &str| {
         results
             .iter()
@@ -49,6 +49,27 @@ orders = 5
     assert_eq!(rounds("per-row-mcp", "orders"), 6);
     assert_eq!(rounds("small-mcp", "orders"), 8);
     assert_eq!(rounds("protocol-only", "orders"), 4);
+    // Code mode: a search program, one program that loops over every order, the answer.
+    assert_eq!(rounds("code-mode", "now"), 3);
+    assert_eq!(rounds("code-mode", "orders"), 3);
+    let answer = |surface: &str| {
+        results
+            .iter()
+            .find(|r| r.surface == surface && r.task == "orders")
+            .map(|r| r.answer.clone())
+            .unwrap()
+    };
+    assert!(
+        answer("code-mode").starts_with("The 5 orders total "),
+        "{}",
+        answer("code-mode")
+    );
+    assert_eq!(
+        answer("code-mode"),
+        answer("per-row-mcp"),
+        "the loop ran for real"
+    );
+    assert_eq!(answer("code-mode"), answer("protocol-only"));
     assert!(results.iter().all(|r| r.success), "{results:#?}");
     assert!(results
         .iter()

@@ -578,6 +578,80 @@ async fn mcp_errors_and_calls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_mode_runs_programs_against_the_server() {
+    let s = start(40).await;
+    let before = s.receipts();
+    let exec = |code: &str| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "execute", "arguments": {"code": code}}});
+    let (_, listed) = s
+        .rpc(
+            "/mcp/code",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0]["name"], "execute");
+
+    // Search, read a contract, then a loop of dispatches in one call; each leaves a receipt.
+    let program = r#"
+        const [best] = await search("add a list of numbers");
+        const c = await contract(best.key);
+        let total = 0;
+        for (let i = 1; i <= 10; i++) total += (await dispatch(best.key, { numbers: [i] })).result.total;
+        console.log(best.key, Object.keys(c.schema.properties).join(","), total);
+    "#;
+    let (_, v) = s.rpc("/mcp/code", exec(program)).await;
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert_eq!(v["result"]["content"][0]["text"], "SUM numbers 55");
+    assert_eq!(v["result"]["structuredContent"]["api_calls"], 12);
+    assert_eq!(s.receipts(), before + 10);
+
+    // A refused dispatch throws inside the program; uncaught, it is a tool error.
+    let (_, v) = s
+        .rpc(
+            "/mcp/code",
+            exec("await dispatch('SUM', { numbers: 'x' });"),
+        )
+        .await;
+    assert_eq!(v["result"]["isError"], true);
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("/numbers"), "{text}");
+    let (_, v) = s
+        .rpc(
+            "/mcp/code",
+            exec("console.log('partial'); throw new Error('boom');"),
+        )
+        .await;
+    assert_eq!(v["result"]["isError"], true);
+    assert_eq!(v["result"]["content"][0]["text"], "partial\nError: boom");
+    // No filesystem, no network; an endless loop is stopped.
+    let (_, v) = s
+        .rpc(
+            "/mcp/code",
+            exec("const fs = await import('fs'); fs.readFileSync('/etc/passwd');"),
+        )
+        .await;
+    assert_eq!(v["result"]["isError"], true);
+    let (_, v) = s.rpc("/mcp/code", exec("while (true) {}")).await;
+    assert_eq!(v["result"]["isError"], true);
+    assert!(v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("time limit"));
+    assert_eq!(s.receipts(), before + 10, "refused calls leave no receipt");
+
+    // Protocol errors stay protocol errors.
+    let (_, v) = s
+        .rpc("/mcp/code", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "execute", "arguments": {}}}))
+        .await;
+    assert_eq!(v["error"]["code"], -32602);
+    let (_, v) = s
+        .rpc("/mcp/code", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "SUM", "arguments": {}}}))
+        .await;
+    assert_eq!(v["error"]["code"], -32602);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn small_surface_bytes_do_not_change_with_n() {
     let mut texts = Vec::new();
     for n in [10, 2000] {
@@ -661,6 +735,12 @@ async fn the_official_typescript_client_lists_and_calls() {
             "dispatch",
             r#"{"key":"ECHO","body":{"message":"from ts"}}"#,
             4,
+        ),
+        (
+            "/mcp/code",
+            "execute",
+            r#"{"code":"console.log(JSON.stringify(await dispatch('ECHO', {message: 'from ts'})))"}"#,
+            1,
         ),
     ] {
         let out = tokio::process::Command::new("node")

@@ -48,6 +48,9 @@ pub struct TaskResult {
     pub wall_ms: f64,
     /// The log rows' usage source (`estimated:<tokenizer>` with the mock, `observed` for real).
     pub label: String,
+    /// What the model answered in its last round.
+    #[serde(default)]
+    pub answer: String,
 }
 
 impl Tabular for TaskResult {
@@ -68,6 +71,7 @@ impl Tabular for TaskResult {
             "wire_bytes",
             "wall_ms",
             "label",
+            "answer",
         ]
     }
     fn cells(&self) -> Vec<String> {
@@ -87,6 +91,7 @@ impl Tabular for TaskResult {
             self.wire_bytes.to_string(),
             format!("{:.0}", self.wall_ms),
             self.label.clone(),
+            self.answer.clone(),
         ]
     }
     fn brief_columns() -> Option<Vec<usize>> {
@@ -274,6 +279,7 @@ fn tempfile_dir() -> Result<std::path::PathBuf> {
 struct Outcome {
     success: bool,
     misses: usize,
+    answer: String,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -315,6 +321,7 @@ fn summarise(
             .first()
             .map(|r| r.usage_source.clone())
             .unwrap_or_default(),
+        answer: o.answer,
     }
 }
 
@@ -346,6 +353,8 @@ struct Play<'a> {
     pending_shell: Vec<Vec<(String, String, Option<String>)>>,
     /// The reference server's bearer token.
     token: String,
+    /// The model's last words.
+    answer: String,
 }
 
 impl<'a> Play<'a> {
@@ -386,6 +395,7 @@ impl<'a> Play<'a> {
             results: Vec::new(),
             pending_shell: Vec::new(),
             token: TOKEN.to_string(),
+            answer: String::new(),
         }
     }
 
@@ -427,9 +437,13 @@ impl<'a> Play<'a> {
                 } else {
                     "Done.".to_string()
                 };
+                self.answer = text.clone();
                 json!({"text": text})
             }
             Phase::Call(i) => match self.surface {
+                SurfaceKind::CodeMode => {
+                    json!({"tool": self.tool_name("execute"), "input": {"code": self.call_program(i)}})
+                }
                 SurfaceKind::SmallMcp => {
                     json!({"tool": self.tool_name("dispatch"), "input": {"key": key, "body": calls[i]}})
                 }
@@ -500,6 +514,13 @@ impl<'a> Play<'a> {
                     SurfaceKind::SmallMcp => {
                         json!({"tool": self.tool_name("search_directory"), "input": {"query": q}})
                     }
+                    SurfaceKind::CodeMode => {
+                        let code = format!(
+                            "const found = await search({}, 5);\nconsole.log(JSON.stringify(found));",
+                            Value::from(q)
+                        );
+                        json!({"tool": self.tool_name("execute"), "input": {"code": code}})
+                    }
                     SurfaceKind::NameList => {
                         json!({"tool": name_list::ENABLE_TOOL, "input": {"names": [self.tool_name(key)]}})
                     }
@@ -513,6 +534,35 @@ impl<'a> Play<'a> {
                 }
             }
         }
+    }
+
+    /// The program a model writes in code mode to make calls `i..`: a loop that aggregates in
+    /// the sandbox for the orders task, one dispatch per call otherwise.
+    fn call_program(&self, i: usize) -> String {
+        let key = Value::from(self.key());
+        let calls = &self.task.calls[i..];
+        if self.task.name == "orders" {
+            return format!(
+                "let total = 0, count = 0;\n\
+                 for (let n = {}; n <= {}; n++) {{\n\
+                 \x20 const r = await dispatch({key}, {{ order_id: \"ord_\" + n }});\n\
+                 \x20 total += r.result.total_cents;\n\
+                 \x20 count += 1;\n\
+                 }}\n\
+                 console.log(JSON.stringify({{ count, total_cents: total }}));",
+                i + 1,
+                self.task.calls.len()
+            );
+        }
+        let mut code = String::from("const out = [];\n");
+        for a in calls {
+            code.push_str(&format!(
+                "out.push((await dispatch({key}, {})).result);\n",
+                crate::json::compact(a)
+            ));
+        }
+        code.push_str("console.log(JSON.stringify(out));");
+        code
     }
 
     /// After an ask or a directory search: read the contract next if the candidates hold the
@@ -589,6 +639,7 @@ impl<'a> Play<'a> {
                 return Ok(Outcome {
                     success: !self.failed,
                     misses: self.misses,
+                    answer: std::mem::take(&mut self.answer),
                 });
             }
             let mut results = Vec::new();
@@ -614,6 +665,7 @@ impl<'a> Play<'a> {
         Ok(Outcome {
             success: false,
             misses: self.misses,
+            answer: std::mem::take(&mut self.answer),
         })
     }
 
@@ -711,11 +763,12 @@ impl<'a> Play<'a> {
                 ));
             }
         }
-        let (path, mcp_tool) = if self.surface == SurfaceKind::SmallMcp {
-            ("/mcp/small", tool)
-        } else {
-            ("/mcp", tool)
+        let path = match self.surface {
+            SurfaceKind::SmallMcp => "/mcp/small",
+            SurfaceKind::CodeMode => "/mcp/code",
+            _ => "/mcp",
         };
+        let mcp_tool = tool;
         let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": mcp_tool, "arguments": input}});
         let text = self
             .http
@@ -741,6 +794,32 @@ impl<'a> Play<'a> {
         match (self.phase, self.surface, tool) {
             (Phase::Discover(a), SurfaceKind::SmallMcp, "search_directory") => {
                 self.discovered(a, &structured)
+            }
+            (phase, SurfaceKind::CodeMode, "execute") => {
+                let printed: Value = structured["error"]
+                    .is_null()
+                    .then(|| structured["printed"].as_str())
+                    .flatten()
+                    .and_then(|p| serde_json::from_str(p).ok())
+                    .unwrap_or(Value::Null);
+                match phase {
+                    Phase::Discover(a) => {
+                        self.discovered(a, &json!({ "candidates": printed }));
+                        // The search result names each key's arguments; no contract round.
+                        if self.phase == Phase::Contract {
+                            self.phase = Phase::Call(0);
+                        }
+                    }
+                    Phase::Call(_) => {
+                        match printed {
+                            Value::Array(items) => self.results.extend(items),
+                            Value::Null => self.failed = true,
+                            other => self.results.push(other),
+                        }
+                        self.phase = Phase::Final;
+                    }
+                    _ => {}
+                }
             }
             (Phase::Contract, _, _) => self.phase = Phase::Call(0),
             (Phase::Call(i), _, _) => {

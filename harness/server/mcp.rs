@@ -10,16 +10,18 @@ use super::invoke::{self, InvokeRequest, Refusal};
 use super::state::State;
 use crate::resolve;
 use crate::store;
-use crate::surface::small_mcp;
+use crate::surface::{code_mode, small_mcp};
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Which projection an endpoint serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
     PerRow,
     Small,
+    /// Code mode: one `execute` tool whose programs reach the catalogue through the sandbox.
+    Code,
 }
 
 /// Protocol versions this server speaks, newest first.
@@ -78,7 +80,7 @@ pub enum Outcome {
 
 /// Check a message's shape and answer it. `authorised` is whether the caller may invoke.
 pub async fn handle(
-    st: &State,
+    st: &Arc<State>,
     sessions: &Sessions,
     surface: Surface,
     msg: &Value,
@@ -145,10 +147,11 @@ pub async fn handle(
             let result = json!({
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": surface == Surface::PerRow}},
-                "serverInfo": {"name": match surface { Surface::PerRow => "toolcost", Surface::Small => "toolcost-small" }, "version": env!("CARGO_PKG_VERSION")},
+                "serverInfo": {"name": match surface { Surface::PerRow => "toolcost", Surface::Small => "toolcost-small", Surface::Code => "toolcost-code" }, "version": env!("CARGO_PKG_VERSION")},
                 "instructions": match surface {
                     Surface::PerRow => "One tool per capability row. Tools change while you are connected; the server sends notifications/tools/list_changed.",
                     Surface::Small => "Search the directory, read a contract, then dispatch by key. The tools never change; the catalogue behind them does.",
+                    Surface::Code => "Write one program that searches, reads contracts and dispatches; loops run inside one call. The tool never changes; the catalogue behind it does.",
                 },
             });
             reply(ok(&id, result), Some(sessions.open()))
@@ -207,6 +210,7 @@ pub fn tools_list(st: &State, surface: Surface, id: &Value) -> String {
     match surface {
         Surface::PerRow => write(&mut st.snapshot().catalogue.tools.iter().map(|t| t.raw.as_str())),
         Surface::Small => write(&mut small_mcp::tools().iter().map(|t| t.raw.as_str())),
+        Surface::Code => write(&mut std::iter::once(code_mode::tool().raw.as_str())),
     }
 }
 
@@ -214,7 +218,7 @@ fn tool_result(value: &Value, is_error: bool) -> Value {
     json!({"content": [{"type": "text", "text": crate::json::compact(value)}], "structuredContent": value, "isError": is_error})
 }
 
-async fn call(st: &State, surface: Surface, id: &Value, params: &Value) -> Value {
+async fn call(st: &Arc<State>, surface: Surface, id: &Value, params: &Value) -> Value {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return rpc_error(
             id.clone(),
@@ -233,6 +237,29 @@ async fn call(st: &State, surface: Surface, id: &Value, params: &Value) -> Value
         repairs: None,
     };
     let request = match surface {
+        Surface::Code => {
+            if name != "execute" {
+                return rpc_error(
+                    id.clone(),
+                    INVALID_PARAMS,
+                    format!("unknown tool `{name}`; this surface has one tool, `execute`"),
+                );
+            }
+            let Some(code) = args.get("code").and_then(Value::as_str) else {
+                return rpc_error(
+                    id.clone(),
+                    INVALID_PARAMS,
+                    "execute needs `code` (a string)",
+                );
+            };
+            let outcome = super::code::execute(st.clone(), code.to_string()).await;
+            let text = outcome.result_text();
+            return ok(
+                id,
+                json!({"content": [{"type": "text", "text": text}],
+                       "structuredContent": outcome, "isError": outcome.error.is_some()}),
+            );
+        }
         Surface::PerRow => {
             if !st.snapshot().row(name).is_some_and(|r| r.projected()) {
                 return rpc_error(

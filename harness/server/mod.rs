@@ -1,8 +1,9 @@
 //! The reference dispatch server: one SQLite `directory` table served three ways: the HTTP
 //! protocol (`/api/dispatch`, `/api/directory`), per-row MCP (`/mcp`) and the small MCP surface
-//! (`/mcp/small`), plus MCP over stdio. Every surface reads the same snapshot, rebuilt on each
+//! (`/mcp/small`) and code mode (`/mcp/code`), plus MCP over stdio. Every surface reads the same snapshot, rebuilt on each
 //! change, and every invocation goes through one path that writes a receipt first.
 
+pub mod code;
 pub mod http;
 pub mod invoke;
 pub mod mcp;
@@ -56,6 +57,7 @@ struct App {
     state: Arc<State>,
     sessions: Sessions,
     small_sessions: Sessions,
+    code_sessions: Sessions,
 }
 
 /// The router for a state.
@@ -64,6 +66,7 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
         state,
         sessions: Sessions::default(),
         small_sessions: Sessions::default(),
+        code_sessions: Sessions::default(),
     });
     let dispatch = Router::new()
         .route(
@@ -85,6 +88,12 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
             post(mcp_post_small)
                 .get(mcp_get_small)
                 .delete(mcp_delete_small),
+        )
+        .route(
+            "/mcp/code",
+            post(mcp_post_code)
+                .get(mcp_get_code)
+                .delete(mcp_delete_code),
         )
         .with_state(app);
     dispatch
@@ -129,6 +138,19 @@ async fn mcp_post_small(
 ) -> Response {
     mcp_post(&app, Surface::Small, &headers, body).await
 }
+async fn mcp_post_code(
+    Extract(app): AppState,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    mcp_post(&app, Surface::Code, &headers, body).await
+}
+async fn mcp_get_code(Extract(app): AppState, headers: HeaderMap) -> Response {
+    mcp_get(&app, Surface::Code, &headers)
+}
+async fn mcp_delete_code(Extract(app): AppState, headers: HeaderMap) -> Response {
+    mcp_delete(&app, Surface::Code, &headers)
+}
 async fn mcp_get_rows(Extract(app): AppState, headers: HeaderMap) -> Response {
     mcp_get(&app, Surface::PerRow, &headers)
 }
@@ -150,6 +172,7 @@ fn sessions(app: &App, surface: Surface) -> &Sessions {
     match surface {
         Surface::PerRow => &app.sessions,
         Surface::Small => &app.small_sessions,
+        Surface::Code => &app.code_sessions,
     }
 }
 
@@ -234,10 +257,10 @@ fn mcp_get(app: &App, surface: Surface, headers: &HeaderMap) -> Response {
     if let Err(r) = mcp_auth(&app.state, headers) {
         return *r;
     }
-    if surface == Surface::Small {
+    if surface != Surface::PerRow {
         return (
             StatusCode::METHOD_NOT_ALLOWED,
-            "the small surface never changes, so it sends no notifications",
+            "this surface's tools never change, so it sends no notifications",
         )
             .into_response();
     }

@@ -2,6 +2,7 @@
 //! sandbox. Its description is the API, which does not change with the catalogue.
 
 use super::{Built, Context};
+use crate::catalogue::Tool;
 use crate::wire;
 use serde_json::json;
 
@@ -19,10 +20,20 @@ declare function dispatch(key: string, args?: Record<string, unknown>): Promise<
 Loop, filter and aggregate inside the program and print only what the user needs: one call can do many lookups. \
 Programs stop after 5 seconds or 64 MB.";
 
+/// The execute tool's input schema.
+fn schema() -> serde_json::Value {
+    json!({"type": "object", "properties": {"code": {"type": "string", "description": "JavaScript source; top-level await is allowed"}}, "required": ["code"]})
+}
+
+/// The execute tool as the reference server's `/mcp/code` lists it.
+pub fn tool() -> Tool {
+    Tool::from_value(json!({"name": "execute", "description": API, "inputSchema": schema()}))
+        .expect("static tool")
+}
+
 pub fn build(ctx: &Context) -> Built {
-    let schema = json!({"type": "object", "properties": {"code": {"type": "string", "description": "JavaScript source; top-level await is allowed"}}, "required": ["code"]});
     let name = ctx.client.tool_name(&ctx.catalogue.server, "execute");
-    let def = wire::function_definition(ctx.client.format, &name, API, schema, false);
+    let def = wire::function_definition(ctx.client.format, &name, API, schema(), false);
     Built {
         request: ctx.request(None, vec![def]),
         definitions_in_context: 0,

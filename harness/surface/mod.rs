@@ -1,7 +1,7 @@
 //! Surfaces: the ways of exposing a catalogue to a model, one file each. Every surface turns
 //! (catalogue, client profile, user turn) into the exact request body of round one.
 
-mod code_mode;
+pub mod code_mode;
 mod deferred_search;
 pub mod name_list;
 mod per_row_mcp;

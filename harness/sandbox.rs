@@ -1,0 +1,336 @@
+//! The code-mode sandbox: runs a model's JavaScript in an embedded QuickJS interpreter
+//! (rquickjs) whose only way out is the catalogue API the execute tool describes
+//! (`search`, `contract`, `dispatch`).
+//!
+//! QuickJS was chosen over boa because it enforces both limits the surface promises in the
+//! engine itself: a memory limit on the runtime's allocator and an interrupt handler polled
+//! while bytecode runs, so an endless loop stops at the deadline without a watchdog thread.
+//! It also builds from bundled C in well under a minute, where boa adds several minutes of
+//! Rust compile on two cores. The runtime gets no module loader, no quickjs-libc (`std`, `os`)
+//! and no timers, so there is no filesystem and no network: the host functions bound here are
+//! the whole world the program sees.
+
+use rquickjs::{CatchResultExt, CaughtError, Context, Function, Promise, Runtime};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// What the program may use.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub time: Duration,
+    pub memory_bytes: usize,
+    /// Printed output kept; the rest is cut with a note.
+    pub output_bytes: usize,
+}
+
+impl Default for Limits {
+    /// The limits the execute tool's description states: 5 seconds, 64 MB.
+    fn default() -> Self {
+        Limits {
+            time: Duration::from_secs(5),
+            memory_bytes: 64 << 20,
+            output_bytes: 64 << 10,
+        }
+    }
+}
+
+/// The catalogue functions bound into the sandbox. `op` is `search`, `contract` or
+/// `dispatch`; `arg` is what the JavaScript side passed. An `Err` is thrown in the program as
+/// an `Error` with that message.
+pub trait Api {
+    fn call(&self, op: &str, arg: &Value) -> std::result::Result<Value, String>;
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// Everything `console.log` printed, one call per line.
+    pub printed: String,
+    /// Why the program did not finish, if it did not: a thrown error, the time limit, the
+    /// memory limit.
+    pub error: Option<String>,
+    /// Calls the program made through the API.
+    pub api_calls: usize,
+    pub wall_ms: f64,
+}
+
+impl Outcome {
+    /// The text a model sees as the tool result.
+    pub fn result_text(&self) -> String {
+        match &self.error {
+            None if self.printed.is_empty() => "(the program printed nothing)".into(),
+            None => self.printed.clone(),
+            Some(e) if self.printed.is_empty() => e.clone(),
+            Some(e) => format!("{}\n{e}", self.printed),
+        }
+    }
+}
+
+/// Bindings written in JavaScript over the one host function, so the program sees the typed
+/// API of the tool description: async functions that resolve to parsed JSON or throw.
+const PRELUDE: &str = r#"
+(() => {
+  const host = globalThis.__toolcost_host;
+  const print = globalThis.__toolcost_print;
+  delete globalThis.__toolcost_host;
+  delete globalThis.__toolcost_print;
+  const call = (op, arg) => {
+    const r = JSON.parse(host(op, JSON.stringify(arg)));
+    if (r.error !== undefined) throw new Error(r.error);
+    return r.ok;
+  };
+  const show = (v) => typeof v === 'string' ? v : (() => { try { return JSON.stringify(v); } catch (e) { return String(v); } })();
+  const log = (...xs) => print(xs.map(show).join(' '));
+  globalThis.console = Object.freeze({ log, info: log, warn: log, error: log });
+  globalThis.search = async (query, limit) => call('search', { query: String(query), limit: limit === undefined ? 5 : Number(limit) });
+  globalThis.contract = async (key) => call('contract', { key: String(key) });
+  globalThis.dispatch = async (key, args) => call('dispatch', { key: String(key), args: args === undefined ? {} : args });
+})();
+"#;
+
+/// Run `code` (a function body: top-level `await` and `return` work) against `api`.
+pub fn run(code: &str, api: Rc<dyn Api>, limits: Limits) -> Outcome {
+    let started = Instant::now();
+    let printed = Rc::new(RefCell::new(String::new()));
+    let calls = Rc::new(RefCell::new(0usize));
+    let error = execute(code, api, limits, started, printed.clone(), calls.clone()).err();
+    let printed = printed.borrow().clone();
+    let api_calls = *calls.borrow();
+    Outcome {
+        printed,
+        error,
+        api_calls,
+        wall_ms: started.elapsed().as_secs_f64() * 1000.0,
+    }
+}
+
+fn execute(
+    code: &str,
+    api: Rc<dyn Api>,
+    limits: Limits,
+    started: Instant,
+    printed: Rc<RefCell<String>>,
+    calls: Rc<RefCell<usize>>,
+) -> std::result::Result<(), String> {
+    let engine = |e: rquickjs::Error| format!("the sandbox could not start: {e}");
+    let rt = Runtime::new().map_err(engine)?;
+    rt.set_memory_limit(limits.memory_bytes);
+    rt.set_max_stack_size(1 << 20);
+    let deadline = started + limits.time;
+    rt.set_interrupt_handler(Some(Box::new(move || Instant::now() >= deadline)));
+    let ctx = Context::full(&rt).map_err(engine)?;
+    let out_limit = limits.output_bytes;
+    let timed_out = move || Instant::now() >= deadline;
+    let time_msg = format!(
+        "Error: the program ran past the sandbox's time limit ({} ms) and was stopped",
+        limits.time.as_millis()
+    );
+    let mem_msg = format!(
+        "Error: the program ran out of the sandbox's {} MB of memory",
+        limits.memory_bytes >> 20
+    );
+    ctx.with(|ctx| {
+        let describe = |e: CaughtError<'_>| -> String {
+            if timed_out() {
+                return time_msg.clone();
+            }
+            let text = match &e {
+                CaughtError::Exception(x) => {
+                    let msg = x.message().unwrap_or_default();
+                    let name = x
+                        .get::<_, String>("name")
+                        .unwrap_or_else(|_| "Error".into());
+                    format!("{name}: {msg}")
+                }
+                CaughtError::Value(v) => format!(
+                    "Uncaught: {}",
+                    v.as_string()
+                        .and_then(|s| s.to_string().ok())
+                        .unwrap_or_else(|| format!("{v:?}"))
+                ),
+                CaughtError::Error(e) => e.to_string(),
+            };
+            if text.contains("out of memory") {
+                mem_msg.clone()
+            } else {
+                text
+            }
+        };
+        let g = ctx.globals();
+        let sink = printed.clone();
+        let print = Function::new(ctx.clone(), move |line: String| {
+            let mut s = sink.borrow_mut();
+            if s.len() >= out_limit {
+                return;
+            }
+            if !s.is_empty() {
+                s.push('\n');
+            }
+            if s.len() + line.len() > out_limit {
+                let mut cut = out_limit.saturating_sub(s.len());
+                while !line.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                s.push_str(&line[..cut]);
+                s.push_str(&format!("\n[output cut at {out_limit} bytes]"));
+            } else {
+                s.push_str(&line);
+            }
+        })
+        .map_err(engine)?;
+        let counter = calls.clone();
+        let api = api.clone();
+        let host = Function::new(ctx.clone(), move |op: String, arg: String| -> String {
+            *counter.borrow_mut() += 1;
+            let reply = match serde_json::from_str::<Value>(&arg) {
+                Ok(v) => match api.call(&op, &v) {
+                    Ok(ok) => json!({ "ok": ok }),
+                    Err(e) => json!({ "error": e }),
+                },
+                Err(e) => json!({ "error": format!("arguments are not JSON: {e}") }),
+            };
+            reply.to_string()
+        })
+        .map_err(engine)?;
+        g.set("__toolcost_host", host).map_err(engine)?;
+        g.set("__toolcost_print", print).map_err(engine)?;
+        ctx.eval::<(), _>(PRELUDE).map_err(engine)?;
+        let wrapped = format!("(async () => {{\n{code}\n}})()");
+        let promise: Promise = ctx.eval(wrapped).catch(&ctx).map_err(describe)?;
+        let value: rquickjs::Value = promise.finish().catch(&ctx).map_err(|e| {
+            let d = describe(e);
+            if d.contains("dead lock") || d.contains("WouldBlock") {
+                "Error: the program waited on a promise that nothing can settle (there are no timers or I/O in the sandbox)".to_string()
+            } else {
+                d
+            }
+        })?;
+        // A returned value is printed, as a REPL would.
+        if !value.is_undefined() {
+            let shown: Option<String> = ctx
+                .json_stringify(value)
+                .ok()
+                .flatten()
+                .and_then(|s| s.to_string().ok());
+            if let Some(s) = shown {
+                let mut p = printed.borrow_mut();
+                if !p.is_empty() {
+                    p.push('\n');
+                }
+                p.push_str(&s);
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Echo;
+    impl Api for Echo {
+        fn call(&self, op: &str, arg: &Value) -> std::result::Result<Value, String> {
+            match op {
+                "dispatch" if arg["key"] == "FAIL" => Err("refused: unknown key FAIL".into()),
+                _ => Ok(json!({ "op": op, "arg": arg })),
+            }
+        }
+    }
+
+    fn quick() -> Limits {
+        Limits {
+            time: Duration::from_millis(500),
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn prints_and_calls_the_api() {
+        let o = run(
+            "let t = 0; for (let i = 0; i < 3; i++) { const r = await dispatch('SUM', {i}); t += r.arg.args.i; } console.log('total', t);",
+            Rc::new(Echo),
+            quick(),
+        );
+        assert_eq!(o.error, None);
+        assert_eq!(o.printed, "total 3");
+        assert_eq!(o.api_calls, 3);
+    }
+
+    #[test]
+    fn a_refused_call_throws_in_the_program() {
+        let o = run(
+            "try { await dispatch('FAIL'); } catch (e) { console.log('caught', e.message); }",
+            Rc::new(Echo),
+            quick(),
+        );
+        assert_eq!(o.printed, "caught refused: unknown key FAIL");
+        let o = run("await dispatch('FAIL');", Rc::new(Echo), quick());
+        assert_eq!(o.error.as_deref(), Some("Error: refused: unknown key FAIL"));
+    }
+
+    #[test]
+    fn an_endless_loop_stops_at_the_time_limit() {
+        let o = run(
+            "console.log('before'); while (true) {}",
+            Rc::new(Echo),
+            quick(),
+        );
+        assert!(o.error.as_deref().unwrap().contains("time limit"), "{o:?}");
+        assert_eq!(o.printed, "before");
+        assert!(o.wall_ms < 5_000.0);
+    }
+
+    #[test]
+    fn there_is_no_filesystem_or_network() {
+        let probe = "console.log([typeof require, typeof fetch, typeof XMLHttpRequest, typeof std, typeof os, typeof process, typeof setTimeout, typeof WebSocket].join(','));";
+        let o = run(probe, Rc::new(Echo), quick());
+        assert_eq!(o.error, None, "{o:?}");
+        assert_eq!(
+            o.printed,
+            "undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined"
+        );
+        for attempt in [
+            "const fs = await import('fs'); console.log(fs.readFileSync('/etc/passwd'));",
+            "const os = await import('os'); console.log(os.exec(['ls']));",
+            "const m = await import('http://127.0.0.1:1/x.js'); console.log(m);",
+        ] {
+            let o = run(attempt, Rc::new(Echo), quick());
+            assert!(o.error.is_some(), "{attempt} ran: {o:?}");
+            assert_eq!(o.printed, "", "{attempt}");
+        }
+    }
+
+    #[test]
+    fn memory_is_capped() {
+        let limits = Limits {
+            memory_bytes: 16 << 20,
+            ..quick()
+        };
+        let o = run(
+            "const a = []; while (true) a.push('x'.repeat(1 << 20) + a.length);",
+            Rc::new(Echo),
+            limits,
+        );
+        let e = o.error.expect("the program cannot finish");
+        assert!(e.contains("16 MB of memory"), "{e}");
+    }
+
+    #[test]
+    fn a_never_settled_promise_is_an_error_not_a_hang() {
+        let o = run("await new Promise(() => {});", Rc::new(Echo), quick());
+        assert!(
+            o.error.as_deref().unwrap().contains("nothing can settle"),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn a_returned_value_is_printed() {
+        let o = run("return {a: 1};", Rc::new(Echo), quick());
+        assert_eq!(o.printed, "{\"a\":1}");
+    }
+}
