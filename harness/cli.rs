@@ -53,6 +53,38 @@ pub enum Command {
     Gateway(GatewayArgs),
     /// Play a scenario's tasks round by round through the gateway against the reference server.
     Run(RunArgs),
+    /// How well each resolver finds the right row: recall@1, recall@5 and MRR on a labelled
+    /// query set, and the rounds and tokens misses add on each surface that searches.
+    SearchEval(SearchEvalArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["catalogue", "rows"])))]
+pub struct SearchEvalArgs {
+    /// A catalogue file (JSONL, SQLite or a tools/list capture); needs --queries.
+    #[arg(long, value_name = "FILE", requires = "queries")]
+    pub catalogue: Option<PathBuf>,
+    /// The labelled query set for --catalogue (JSONL; `generate --queries` writes one).
+    #[arg(long, value_name = "FILE", requires = "catalogue")]
+    pub queries: Option<PathBuf>,
+    /// Or generate catalogues of these sizes, each with its query set, e.g. 856,8560,85600.
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    pub rows: Vec<usize>,
+    #[arg(long, default_value = "seed-2026-07")]
+    pub profile: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Rows sampled per catalogue for the query set (two queries each, plus the fixed rows).
+    #[arg(long, default_value_t = 200)]
+    pub targets: usize,
+    /// Comma-separated: substring, bm25, bm25-definitions, regex.
+    #[arg(long, default_value = "substring,bm25,bm25-definitions,regex")]
+    pub resolver: String,
+    /// Directory for results.csv/json, surfaces.csv/json, misses.md, summary.md and the query sets.
+    #[arg(long, default_value = "reports/search")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 #[derive(Args, Debug)]
@@ -200,6 +232,12 @@ pub struct GenerateArgs {
     /// Output file: .sqlite or .db writes a `directory` table, anything else JSONL. Default: JSONL on stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the catalogue's labelled query set (JSONL) for `search-eval`.
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
+    /// Rows sampled for --queries (two queries each, plus the fixed rows).
+    #[arg(long, default_value_t = 200, requires = "queries")]
+    pub targets: usize,
 }
 
 #[derive(Args, Debug)]
@@ -325,6 +363,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Serve(a) => run_serve(a),
         Command::Gateway(a) => run_gateway(a),
         Command::Run(a) => run_scenario(a),
+        Command::SearchEval(a) => run_search_eval(a),
     }
 }
 
@@ -350,6 +389,50 @@ fn run_scenario(a: RunArgs) -> Result<i32> {
             .write_all(&bytes)
             .map_err(|e| Error::io("<stdout>", e))?,
     }
+    Ok(0)
+}
+
+fn run_search_eval(a: SearchEvalArgs) -> Result<i32> {
+    use crate::discovery::{eval::Method, report as dr};
+    let methods = a
+        .resolver
+        .split(',')
+        .map(|m| Method::parse(m.trim()))
+        .collect::<Result<Vec<_>>>()?;
+    let source = match (&a.catalogue, &a.queries) {
+        (Some(c), Some(q)) => dr::Source::Files {
+            catalogue: c.clone(),
+            queries: q.clone(),
+        },
+        _ => {
+            for &n in &a.rows {
+                crate::error::check_rows(n)?;
+            }
+            dr::Source::Generated {
+                profile: a.profile.clone(),
+                seed: a.seed,
+                rows: a.rows.clone(),
+                targets: a.targets,
+            }
+        }
+    };
+    let bar = ProgressBar::new_spinner();
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let written = dr::run(
+        &dr::Config {
+            source,
+            methods,
+            out: a.out.clone(),
+        },
+        &|m| bar.set_message(m.to_string()),
+    )?;
+    bar.finish_and_clear();
+    let mut out = std::io::stdout();
+    out.write_all(&report::render(a.format.format(), &written.scores))
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.write_all(&report::render(a.format.format(), &written.costs)))
+        .map_err(|e| Error::io("<stdout>", e))?;
+    eprintln!("toolcost search-eval: wrote {}", a.out.display());
     Ok(0)
 }
 
@@ -598,6 +681,11 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 
 fn generate(a: GenerateArgs) -> Result<i32> {
     crate::error::check_rows(a.rows)?;
+    if a.queries.is_some() && a.inactive {
+        return Err(Error::input(
+            "--queries labels the projected rows; generate it without --inactive",
+        ));
+    }
     let profile = Profile::named(&a.profile)?;
     let gen = Generator::new(profile, a.rows, a.seed, a.inactive);
     let bar = if gen.len() >= 20_000 {
@@ -646,6 +734,15 @@ fn generate(a: GenerateArgs) -> Result<i32> {
         }
     }
     bar.finish_and_clear();
+    if let Some(path) = &a.queries {
+        let (_, queries) = crate::discovery::queries::generate(
+            Profile::named(&a.profile)?,
+            a.rows,
+            a.seed,
+            a.targets,
+        )?;
+        crate::discovery::queries::write(path, &queries)?;
+    }
     Ok(0)
 }
 

@@ -10,6 +10,7 @@ pub mod check;
 pub mod cli;
 pub mod client;
 pub mod clock;
+pub mod discovery;
 pub mod driver;
 pub mod error;
 pub mod gateway;

@@ -110,6 +110,42 @@ orders = 5
     assert!(now.cached_input_tokens > now.input_tokens / 2);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paraphrased_search_that_misses_is_reformulated_and_counted() {
+    let s = scenario(
+        r#"name = "p"
+[catalogue]
+rows = [200]
+[run]
+surfaces = ["deferred-search", "protocol-only", "small-mcp", "code-mode"]
+tasks = ["aig"]
+phrasing = "paraphrase"
+"#,
+    );
+    let results = driver::run(&s, &|_| {}).await.unwrap();
+    let literal = driver::run(
+        &scenario(
+            r#"name = "l"
+[catalogue]
+rows = [200]
+[run]
+surfaces = ["deferred-search", "protocol-only", "small-mcp", "code-mode"]
+tasks = ["aig"]
+"#,
+        ),
+        &|_| {},
+    )
+    .await
+    .unwrap();
+    for (p, l) in results.iter().zip(&literal) {
+        // "show my LLM proxies" shares no word with AIG_LIST: one miss, one more round, then
+        // the literal words find it.
+        assert_eq!((p.misses, l.misses), (1, 0), "{p:?}");
+        assert_eq!(p.rounds, l.rounds + 1, "{p:?}");
+        assert!(p.success && p.input_tokens > l.input_tokens, "{p:?}");
+    }
+}
+
 #[test]
 fn bad_scenarios_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -80,7 +80,20 @@ struct Service {
 }
 
 /// Rows of one catalogue, in order.
+/// What a generated row is for, in the generator's own terms: the labels a query set is
+/// written from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Intent {
+    /// The verb's key word (`LIST`, `GET`, ...).
+    pub verb: &'static str,
+    /// The resource as prose (`invoices`, `pull requests`, ...).
+    pub resource: &'static str,
+    /// The service's display name.
+    pub service: String,
+}
+
 pub struct Generator {
+    last_intent: Option<Intent>,
     profile: Profile,
     seed: u64,
     rows: usize,
@@ -108,6 +121,7 @@ impl Generator {
         let n_services = SERVICES.len().max(rows.div_ceil(24));
         let services = (0..n_services).map(|i| make_service(seed, i)).collect();
         Generator {
+            last_intent: None,
             profile,
             seed,
             rows,
@@ -123,6 +137,11 @@ impl Generator {
     /// Rows this generator yields in all.
     pub fn len(&self) -> usize {
         self.rows + self.extra.iter().sum::<usize>()
+    }
+
+    /// The intent of the row `next()` returned last; `None` for the fixed rows.
+    pub fn last_intent(&self) -> Option<&Intent> {
+        self.last_intent.as_ref()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -171,6 +190,11 @@ impl Generator {
         let svc = self.services[rng.below(self.services.len())].clone();
         let (res_key, res_phrase, id_arg) = RESOURCES[*rng.pick(&svc.resources)];
         let (verb_key, verb_phrase, returns) = *rng.pick(VERBS);
+        self.last_intent = Some(Intent {
+            verb: verb_key,
+            resource: res_phrase,
+            service: svc.display.clone(),
+        });
         let res_word = if rng.chance(self.profile.short_resource_share) {
             res_key.split('_').next().unwrap()
         } else {
@@ -533,6 +557,7 @@ impl Iterator for Generator {
         self.next += 1;
         if i < self.rows {
             if let Some(row) = fixed_row(i) {
+                self.last_intent = None;
                 self.keys.insert(row.key.clone());
                 self.count(row.runner);
                 return Some(row);

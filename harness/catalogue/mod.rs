@@ -9,7 +9,7 @@ pub mod generate;
 pub mod jsonl;
 pub mod profile;
 pub mod stats;
-mod words;
+pub(crate) mod words;
 
 use crate::error::{Error, Result};
 use crate::json;

@@ -202,7 +202,11 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         let endpoint = format!("{server_base}/api/dispatch");
         for &surface in &surfaces {
             for tname in &s.run.tasks {
-                let task = tasks::task(tname, s.run.orders);
+                let task = tasks::task(
+                    tname,
+                    s.run.orders,
+                    s.run.phrasing == scenario::Phrasing::Paraphrase,
+                );
                 let run_id = format!("{}-{}-{n}-{}", s.name, surface.name(), task.name);
                 let ctx = Context {
                     catalogue: &cat,
@@ -488,7 +492,7 @@ impl<'a> Play<'a> {
                         let search = match method {
                             SearchMethod::Bm25 => json!({"query": q}),
                             SearchMethod::Regex => {
-                                json!({"pattern": q.split_whitespace().collect::<Vec<_>>().join("|")})
+                                json!({"pattern": crate::resolve::regex_for(q)})
                             }
                         };
                         let found = crate::resolve::search_definitions(
@@ -508,7 +512,7 @@ impl<'a> Play<'a> {
                     SurfaceKind::DeferredSearch(method, SearchSide::Client) => match method {
                         SearchMethod::Bm25 => json!({"tool": "tool_search", "input": {"query": q}}),
                         SearchMethod::Regex => {
-                            json!({"tool": "tool_search", "input": {"pattern": q.split_whitespace().collect::<Vec<_>>().join("|")}})
+                            json!({"tool": "tool_search", "input": {"pattern": crate::resolve::regex_for(q)}})
                         }
                     },
                     SurfaceKind::SmallMcp => {

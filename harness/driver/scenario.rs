@@ -89,6 +89,19 @@ pub struct RunSpec {
     /// Rounds after which a task counts as failed.
     #[serde(default = "default_max_rounds")]
     pub max_rounds: usize,
+    /// How the model words its first search: `literal` (the capability's own words, default)
+    /// or `paraphrase` (the labelled query set's paraphrase; the literal words become the
+    /// reformulation after a miss).
+    #[serde(default)]
+    pub phrasing: Phrasing,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phrasing {
+    #[default]
+    Literal,
+    Paraphrase,
 }
 
 fn default_orders() -> usize {

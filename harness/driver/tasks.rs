@@ -17,14 +17,25 @@ pub struct Task {
     pub reformulation: &'static str,
 }
 
-pub fn task(name: &str, orders: usize) -> Task {
-    let t = |prompt: &str, key, calls, query, reformulation| Task {
-        name: name.to_string(),
-        prompt: prompt.to_string(),
-        key,
-        calls,
-        query,
-        reformulation,
+/// A task by name. With `paraphrase`, the first search uses the labelled query set's
+/// paraphrase for the task's row and the task's own words become the reformulation.
+pub fn task(name: &str, orders: usize, paraphrase: bool) -> Task {
+    let t = |prompt: &str, key: Option<&'static str>, calls, query, reformulation| {
+        let para = key
+            .filter(|_| paraphrase)
+            .and_then(crate::discovery::queries::fixed);
+        let (query, reformulation) = match para {
+            Some((_, p)) => (p, query),
+            None => (query, reformulation),
+        };
+        Task {
+            name: name.to_string(),
+            prompt: prompt.to_string(),
+            key,
+            calls,
+            query,
+            reformulation,
+        }
     };
     match name {
         "now" => t(

@@ -6,7 +6,7 @@
 mod bm25;
 mod substring;
 
-pub use bm25::Bm25;
+pub use bm25::{terms as bm25_terms, Bm25};
 pub use substring::{Substring, DEMOTED_PREFIXES, PINS};
 
 use crate::catalogue::Row;
@@ -83,8 +83,28 @@ pub fn search_definitions(
         .get("query")
         .and_then(|v| v.as_str())
         .ok_or("a BM25 search needs `query`")?;
-    let rows: Vec<Row> = defs
-        .iter()
+    let rows = definition_rows(defs);
+    let index = Bm25::new(&rows);
+    Ok(index
+        .resolve(query, 5)
+        .into_iter()
+        .map(|h| rows[h.row].key.clone())
+        .collect())
+}
+
+/// The regex a model writes for a plain-words search: its content words (stop words dropped,
+/// plurals folded so that the stem still matches) as a case-insensitive alternation.
+pub fn regex_for(query: &str) -> String {
+    let words: Vec<String> = bm25_terms(query)
+        .into_iter()
+        .map(|w| ::regex::escape(&w))
+        .collect();
+    words.join("|")
+}
+
+/// Tool definitions as rows a resolver can index: the name's words, then the description.
+pub fn definition_rows(defs: &[(String, String)]) -> Vec<Row> {
+    defs.iter()
         .map(|(n, d)| Row {
             key: n.clone(),
             runner: crate::catalogue::Runner::Fn,
@@ -97,13 +117,7 @@ pub fn search_definitions(
             planner_visible: true,
             input_schema: None,
         })
-        .collect();
-    let index = Bm25::new(&rows);
-    Ok(index
-        .resolve(query, 5)
-        .into_iter()
-        .map(|h| rows[h.row].key.clone())
-        .collect())
+        .collect()
 }
 
 /// The text a resolver searches: key, category and the docstring lines.

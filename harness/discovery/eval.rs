@@ -1,0 +1,362 @@
+//! Scoring resolvers against a labelled query set, and what their misses cost each surface
+//! that discovers through them.
+
+use super::queries::{Query, QueryKind};
+use crate::catalogue::{Catalogue, Row};
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::pricing::PriceCard;
+use crate::report::Tabular;
+use crate::resolve::{self, Bm25, Substring};
+use crate::surface::{Context, SearchMethod, SearchSide, SurfaceKind};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// The resolvers a query set can be scored against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// The published substring scorer over rows (`ask?resolver=substring`).
+    Substring,
+    /// BM25 over rows: `ask`, the small surface's `search_directory`, code mode's `search()`.
+    Bm25,
+    /// BM25 over tool definitions (name and description): the deferred-search tool.
+    Bm25Definitions,
+    /// A case-insensitive alternation of the query's content words over tool definitions,
+    /// first five matches in catalogue order: the deferred-search regex tool.
+    Regex,
+}
+
+impl Method {
+    pub const ALL: [Method; 4] = [
+        Method::Substring,
+        Method::Bm25,
+        Method::Bm25Definitions,
+        Method::Regex,
+    ];
+    pub const NAMES: [&'static str; 4] = ["substring", "bm25", "bm25-definitions", "regex"];
+
+    pub fn parse(s: &str) -> Result<Method> {
+        Method::NAMES
+            .iter()
+            .position(|n| *n == s)
+            .map(|i| Method::ALL[i])
+            .ok_or_else(|| Error::unknown("resolver", s, &Method::NAMES))
+    }
+
+    pub fn name(self) -> &'static str {
+        Method::NAMES[Method::ALL.iter().position(|m| *m == self).unwrap()]
+    }
+
+    /// How many results the resolver ever returns.
+    pub fn depth(self) -> usize {
+        match self {
+            Method::Substring | Method::Bm25 => resolve::TOP,
+            Method::Bm25Definitions | Method::Regex => 5,
+        }
+    }
+}
+
+/// A built index of one catalogue for one method.
+enum Index {
+    Rows(Box<dyn resolve::Resolver + Send + Sync>, Vec<String>),
+    Regex(Vec<(String, String)>),
+}
+
+impl Index {
+    fn new(method: Method, rows: &[Row], cat: &Catalogue) -> Index {
+        let keys = || rows.iter().map(|r| r.key.clone()).collect::<Vec<_>>();
+        match method {
+            Method::Substring => Index::Rows(Box::new(Substring::new(rows)), keys()),
+            Method::Bm25 => Index::Rows(Box::new(Bm25::new(rows)), keys()),
+            Method::Bm25Definitions => {
+                let defs = definitions(cat);
+                let drows = resolve::definition_rows(&defs);
+                let names = drows.iter().map(|r| r.key.clone()).collect();
+                Index::Rows(Box::new(Bm25::new(&drows)), names)
+            }
+            Method::Regex => Index::Regex(definitions(cat)),
+        }
+    }
+
+    fn rank(&self, query: &str, depth: usize) -> Vec<String> {
+        match self {
+            Index::Rows(r, keys) => r
+                .resolve(query, depth)
+                .into_iter()
+                .map(|h| keys[h.row].clone())
+                .collect(),
+            Index::Regex(defs) => {
+                let pattern = resolve::regex_for(query);
+                let search = serde_json::json!({ "pattern": pattern });
+                resolve::search_definitions(defs, &search, true).unwrap_or_default()
+            }
+        }
+    }
+}
+
+fn definitions(cat: &Catalogue) -> Vec<(String, String)> {
+    cat.tools
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.value["description"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// One query's outcome under one method.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub query: Query,
+    /// 1-based rank of the first relevant key, if it came back at all.
+    pub rank: Option<usize>,
+    pub top: Vec<String>,
+}
+
+/// Recall and MRR of one method on one kind of query at one N (a row of `results.csv`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Score {
+    pub rows: usize,
+    pub resolver: String,
+    pub kind: String,
+    pub queries: usize,
+    pub recall_at_1: f64,
+    pub recall_at_5: f64,
+    pub mrr: f64,
+    /// Mean wall time per query (observed, this machine).
+    pub mean_query_ms: f64,
+    pub label: String,
+}
+
+impl Tabular for Score {
+    fn headers() -> Vec<&'static str> {
+        vec![
+            "rows",
+            "resolver",
+            "kind",
+            "queries",
+            "recall_at_1",
+            "recall_at_5",
+            "mrr",
+            "mean_query_ms",
+            "label",
+        ]
+    }
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.rows.to_string(),
+            self.resolver.clone(),
+            self.kind.clone(),
+            self.queries.to_string(),
+            format!("{:.3}", self.recall_at_1),
+            format!("{:.3}", self.recall_at_5),
+            format!("{:.3}", self.mrr),
+            format!("{:.3}", self.mean_query_ms),
+            self.label.clone(),
+        ]
+    }
+}
+
+/// What misses add to a task on one surface (a row of `surfaces.csv`). The model searches
+/// with a paraphrase first; after a miss it reformulates once in the row's own words; after a
+/// second miss it gives up.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SurfaceCost {
+    pub rows: usize,
+    pub surface: String,
+    pub resolver: String,
+    /// Candidates the surface shows the model per search.
+    pub shown: usize,
+    pub tasks: usize,
+    /// Share of tasks whose first search missed (each costs one more round).
+    pub first_miss_rate: f64,
+    /// Share of tasks whose reformulated search missed too (the task fails).
+    pub fail_rate: f64,
+    pub extra_rounds_per_task: f64,
+    /// Input tokens of one round on this surface at this N (estimated:kimi-est, the claude-cli
+    /// profile): what each extra round costs at least.
+    pub round_input_tokens: u64,
+    pub extra_input_tokens_per_task: f64,
+    pub label: String,
+}
+
+impl Tabular for SurfaceCost {
+    fn headers() -> Vec<&'static str> {
+        vec![
+            "rows",
+            "surface",
+            "resolver",
+            "shown",
+            "tasks",
+            "first_miss_rate",
+            "fail_rate",
+            "extra_rounds_per_task",
+            "round_input_tokens",
+            "extra_input_tokens_per_task",
+            "label",
+        ]
+    }
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.rows.to_string(),
+            self.surface.clone(),
+            self.resolver.clone(),
+            self.shown.to_string(),
+            self.tasks.to_string(),
+            format!("{:.3}", self.first_miss_rate),
+            format!("{:.3}", self.fail_rate),
+            format!("{:.3}", self.extra_rounds_per_task),
+            self.round_input_tokens.to_string(),
+            format!("{:.0}", self.extra_input_tokens_per_task),
+            self.label.clone(),
+        ]
+    }
+}
+
+/// The surfaces that discover through a resolver, how many candidates each shows, and which
+/// method answers their searches.
+pub const SURFACES: [(SurfaceKind, Method, usize); 5] = [
+    (
+        SurfaceKind::DeferredSearch(SearchMethod::Bm25, SearchSide::Provider),
+        Method::Bm25Definitions,
+        5,
+    ),
+    (
+        SurfaceKind::DeferredSearch(SearchMethod::Regex, SearchSide::Provider),
+        Method::Regex,
+        5,
+    ),
+    (SurfaceKind::ProtocolOnly, Method::Bm25, resolve::TOP),
+    (SurfaceKind::SmallMcp, Method::Bm25, resolve::TOP),
+    (SurfaceKind::CodeMode, Method::Bm25, 5),
+];
+
+/// Everything one catalogue's evaluation produced.
+pub struct Evaluation {
+    pub scores: Vec<Score>,
+    pub costs: Vec<SurfaceCost>,
+    /// Per method, every query's outcome.
+    pub ranked: HashMap<Method, Vec<Ranked>>,
+}
+
+/// Score `methods` on `queries` over `rows`; surface costs for the surfaces whose method ran.
+pub fn evaluate(
+    rows: &[Row],
+    queries: &[Query],
+    methods: &[Method],
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Evaluation> {
+    let n = rows.iter().filter(|r| r.projected()).count();
+    let cat = Catalogue::from_rows(format!("N={n}"), rows.to_vec());
+    let mut scores = Vec::new();
+    let mut ranked = HashMap::new();
+    for &m in methods {
+        progress(&format!("N={n}: indexing for {}", m.name()));
+        let index = Index::new(m, rows, &cat);
+        let mut outcomes = Vec::with_capacity(queries.len());
+        let started = Instant::now();
+        for q in queries {
+            let top = index.rank(&q.text, m.depth());
+            let rank = top
+                .iter()
+                .position(|k| q.relevant.contains(k))
+                .map(|p| p + 1);
+            outcomes.push(Ranked {
+                query: q.clone(),
+                rank,
+                top,
+            });
+        }
+        let per_query = started.elapsed().as_secs_f64() * 1000.0 / queries.len().max(1) as f64;
+        for kind in [None, Some(QueryKind::Lexical), Some(QueryKind::Paraphrase)] {
+            let of: Vec<&Ranked> = outcomes
+                .iter()
+                .filter(|o| kind.is_none_or(|k| o.query.kind == k))
+                .collect();
+            let count = of.len().max(1) as f64;
+            let within = |k: usize| of.iter().filter(|o| o.rank.is_some_and(|r| r <= k)).count();
+            scores.push(Score {
+                rows: n,
+                resolver: m.name().into(),
+                kind: kind.map(QueryKind::name).unwrap_or("all").into(),
+                queries: of.len(),
+                recall_at_1: within(1) as f64 / count,
+                recall_at_5: within(5) as f64 / count,
+                mrr: of
+                    .iter()
+                    .map(|o| o.rank.map(|r| 1.0 / r as f64).unwrap_or(0.0))
+                    .sum::<f64>()
+                    / count,
+                mean_query_ms: per_query,
+                label: "derived; mean_query_ms observed".into(),
+            });
+        }
+        ranked.insert(m, outcomes);
+    }
+    let costs = surface_costs(&cat, n, &ranked, progress)?;
+    Ok(Evaluation {
+        scores,
+        costs,
+        ranked,
+    })
+}
+
+fn surface_costs(
+    cat: &Catalogue,
+    n: usize,
+    ranked: &HashMap<Method, Vec<Ranked>>,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Vec<SurfaceCost>> {
+    let client = Client::named("claude-cli")?;
+    let card = PriceCard::named("kimi-k2.7-code")?;
+    let mut out = Vec::new();
+    for (surface, method, shown) in SURFACES {
+        let Some(outcomes) = ranked.get(&method) else {
+            continue;
+        };
+        progress(&format!("N={n}: round cost of {}", surface.name()));
+        // Pair each target's paraphrase (first try) with its lexical query (the reformulation).
+        let mut by_target: HashMap<&str, [Option<bool>; 2]> = HashMap::new();
+        for o in outcomes {
+            let hit = o.rank.is_some_and(|r| r <= shown);
+            let slot = match o.query.kind {
+                QueryKind::Paraphrase => 0,
+                QueryKind::Lexical => 1,
+            };
+            by_target.entry(&o.query.target).or_default()[slot] = Some(hit);
+        }
+        let tasks: Vec<[bool; 2]> = by_target
+            .values()
+            .filter_map(|[a, b]| Some([(*a)?, (*b)?]))
+            .collect();
+        let count = tasks.len().max(1) as f64;
+        let first_miss = tasks.iter().filter(|[a, _]| !a).count() as f64 / count;
+        let fail = tasks.iter().filter(|[a, b]| !a && !b).count() as f64 / count;
+        let ctx = Context {
+            catalogue: cat,
+            client: &client,
+            turn: "what time is it",
+            endpoint: crate::surface::DEFAULT_ENDPOINT,
+        };
+        let req = surface.build(&ctx).request;
+        let round =
+            crate::tokens::billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
+        out.push(SurfaceCost {
+            rows: n,
+            surface: surface.name().into(),
+            resolver: method.name().into(),
+            shown,
+            tasks: tasks.len(),
+            first_miss_rate: first_miss,
+            fail_rate: fail,
+            extra_rounds_per_task: first_miss,
+            round_input_tokens: round,
+            extra_input_tokens_per_task: first_miss * round as f64,
+            label: format!("derived; tokens estimated:{}", card.tokenizer().name()),
+        });
+    }
+    Ok(out)
+}

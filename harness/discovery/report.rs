@@ -1,0 +1,285 @@
+//! `toolcost search-eval`: evaluate at each N and write `reports/search/`.
+
+use super::eval::{self, Method, Ranked, Score, SurfaceCost};
+use super::queries::{self, Query, QueryKind};
+use crate::catalogue::{profile::Profile, Catalogue, Row};
+use crate::error::{Error, Result};
+use crate::report::{self, OutputFormat};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Where the catalogues come from.
+pub enum Source {
+    /// Generate each N with its query set.
+    Generated {
+        profile: String,
+        seed: u64,
+        rows: Vec<usize>,
+        targets: usize,
+    },
+    /// A catalogue file and its query set.
+    Files {
+        catalogue: PathBuf,
+        queries: PathBuf,
+    },
+}
+
+pub struct Config {
+    pub source: Source,
+    pub methods: Vec<Method>,
+    pub out: PathBuf,
+}
+
+/// Everything written, for the caller to print.
+pub struct Written {
+    pub scores: Vec<Score>,
+    pub costs: Vec<SurfaceCost>,
+}
+
+/// Run the evaluation and write the report directory.
+pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
+    std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
+    let mut scores = Vec::new();
+    let mut costs = Vec::new();
+    let mut misses = String::new();
+    let mut sets: Vec<(usize, Vec<Row>, Vec<Query>)> = Vec::new();
+    match &cfg.source {
+        Source::Generated {
+            profile,
+            seed,
+            rows,
+            targets,
+        } => {
+            for &n in rows {
+                progress(&format!("N={n}: generating the catalogue and its queries"));
+                let (r, q) = queries::generate(Profile::named(profile)?, n, *seed, *targets)?;
+                queries::write(&cfg.out.join(format!("queries-{n}.jsonl")), &q)?;
+                sets.push((n, r, q));
+            }
+        }
+        Source::Files {
+            catalogue,
+            queries: qpath,
+        } => {
+            let rows = Catalogue::load(catalogue)?.rows;
+            let q = queries::read(qpath)?;
+            if q.is_empty() {
+                return Err(Error::input(format!(
+                    "{}: the query set is empty",
+                    qpath.display()
+                )));
+            }
+            for query in &q {
+                if !rows.iter().any(|r| r.key == query.target) {
+                    return Err(Error::input(format!(
+                        "{}: query `{}` targets `{}`, which is not in {}",
+                        qpath.display(),
+                        query.text,
+                        query.target,
+                        catalogue.display()
+                    )));
+                }
+            }
+            sets.push((rows.len(), rows, q));
+        }
+    }
+    for (_, rows, q) in sets {
+        let ev = eval::evaluate(&rows, &q, &cfg.methods, progress)?;
+        write_misses(&mut misses, &ev);
+        scores.extend(ev.scores);
+        costs.extend(ev.costs);
+        // Partial results are valid files after each N.
+        write_tables(&cfg.out, &scores, &costs)?;
+    }
+    report::write_atomic(&cfg.out.join("misses.md"), misses.as_bytes())?;
+    report::write_atomic(
+        &cfg.out.join("summary.md"),
+        summary(&scores, &costs).as_bytes(),
+    )?;
+    Ok(Written { scores, costs })
+}
+
+fn write_tables(out: &Path, scores: &[Score], costs: &[SurfaceCost]) -> Result<()> {
+    report::write_atomic(
+        &out.join("results.csv"),
+        &report::render(OutputFormat::Csv, scores),
+    )?;
+    report::write_atomic(
+        &out.join("results.json"),
+        &report::render(OutputFormat::Json, scores),
+    )?;
+    report::write_atomic(
+        &out.join("surfaces.csv"),
+        &report::render(OutputFormat::Csv, costs),
+    )?;
+    report::write_atomic(
+        &out.join("surfaces.json"),
+        &report::render(OutputFormat::Json, costs),
+    )
+}
+
+/// Every miss of every method, grouped, with what came back instead.
+fn write_misses(out: &mut String, ev: &eval::Evaluation) {
+    let mut methods: Vec<&Method> = ev.ranked.keys().collect();
+    methods.sort_by_key(|m| m.name());
+    for m in methods {
+        let ranked = &ev.ranked[m];
+        let n = ev.scores.first().map(|s| s.rows).unwrap_or(0);
+        let missed: Vec<&Ranked> = ranked
+            .iter()
+            .filter(|r| r.rank.is_none_or(|x| x > 5))
+            .collect();
+        let _ = writeln!(
+            out,
+            "## {} at N={} — {} of {} queries not in the top 5\n",
+            m.name(),
+            report::thousands(n as u64),
+            missed.len(),
+            ranked.len()
+        );
+        if missed.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "| kind | query | wanted | rank | top 3 instead |\n|---|---|---|---:|---|"
+        );
+        const SHOWN: usize = 40;
+        let more = missed.len().saturating_sub(SHOWN);
+        for r in missed.into_iter().take(SHOWN) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                r.query.kind.name(),
+                r.query.text,
+                r.query.target,
+                r.rank.map(|x| x.to_string()).unwrap_or_else(|| "—".into()),
+                r.top.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+            );
+        }
+        if more > 0 {
+            let _ = writeln!(out, "\n…and {more} more.");
+        }
+        out.push('\n');
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// The Markdown summary: tables with their labels, and a reading computed from the figures.
+pub fn summary(scores: &[Score], costs: &[SurfaceCost]) -> String {
+    let mut s = String::from("# Discovery quality\n\n");
+    s.push_str(
+        "Each catalogue is generated with a labelled query set: for an even sample of rows, one \
+query in the row's own words (lexical) and one paraphrase that avoids them (synonyms for the verb \
+and the resource; the service named as a user names it). Any row generated from the same verb, \
+resource and service counts as a hit. Recall and MRR are `derived` (counted over the query set); \
+query times are `observed` on the machine that wrote this file.\n\n",
+    );
+    s.push_str("## Recall and MRR\n\n| N | resolver | queries | kind | recall@1 | recall@5 | MRR |\n|---:|---|---|---|---:|---:|---:|\n");
+    for r in scores {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {:.3} |",
+            report::thousands(r.rows as u64),
+            r.resolver,
+            r.queries,
+            r.kind,
+            pct(r.recall_at_1),
+            pct(r.recall_at_5),
+            r.mrr
+        );
+    }
+    s.push_str("\n## What misses add to a task\n\nThe model searches with the paraphrase first; after a miss it reformulates once in the row's words (one more round); after a second miss the task fails. Extra tokens are the extra rounds times one round's input on that surface (`estimated:kimi-est`, claude-cli profile), a lower bound since later rounds also resend the history.\n\n| N | surface | resolver | shown | first miss | fails | extra rounds/task | tokens/round | extra tokens/task |\n|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for c in costs {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {:.3} | {} | {} |",
+            report::thousands(c.rows as u64),
+            c.surface,
+            c.resolver,
+            c.shown,
+            pct(c.first_miss_rate),
+            pct(c.fail_rate),
+            c.extra_rounds_per_task,
+            report::thousands(c.round_input_tokens),
+            report::thousands(c.extra_input_tokens_per_task.round() as u64)
+        );
+    }
+    s.push_str("\n## Reading\n\n");
+    s.push_str(&reading(scores));
+    s.push_str(&reading_costs(costs));
+    s
+}
+
+fn reading_costs(costs: &[SurfaceCost]) -> String {
+    let Some(n) = costs.iter().map(|c| c.rows).min() else {
+        return String::new();
+    };
+    let at = |surface: &str| costs.iter().find(|c| c.rows == n && c.surface == surface);
+    let (Some(wide), Some(narrow)) = (at("protocol-only"), at("code-mode")) else {
+        return String::new();
+    };
+    format!(
+        "\nShowing more candidates is the cheapest fix the surfaces have: at N={} a first search \
+that shows {} (ask, search_directory) misses for {} of tasks, against {} when it shows {} (code \
+mode's `search(q, 5)`, deferred search), each miss one more round of about {} input tokens.\n",
+        report::thousands(n as u64),
+        wide.shown,
+        pct(wide.first_miss_rate),
+        pct(narrow.first_miss_rate),
+        narrow.shown,
+        report::thousands(narrow.round_input_tokens)
+    )
+}
+
+fn reading(scores: &[Score]) -> String {
+    let find = |res: &str, kind: QueryKind, n: usize| {
+        scores
+            .iter()
+            .find(|r| r.resolver == res && r.kind == kind.name() && r.rows == n)
+    };
+    let mut ns: Vec<usize> = scores.iter().map(|r| r.rows).collect();
+    ns.sort();
+    ns.dedup();
+    let (Some(&small), Some(&large)) = (ns.first(), ns.last()) else {
+        return "No results.\n".into();
+    };
+    let mut out = String::new();
+    if let (Some(a), Some(b), Some(c)) = (
+        find("bm25", QueryKind::Lexical, small),
+        find("bm25", QueryKind::Paraphrase, small),
+        find("bm25", QueryKind::Paraphrase, large),
+    ) {
+        let _ = write!(
+            out,
+            "BM25 over rows finds the row in its top 5 for {} of lexical queries at N={} but for {} \
+of paraphrases; at N={} paraphrase recall@5 is {}. ",
+            pct(a.recall_at_5),
+            report::thousands(small as u64),
+            pct(b.recall_at_5),
+            report::thousands(large as u64),
+            pct(c.recall_at_5)
+        );
+    }
+    if let (Some(a), Some(b)) = (
+        find("regex", QueryKind::Paraphrase, small),
+        find("bm25-definitions", QueryKind::Paraphrase, small),
+    ) {
+        let _ = write!(
+            out,
+            "Over tool definitions, a regex of the paraphrase's words reaches {} and BM25 {} at \
+N={}. ",
+            pct(a.recall_at_5),
+            pct(b.recall_at_5),
+            report::thousands(small as u64)
+        );
+    }
+    out.push_str(
+        "Words a row never uses cannot match it lexically; misses.md lists each miss with what \
+came back instead.\n",
+    );
+    out
+}

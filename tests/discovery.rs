@@ -1,0 +1,176 @@
+//! Discovery quality: labelled query sets and `toolcost search-eval`.
+
+use assert_cmd::Command;
+use toolcost::discovery::eval::{Score, SurfaceCost};
+
+fn toolcost() -> Command {
+    Command::cargo_bin("toolcost").unwrap()
+}
+
+#[test]
+fn search_eval_writes_readable_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("search");
+    toolcost()
+        .args([
+            "search-eval",
+            "--rows",
+            "300",
+            "--targets",
+            "40",
+            "--json",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    for f in [
+        "results.csv",
+        "results.json",
+        "surfaces.csv",
+        "surfaces.json",
+        "misses.md",
+        "summary.md",
+        "queries-300.jsonl",
+    ] {
+        let len = std::fs::metadata(out.join(f)).unwrap().len();
+        assert!(len > 0, "{f} is empty");
+    }
+    let scores: Vec<Score> =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    // 4 resolvers x (all, lexical, paraphrase).
+    assert_eq!(scores.len(), 12);
+    let get = |res: &str, kind: &str| {
+        scores
+            .iter()
+            .find(|s| s.resolver == res && s.kind == kind)
+            .unwrap()
+    };
+    assert_eq!(get("bm25", "all").queries, 2 * (40 + 6));
+    // The row's own words find it; paraphrases are harder, and never easier.
+    assert!(get("bm25", "lexical").recall_at_5 > 0.9);
+    assert!(get("bm25", "paraphrase").recall_at_5 < get("bm25", "lexical").recall_at_5);
+    for s in &scores {
+        assert!(s.recall_at_1 <= s.recall_at_5 && s.mrr <= 1.0 && s.mrr >= s.recall_at_1 * 0.999);
+    }
+    let costs: Vec<SurfaceCost> =
+        serde_json::from_slice(&std::fs::read(out.join("surfaces.json")).unwrap()).unwrap();
+    let names: Vec<&str> = costs.iter().map(|c| c.surface.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "deferred-search",
+            "deferred-search-regex",
+            "protocol-only",
+            "small-mcp",
+            "code-mode"
+        ]
+    );
+    for c in &costs {
+        assert!(c.fail_rate <= c.first_miss_rate);
+        assert!(
+            (c.extra_input_tokens_per_task - c.first_miss_rate * c.round_input_tokens as f64).abs()
+                < 1e-6
+        );
+    }
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("## Reading") && summary.contains("BM25 over rows finds"));
+}
+
+#[test]
+fn a_catalogue_file_with_its_query_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = dir.path().join("c.jsonl");
+    let q = dir.path().join("q.jsonl");
+    toolcost()
+        .args(["generate", "--rows", "120", "--targets", "10", "-o"])
+        .arg(&cat)
+        .arg("--queries")
+        .arg(&q)
+        .assert()
+        .success();
+    let out = dir.path().join("out");
+    toolcost()
+        .args(["search-eval", "--resolver", "bm25", "--csv", "--catalogue"])
+        .arg(&cat)
+        .arg("--queries")
+        .arg(&q)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("120,bm25,lexical,16,"));
+
+    // A query naming a row the catalogue lacks, a malformed line, an unknown field, an
+    // unknown resolver: each a clear error that writes nothing.
+    let bad = dir.path().join("bad.jsonl");
+    let cases = [
+        (
+            r#"{"text":"x","kind":"lexical","target":"NOPE","relevant":["NOPE"],"novel_words":0}"#,
+            "targets `NOPE`",
+        ),
+        ("{not json", "bad.jsonl:1"),
+        (
+            r#"{"text":"x","kind":"lexical","target":"NOW","relevant":["NOW"],"novel_words":0,"colour":1}"#,
+            "unknown field `colour`",
+        ),
+    ];
+    for (line, says) in cases {
+        std::fs::write(&bad, line).unwrap();
+        let fresh = dir.path().join("fresh");
+        toolcost()
+            .args(["search-eval", "--catalogue"])
+            .arg(&cat)
+            .arg("--queries")
+            .arg(&bad)
+            .arg("--out")
+            .arg(&fresh)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+        assert!(!fresh.join("results.csv").exists());
+    }
+    toolcost()
+        .args(["search-eval", "--rows", "10", "--resolver", "telepathy"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("unknown resolver"));
+}
+
+/// The committed reports/search were made by this code: N=856 regenerates to the same figures.
+#[test]
+fn committed_search_report_regenerates_at_856() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let committed: Vec<Score> =
+        serde_json::from_slice(&std::fs::read(root.join("reports/search/results.json")).unwrap())
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    toolcost()
+        .args(["search-eval", "--rows", "856", "--out"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let fresh: Vec<Score> =
+        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    let strip = |v: &[Score]| -> Vec<(String, String, usize, String, String, String)> {
+        v.iter()
+            .filter(|s| s.rows == 856)
+            .map(|s| {
+                (
+                    s.resolver.clone(),
+                    s.kind.clone(),
+                    s.queries,
+                    format!("{:.6}", s.recall_at_1),
+                    format!("{:.6}", s.recall_at_5),
+                    format!("{:.6}", s.mrr),
+                )
+            })
+            .collect()
+    };
+    assert!(!strip(&committed).is_empty());
+    assert_eq!(strip(&committed), strip(&fresh));
+    assert_eq!(
+        std::fs::read(root.join("reports/search/queries-856.jsonl")).unwrap(),
+        std::fs::read(dir.path().join("queries-856.jsonl")).unwrap()
+    );
+}
