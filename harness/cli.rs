@@ -56,6 +56,70 @@ pub enum Command {
     /// How well each resolver finds the right row: recall@1, recall@5 and MRR on a labelled
     /// query set, and the rounds and tokens misses add on each surface that searches.
     SearchEval(SearchEvalArgs),
+    /// One turn over a grid of N x surface x tokenizer x client (and optionally whole tasks):
+    /// results.csv/json, summary.md and plots under reports/<name>/.
+    Sweep(SweepArgs),
+    /// The tables and plots of any gateway log (SQLite, as `toolcost gateway --log` writes it).
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// A scenario file: its [sweep] section (and, with `tasks = true`, its [run] tasks).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Catalogue sizes. Default: 0,10,100,856,8560,85600 (or the scenario's).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    pub rows: Vec<usize>,
+    /// `all` or a comma-separated list of surfaces.
+    #[arg(long)]
+    pub surface: Option<String>,
+    /// Comma-separated tokenizers. Default: o200k,cl100k.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// Comma-separated client profiles. Default: claude-cli,openai-agent.
+    #[arg(long)]
+    pub client: Option<String>,
+    /// Also play these tasks (turn, now, email, aig, orders) through the gateway, comma-separated.
+    #[arg(long, value_name = "TASKS")]
+    pub tasks: Option<String>,
+    /// Catalogue sizes for --tasks. Default: the sweep's sizes from 1 to 8,560.
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    pub task_rows: Vec<usize>,
+    /// ORDER_GET lookups in the orders task.
+    #[arg(long, default_value_t = 150)]
+    pub orders: usize,
+    /// Skip the scenario's tasks even when its [sweep] section asks for them.
+    #[arg(long, conflicts_with = "tasks")]
+    pub no_tasks: bool,
+    #[arg(long)]
+    pub turns_per_day: Option<u64>,
+    #[arg(long)]
+    pub days: Option<u64>,
+    #[arg(long, default_value = "seed-2026-07")]
+    pub profile: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Report name. Default: the scenario's name, or `sweep`.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Output directory. Default: reports/<name>.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The gateway's SQLite log.
+    #[arg(long, value_name = "FILE.sqlite")]
+    pub log: PathBuf,
+    /// Output directory. Default: reports/log-<file stem>.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 #[derive(Args, Debug)]
@@ -364,6 +428,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Gateway(a) => run_gateway(a),
         Command::Run(a) => run_scenario(a),
         Command::SearchEval(a) => run_search_eval(a),
+        Command::Sweep(a) => run_sweep(a),
+        Command::Report(a) => run_report(a),
     }
 }
 
@@ -389,6 +455,56 @@ fn run_scenario(a: RunArgs) -> Result<i32> {
             .write_all(&bytes)
             .map_err(|e| Error::io("<stdout>", e))?,
     }
+    Ok(0)
+}
+
+fn run_report(a: ReportArgs) -> Result<i32> {
+    let out = a.out.clone().unwrap_or_else(|| {
+        let stem = a
+            .log
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "gateway".into());
+        PathBuf::from("reports").join(format!("log-{stem}"))
+    });
+    let (rows, files) = crate::sweep::logs::report_log(&a.log, &out)?;
+    std::io::stdout()
+        .write_all(&report::render(a.format.format(), &rows))
+        .map_err(|e| Error::io("<stdout>", e))?;
+    eprintln!(
+        "toolcost report: wrote {} files to {}",
+        files.len(),
+        out.display()
+    );
+    Ok(0)
+}
+
+fn run_sweep(a: SweepArgs) -> Result<i32> {
+    let cfg = crate::sweep::config::from_args(&a)?;
+    let bar = progress(crate::sweep::steps(&cfg), "sweeping");
+    bar.enable_steady_tick(std::time::Duration::from_millis(250));
+    let outcome = crate::sweep::run(&cfg, &|p| match p {
+        crate::sweep::Progress::Step { done, total, what } => {
+            bar.set_length(total);
+            bar.set_position(done);
+            bar.set_message(what.to_string());
+        }
+    })?;
+    bar.finish_and_clear();
+    std::io::stdout()
+        .write_all(&report::render(a.format.format(), &outcome.rows))
+        .map_err(|e| Error::io("<stdout>", e))?;
+    eprintln!(
+        "toolcost sweep: {} rows{}; wrote {} files to {}",
+        outcome.rows.len(),
+        if outcome.tasks.is_empty() {
+            String::new()
+        } else {
+            format!(" and {} task runs", outcome.tasks.len())
+        },
+        outcome.files.len(),
+        cfg.out.display()
+    );
     Ok(0)
 }
 

@@ -27,6 +27,7 @@ pub mod schema;
 pub mod server;
 pub mod store;
 pub mod surface;
+pub mod sweep;
 pub mod tokens;
 pub mod weigh;
 pub mod wire;

@@ -182,6 +182,15 @@ pub fn delete_row(conn: &Connection, key: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM directory WHERE key = ?1", [key])? > 0)
 }
 
+/// The sequence number the next receipt takes: one more than the last row's.
+pub fn next_receipt_seq(conn: &Connection) -> Result<u64> {
+    Ok(conn.query_row(
+        "SELECT COALESCE(MAX(rowid), 0) + 1 FROM receipts",
+        [],
+        |r| r.get::<_, i64>(0),
+    )? as u64)
+}
+
 /// Append a receipt.
 pub fn insert_receipt(conn: &Connection, r: &Receipt) -> Result<()> {
     conn.execute(

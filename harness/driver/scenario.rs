@@ -15,6 +15,9 @@ pub struct Scenario {
     #[serde(default)]
     pub client: ClientSpec,
     pub run: RunSpec,
+    /// What `toolcost sweep --scenario` measures (the `run` command ignores it).
+    #[serde(default)]
+    pub sweep: Option<crate::sweep::SweepSpec>,
     #[serde(default)]
     pub upstream: UpstreamSpec,
     /// Running servers to use instead of starting them in process.

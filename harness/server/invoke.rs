@@ -9,7 +9,6 @@ use crate::schema::{self, instance};
 use crate::store::{self, Receipt};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A request to run one row.
 #[derive(Debug, Clone)]
@@ -57,8 +56,6 @@ pub struct Invocation {
     pub receipt: Receipt,
 }
 
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
 fn hash(v: &Value) -> String {
     let digest = Sha256::digest(crate::json::compact(v).as_bytes());
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
@@ -99,27 +96,37 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
         Err(e) => (false, json!({"error": e})),
     };
     let (secs, nanos) = clock::now();
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let id_src = format!(
-        "{}|{}|{secs}.{nanos}|{n}|{}",
-        row.key,
-        crate::json::compact(&args),
-        std::process::id()
-    );
-    let id = format!("inv_{}", &hash(&Value::String(id_src))[..16]);
-    let receipt = Receipt {
-        id,
-        key: row.key.clone(),
-        args_hash: hash(&args),
-        result_hash: hash(&result),
-        ok,
-        repairs: req.repairs,
-        created_at: clock::rfc3339(secs, nanos),
-        args,
-        result: result.clone(),
+    // The id is a hash of what ran and the receipt's place in the store, so the same calls on
+    // the same store give the same ids (and a run's token counts do not drift with them).
+    // Another process appending to the same file can take the number first: then try the next.
+    let db = state.db.lock().unwrap();
+    let mut attempt = 0;
+    let receipt = loop {
+        let seq = store::next_receipt_seq(&db)
+            .map_err(|e| Refusal::Forbidden(format!("could not number the receipt: {e}")))?;
+        let id_src = format!("{}|{}|{seq}", row.key, crate::json::compact(&args));
+        let receipt = Receipt {
+            id: format!("inv_{}", &hash(&Value::String(id_src))[..16]),
+            key: row.key.clone(),
+            args_hash: hash(&args),
+            result_hash: hash(&result),
+            ok,
+            repairs: req.repairs.clone(),
+            created_at: clock::rfc3339(secs, nanos),
+            args: args.clone(),
+            result: result.clone(),
+        };
+        match store::insert_receipt(&db, &receipt) {
+            Ok(()) => break receipt,
+            Err(e) if attempt < 5 && e.to_string().contains("UNIQUE") => attempt += 1,
+            Err(e) => {
+                return Err(Refusal::Forbidden(format!(
+                    "could not write the receipt: {e}"
+                )))
+            }
+        }
     };
-    store::insert_receipt(&state.db.lock().unwrap(), &receipt)
-        .map_err(|e| Refusal::Forbidden(format!("could not write the receipt: {e}")))?;
+    drop(db);
     Ok(Invocation {
         ok,
         result,

@@ -55,14 +55,68 @@ impl Tokenizer {
     /// Tokens in a text. Kimi estimates stay fractional until a total is rounded.
     pub fn count(self, text: &str) -> f64 {
         match self {
-            Tokenizer::O200k => o200k(text) as f64,
-            Tokenizer::Cl100k => bpe_openai::cl100k_base().count(text) as f64,
-            Tokenizer::KimiEst => o200k(text) as f64 * KIMI_PER_O200K,
+            Tokenizer::O200k | Tokenizer::KimiEst => {
+                let n = memo::count(memo::O200K, text, |t| bpe_openai::o200k_base().count(t));
+                if self == Tokenizer::KimiEst {
+                    n as f64 * KIMI_PER_O200K
+                } else {
+                    n as f64
+                }
+            }
+            Tokenizer::Cl100k => {
+                memo::count(memo::CL100K, text, |t| bpe_openai::cl100k_base().count(t)) as f64
+            }
         }
     }
 }
 
-/// o200k_base tokens in a text.
-pub fn o200k(text: &str) -> usize {
-    bpe_openai::o200k_base().count(text)
+/// Counts of long texts, remembered. A whole task resends the same definitions and history
+/// every round (150 rounds of 5 MB on the per-row surface at N=8,560), and a count is a pure
+/// function of the text, so each distinct long text is tokenized once. Keys are the text's
+/// length and two independent 64-bit hashes of it; the table is emptied when it grows past a
+/// bound, so memory stays small.
+mod memo {
+    use std::collections::HashMap;
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::{Mutex, OnceLock};
+
+    pub const O200K: u8 = 0;
+    pub const CL100K: u8 = 1;
+    /// Shorter texts are cheaper to count than to hash and look up.
+    const MIN_LEN: usize = 4096;
+    const MAX_ENTRIES: usize = 50_000;
+
+    type Key = (u8, usize, u64, u64);
+
+    fn table() -> &'static Mutex<HashMap<Key, usize>> {
+        static T: OnceLock<Mutex<HashMap<Key, usize>>> = OnceLock::new();
+        T.get_or_init(|| Mutex::new(HashMap::new()))
+    }
+
+    fn hash(seed: u64, text: &str) -> u64 {
+        // SipHash with fixed keys: the same text gives the same key in every process.
+        let mut h =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+                .build_hasher();
+        h.write_u64(seed);
+        h.write(text.as_bytes());
+        h.finish()
+    }
+
+    pub fn count(which: u8, text: &str, f: impl Fn(&str) -> usize) -> usize {
+        if text.len() < MIN_LEN {
+            return f(text);
+        }
+        let key = (which, text.len(), hash(1, text), hash(2, text));
+        if let Some(n) = table().lock().unwrap().get(&key) {
+            return *n;
+        }
+        let n = f(text);
+        let mut t = table().lock().unwrap();
+        if t.len() >= MAX_ENTRIES {
+            t.clear();
+        }
+        t.insert(key, n);
+        n
+    }
 }

@@ -1,0 +1,311 @@
+//! `toolcost sweep`: one user turn measured over a grid (N x surface x tokenizer x client),
+//! optionally whole tasks played through the gateway, aggregated into tables and plots under
+//! `reports/<name>/`. Result files are created first and rewritten after every catalogue size,
+//! so a sweep stopped midway leaves valid, partial files.
+
+pub mod config;
+pub mod frame;
+pub mod logs;
+pub mod plot;
+pub mod summary;
+
+use crate::catalogue::{generate::Generator, profile::Profile, Catalogue};
+use crate::client::Client;
+use crate::driver::{self, scenario::Scenario, TaskResult};
+use crate::error::{Error, Result};
+use crate::measure::{self, MeasureRow};
+use crate::pricing::PriceCard;
+use crate::report::{self, OutputFormat, Tabular};
+use crate::surface::{SurfaceKind, DEFAULT_ENDPOINT};
+use crate::tokens::Tokenizer;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Turns a day and days a month in the published monthly figure (FACTS section 1).
+pub const TURNS_PER_DAY: u64 = 200;
+pub const DAYS: u64 = 30;
+
+/// The `[sweep]` section of a scenario file; every field may be overridden on the command line.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    pub rows: Option<Vec<usize>>,
+    /// `all` or a list of surface names.
+    pub surfaces: Option<Vec<String>>,
+    pub tokenizers: Option<Vec<String>>,
+    pub clients: Option<Vec<String>>,
+    /// Play the scenario's `[run]` tasks too, at the `[catalogue]` sizes unless `task_rows`
+    /// names others.
+    #[serde(default)]
+    pub tasks: bool,
+    pub task_rows: Option<Vec<usize>>,
+    pub turns_per_day: Option<u64>,
+    pub days: Option<u64>,
+}
+
+/// A validated sweep.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub name: String,
+    pub about: String,
+    pub profile: String,
+    pub seed: u64,
+    pub rows: Vec<usize>,
+    pub surfaces: Vec<SurfaceKind>,
+    pub tokenizers: Vec<Tokenizer>,
+    pub clients: Vec<Client>,
+    pub turns_per_day: u64,
+    pub days: u64,
+    /// Whole tasks to play, as a driver scenario.
+    pub tasks: Option<Scenario>,
+    pub out: PathBuf,
+}
+
+/// One surface x tokenizer x client at one N: the documented row of `results.csv` and
+/// `results.json`. Token figures are `estimated:<tokenizer>`; cost, ratio and marginal figures
+/// are `derived` from them and the client's price card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepRow {
+    pub surface: String,
+    pub client: String,
+    /// The price card whose render rules and prices apply.
+    pub model: String,
+    pub tokenizer: String,
+    /// Catalogue size N.
+    pub rows: usize,
+    /// Catalogue definitions the model sees in full.
+    pub definitions_in_context: usize,
+    /// Entries in the request's tools array, client built-ins included.
+    pub tools_in_request: usize,
+    /// Bytes of the round-one request body (exact).
+    pub wire_bytes: u64,
+    /// Billed input tokens of one turn.
+    pub input_tokens: u64,
+    /// input_tokens / protocol-only's input_tokens at the same N, client and tokenizer.
+    pub ratio_to_protocol_only: Option<f64>,
+    /// (input_tokens(N) - input_tokens(0)) / N; empty at N = 0.
+    pub marginal_tokens_per_definition: Option<f64>,
+    /// Dollars per turn with a warm prompt cache.
+    pub cost_usd: f64,
+    /// Dollars per turn with nothing cached.
+    pub cost_usd_cold: f64,
+    /// cost_usd x turns a day x days.
+    pub cost_per_month_usd: f64,
+    /// Evidence label of the token figures.
+    pub label: String,
+    /// Provider limits this request crosses, `; `-separated.
+    pub warnings: String,
+}
+
+impl Tabular for SweepRow {
+    fn headers() -> Vec<&'static str> {
+        vec![
+            "surface",
+            "client",
+            "model",
+            "tokenizer",
+            "rows",
+            "definitions_in_context",
+            "tools_in_request",
+            "wire_bytes",
+            "input_tokens",
+            "ratio_to_protocol_only",
+            "marginal_tokens_per_definition",
+            "cost_usd",
+            "cost_usd_cold",
+            "cost_per_month_usd",
+            "label",
+            "warnings",
+        ]
+    }
+    fn cells(&self) -> Vec<String> {
+        let opt = |v: Option<f64>, p: usize| v.map(|x| format!("{x:.p$}")).unwrap_or_default();
+        vec![
+            self.surface.clone(),
+            self.client.clone(),
+            self.model.clone(),
+            self.tokenizer.clone(),
+            self.rows.to_string(),
+            self.definitions_in_context.to_string(),
+            self.tools_in_request.to_string(),
+            self.wire_bytes.to_string(),
+            self.input_tokens.to_string(),
+            opt(self.ratio_to_protocol_only, 3),
+            opt(self.marginal_tokens_per_definition, 2),
+            format!("{:.8}", self.cost_usd),
+            format!("{:.8}", self.cost_usd_cold),
+            format!("{:.2}", self.cost_per_month_usd),
+            self.label.clone(),
+            self.warnings.clone(),
+        ]
+    }
+    fn brief_columns() -> Option<Vec<usize>> {
+        Some(vec![0, 1, 3, 4, 7, 8, 9, 10, 13, 14])
+    }
+}
+
+/// What a sweep produced.
+pub struct Outcome {
+    pub rows: Vec<SweepRow>,
+    pub tasks: Vec<TaskResult>,
+    pub files: Vec<PathBuf>,
+}
+
+/// Progress events for the caller's bar.
+pub enum Progress<'a> {
+    /// A step finished; `total` steps in all.
+    Step {
+        done: u64,
+        total: u64,
+        what: &'a str,
+    },
+}
+
+/// The grid's step count: one per N x client, plus one per task run.
+pub fn steps(cfg: &Config) -> u64 {
+    let tasks = cfg
+        .tasks
+        .as_ref()
+        .map(|s| s.catalogue.rows.len() * s.run.surfaces.len() * s.run.tasks.len())
+        .unwrap_or(0);
+    (cfg.rows.len() * cfg.clients.len() + tasks) as u64
+}
+
+/// Run the sweep and write every file.
+pub fn run(cfg: &Config, progress: &(dyn Fn(Progress) + Sync)) -> Result<Outcome> {
+    std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
+    let total = steps(cfg);
+    let mut done = 0u64;
+    let mut measured: Vec<MeasureRow> = Vec::new();
+    let mut rows: Vec<SweepRow> = Vec::new();
+    write_results(&cfg.out, &rows)?;
+    let mut sorted = cfg.rows.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    // Bytes per definition, plotted for N=856 when the sweep has it, else the largest N up to
+    // 8,560, else whatever N there is.
+    let mut per_def: Option<(usize, Vec<usize>)> = None;
+    for &n in &sorted {
+        let generated: Vec<_> =
+            Generator::new(Profile::named(&cfg.profile)?, n, cfg.seed, false).collect();
+        let cat = Catalogue::from_rows(format!("{} N={n}", cfg.profile), generated);
+        for client in &cfg.clients {
+            let mcfg = measure::Config {
+                client: client.clone(),
+                model: PriceCard::named(&client.model)?,
+                surfaces: cfg.surfaces.clone(),
+                tokenizers: cfg.tokenizers.clone(),
+                turn: measure::DEFAULT_TURN.into(),
+                output_tokens: measure::DEFAULT_OUTPUT_TOKENS,
+                endpoint: DEFAULT_ENDPOINT.into(),
+            };
+            measured.extend(measure::measure(&cat, &mcfg, &|_| {}));
+            done += 1;
+            progress(Progress::Step {
+                done,
+                total,
+                what: &format!("N={n} {}", client.name),
+            });
+        }
+        rows = frame::enrich(&measured, cfg.turns_per_day * cfg.days)?;
+        write_results(&cfg.out, &rows)?;
+        let keep = match &per_def {
+            _ if n == 0 => false,
+            None => true,
+            Some((m, _)) => *m != 856 && (n == 856 || n <= 8_560),
+        };
+        if keep {
+            per_def = Some((n, cat.tools.iter().map(|t| t.raw.len()).collect()));
+        }
+    }
+    let mut tasks = Vec::new();
+    if let Some(s) = &cfg.tasks {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
+        let counter = std::sync::atomic::AtomicU64::new(done);
+        tasks = runtime.block_on(driver::run(s, &|id| {
+            let d = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(Progress::Step {
+                done: d,
+                total,
+                what: id,
+            });
+        }))?;
+        report::write_atomic(
+            &cfg.out.join("tasks.csv"),
+            &report::render(OutputFormat::Csv, &tasks),
+        )?;
+        report::write_atomic(
+            &cfg.out.join("tasks.json"),
+            &report::render(OutputFormat::Json, &tasks),
+        )?;
+    }
+    let cards = plot_cards(cfg)?;
+    let limits: Vec<plot::ClientLimits> = cfg
+        .clients
+        .iter()
+        .map(|c| {
+            Ok(plot::ClientLimits {
+                client: c.name.clone(),
+                openai_format: c.format == crate::wire::Format::OpenaiChat,
+                card: PriceCard::named(&c.model)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut files = vec![cfg.out.join("results.csv"), cfg.out.join("results.json")];
+    files.extend(plot::sweep_plots(
+        &cfg.out,
+        &rows,
+        per_def.as_ref(),
+        &tasks,
+        &limits,
+        (cfg.turns_per_day, cfg.days),
+    )?);
+    if !tasks.is_empty() {
+        files.push(cfg.out.join("tasks.csv"));
+        files.push(cfg.out.join("tasks.json"));
+    }
+    let md = summary::sweep(cfg, &rows, &tasks, &cards)?;
+    report::write_atomic(&cfg.out.join("summary.md"), md.as_bytes())?;
+    files.push(cfg.out.join("summary.md"));
+    Ok(Outcome { rows, tasks, files })
+}
+
+/// The price cards of the clients (and of the tasks' client), for the summary.
+fn plot_cards(cfg: &Config) -> Result<Vec<PriceCard>> {
+    let mut cards: Vec<PriceCard> = Vec::new();
+    for c in &cfg.clients {
+        let card = PriceCard::named(&c.model)?;
+        if !cards.iter().any(|x| x.id == card.id) {
+            cards.push(card);
+        }
+    }
+    if let Some(s) = &cfg.tasks {
+        let card = PriceCard::named(&Client::named(&s.client.name)?.model)?;
+        if !cards.iter().any(|x| x.id == card.id) {
+            cards.push(card);
+        }
+    }
+    Ok(cards)
+}
+
+fn write_results(out: &Path, rows: &[SweepRow]) -> Result<()> {
+    report::write_atomic(
+        &out.join("results.csv"),
+        &report::render(OutputFormat::Csv, rows),
+    )?;
+    report::write_atomic(
+        &out.join("results.json"),
+        &report::render(OutputFormat::Json, rows),
+    )
+}
+
+/// Read a sweep's `results.json` back.
+pub fn read_results(path: &Path) -> Result<Vec<SweepRow>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Error::input(format!("{}: not a sweep results file: {e}", path.display())))
+}

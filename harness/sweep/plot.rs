@@ -1,0 +1,722 @@
+//! Charts, each written as PNG and SVG with plotters. Text is set in DejaVu Sans, embedded in
+//! the binary (the `dejavu` crate) and registered with plotters' ab_glyph backend, so charts
+//! render the same on a machine with no font packages at all.
+
+use super::SweepRow;
+use crate::driver::TaskResult;
+use crate::error::{Error, Result};
+use crate::measure::{ANTHROPIC_MAX_DEFERRED, OPENAI_MAX_TOOLS};
+use crate::pricing::PriceCard;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+const FONT: &str = "sans-serif";
+const SIZE: (u32, u32) = (1100, 700);
+
+fn register_fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The bytes are a valid TrueType font shipped by the crate; registration cannot fail.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// A chart that draws itself on any plotters backend.
+pub trait Chart {
+    /// File name without extension.
+    fn stem(&self) -> &str;
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String>;
+}
+
+/// Write `chart` as `<stem>.png` and `<stem>.svg` under `dir`.
+pub fn write<C: Chart>(dir: &Path, chart: &C) -> Result<Vec<PathBuf>> {
+    register_fonts();
+    let png = dir.join(format!("{}.png", chart.stem()));
+    let svg = dir.join(format!("{}.svg", chart.stem()));
+    let fail = |p: &Path, e: String| Error::input(format!("{}: {e}", p.display()));
+    {
+        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+        chart.draw(&root).map_err(|e| fail(&png, e))?;
+        root.present().map_err(|e| fail(&png, e.to_string()))?;
+    }
+    {
+        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+        chart.draw(&root).map_err(|e| fail(&svg, e))?;
+        root.present().map_err(|e| fail(&svg, e.to_string()))?;
+    }
+    Ok(vec![png, svg])
+}
+
+/// One colour per surface, the same in every chart.
+pub fn colour(surface: &str) -> RGBColor {
+    match surface {
+        "per-row-mcp" => RGBColor(214, 39, 40),
+        "deferred-search" => RGBColor(255, 127, 14),
+        "deferred-search-regex" => RGBColor(127, 127, 127),
+        "deferred-search-client" => RGBColor(140, 86, 75),
+        "deferred-search-client-regex" => RGBColor(188, 189, 34),
+        "protocol-only" => RGBColor(44, 160, 44),
+        "small-mcp" => RGBColor(31, 119, 180),
+        "name-list" => RGBColor(148, 103, 189),
+        "code-mode" => RGBColor(23, 190, 207),
+        _ => RGBColor(0, 0, 0),
+    }
+}
+
+/// 1, 10, 100, 1k, 10k, 100k, 1M ...
+pub fn compact(x: f64) -> String {
+    let a = x.abs();
+    let (v, unit) = if a >= 1e9 {
+        (x / 1e9, "G")
+    } else if a >= 1e6 {
+        (x / 1e6, "M")
+    } else if a >= 1e3 {
+        (x / 1e3, "k")
+    } else {
+        (x, "")
+    };
+    let s = if (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else if v.abs() >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    };
+    format!("{s}{unit}")
+}
+
+fn dollars(x: f64) -> String {
+    if x >= 1.0 {
+        format!("${}", compact(x))
+    } else if x >= 0.01 {
+        format!("${x:.2}")
+    } else {
+        format!("${x:.4}")
+    }
+}
+
+fn e<T: std::fmt::Display>(x: T) -> String {
+    x.to_string()
+}
+
+/// Lower and upper bounds of a log axis that hold every value, in whole decades.
+fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::MAX, f64::MIN);
+    for v in values.filter(|v| *v > 0.0) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if lo > hi {
+        return (1.0, 10.0);
+    }
+    (
+        10f64.powf(lo.log10().floor()),
+        10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
+    )
+}
+
+/// A log-log line chart of one value per surface against N.
+pub struct PerSurface {
+    pub stem: String,
+    pub title: String,
+    pub y_desc: String,
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+    /// Horizontal limit lines: (value, label).
+    pub hlines: Vec<(f64, String)>,
+    /// Vertical limit lines at N: (N, label).
+    pub vlines: Vec<(f64, String)>,
+    pub money: bool,
+}
+
+impl Chart for PerSurface {
+    fn stem(&self) -> &str {
+        &self.stem
+    }
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        root.fill(&WHITE).map_err(e)?;
+        let xs = self.series.iter().flat_map(|(_, p)| p.iter().map(|p| p.0));
+        let (x0, x1) = decades(xs);
+        let ys = self
+            .series
+            .iter()
+            .flat_map(|(_, p)| p.iter().map(|p| p.1))
+            .chain(self.hlines.iter().map(|h| h.0));
+        let (y0, y1) = decades(ys);
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (FONT, 24).into_font().style(FontStyle::Bold))
+            .margin(18)
+            .x_label_area_size(56)
+            .y_label_area_size(90)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+            .map_err(e)?;
+        let money = self.money;
+        chart
+            .configure_mesh()
+            .x_desc("catalogue size N (rows, log scale)")
+            .y_desc(&self.y_desc)
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 17))
+            .x_label_formatter(&|x| compact(*x))
+            .y_label_formatter(&|y| if money { dollars(*y) } else { compact(*y) })
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(e)?;
+        let grey = RGBColor(90, 90, 90);
+        for (v, label) in &self.hlines {
+            if *v < y0 || *v > y1 {
+                continue;
+            }
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(x0, *v), (x1, *v)],
+                    6,
+                    4,
+                    grey.stroke_width(1),
+                ))
+                .map_err(e)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    label.clone(),
+                    (x0 * 1.15, *v * 1.12),
+                    (FONT, 13).into_font().color(&grey),
+                )))
+                .map_err(e)?;
+        }
+        for (n, label) in &self.vlines {
+            if *n < x0 || *n > x1 {
+                continue;
+            }
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(*n, y0), (*n, y1)],
+                    6,
+                    4,
+                    grey.stroke_width(1),
+                ))
+                .map_err(e)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    label.clone(),
+                    (*n * 1.08, y1 / 1.6),
+                    (FONT, 13).into_font().color(&grey),
+                )))
+                .map_err(e)?;
+        }
+        for (surface, points) in &self.series {
+            let c = colour(surface);
+            chart
+                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                .map_err(e)?
+                .label(surface.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3))
+                });
+            chart
+                .draw_series(points.iter().map(|p| Circle::new(*p, 4, c.filled())))
+                .map_err(e)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 15))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(160, 160, 160))
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    }
+}
+
+/// One surface's points: (bytes, tokens, N).
+pub type BytesSeries = (String, Vec<(f64, f64, usize)>);
+
+/// Wire bytes against billed tokens, one point per N, for the surfaces given.
+pub struct BytesVsTokens {
+    pub series: Vec<BytesSeries>,
+}
+
+impl Chart for BytesVsTokens {
+    fn stem(&self) -> &str {
+        "deferred-bytes-vs-tokens"
+    }
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        self.draw_titled(
+            root,
+            "Bytes sent vs tokens billed: deferred search against per-row MCP, one point per N",
+        )
+    }
+}
+
+impl BytesVsTokens {
+    pub fn draw_titled<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> std::result::Result<(), String> {
+        root.fill(&WHITE).map_err(e)?;
+        let (x0, x1) = decades(self.series.iter().flat_map(|(_, p)| p.iter().map(|p| p.0)));
+        let (y0, y1) = decades(self.series.iter().flat_map(|(_, p)| p.iter().map(|p| p.1)));
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 24).into_font().style(FontStyle::Bold))
+            .margin(18)
+            .x_label_area_size(56)
+            .y_label_area_size(90)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("request body, bytes (log scale)")
+            .y_desc("billed input tokens per turn (log scale)")
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 17))
+            .x_label_formatter(&|x| format!("{}B", compact(*x)))
+            .y_label_formatter(&|y| compact(*y))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(e)?;
+        for (surface, points) in &self.series {
+            let c = colour(surface);
+            let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
+            chart
+                .draw_series(LineSeries::new(xy.clone(), c.stroke_width(2)))
+                .map_err(e)?
+                .label(surface.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3))
+                });
+            chart
+                .draw_series(xy.iter().map(|p| Circle::new(*p, 4, c.filled())))
+                .map_err(e)?;
+            chart
+                .draw_series(points.iter().map(|p| {
+                    Text::new(
+                        format!("N={}", compact(p.2 as f64)),
+                        (p.0 * 1.1, p.1 * 1.15),
+                        (FONT, 13).into_font().color(&c),
+                    )
+                }))
+                .map_err(e)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 15))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(160, 160, 160))
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    }
+}
+
+/// Histogram of compact bytes per tool definition.
+pub struct BytesPerDefinition {
+    pub rows: usize,
+    pub sizes: Vec<usize>,
+}
+
+impl Chart for BytesPerDefinition {
+    fn stem(&self) -> &str {
+        "bytes-per-definition"
+    }
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        root.fill(&WHITE).map_err(e)?;
+        let mut sorted = self.sizes.clone();
+        sorted.sort_unstable();
+        let bin = 100usize;
+        // Bins up to the 99th percentile; the tail goes in the last bin, labelled as such.
+        let p99 = sorted
+            .get(sorted.len().saturating_sub(1) * 99 / 100)
+            .copied()
+            .unwrap_or(bin);
+        let top = (p99 / bin + 1) * bin;
+        let mut counts = vec![0usize; top / bin + 1];
+        for &s in &sorted {
+            counts[(s.min(top)) / bin] += 1;
+        }
+        let mean = sorted.iter().sum::<usize>() as f64 / sorted.len().max(1) as f64;
+        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
+        let ymax = counts.iter().copied().max().unwrap_or(1) as f64 * 1.15;
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                format!(
+                    "Bytes per tool definition, N={} (compact JSON)",
+                    crate::report::thousands(self.rows as u64)
+                ),
+                (FONT, 24).into_font().style(FontStyle::Bold),
+            )
+            .margin(18)
+            .x_label_area_size(56)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0f64..(top + bin) as f64, 0f64..ymax)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc(format!(
+                "bytes per definition ({bin}-byte bins; the last bin holds everything above {top})"
+            ))
+            .y_desc("definitions")
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 17))
+            .x_label_formatter(&|x| compact(*x))
+            .y_label_formatter(&|y| compact(*y))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(e)?;
+        let c = RGBColor(31, 119, 180);
+        chart
+            .draw_series(counts.iter().enumerate().map(|(i, &n)| {
+                let x = (i * bin) as f64;
+                Rectangle::new(
+                    [(x, 0.0), (x + bin as f64 * 0.92, n as f64)],
+                    c.mix(0.8).filled(),
+                )
+            }))
+            .map_err(e)?
+            .label(format!(
+                "{} definitions, mean {:.0} B, median {} B",
+                crate::report::thousands(sorted.len() as u64),
+                mean,
+                median
+            ))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+        let red = RGBColor(214, 39, 40);
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(mean, 0.0), (mean, ymax)],
+                6,
+                4,
+                red.stroke_width(2),
+            ))
+            .map_err(e)?
+            .label("mean")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], red.stroke_width(2)));
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, 15))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(160, 160, 160))
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    }
+}
+
+/// Grouped bars: one group per task, one bar per surface, log y.
+pub struct TaskBars {
+    pub stem: String,
+    pub title: String,
+    pub y_desc: String,
+    pub tasks: Vec<String>,
+    pub surfaces: Vec<String>,
+    /// values[task][surface]
+    pub values: Vec<Vec<Option<f64>>>,
+}
+
+impl Chart for TaskBars {
+    fn stem(&self) -> &str {
+        &self.stem
+    }
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        root.fill(&WHITE).map_err(e)?;
+        let (y0, y1) = decades(self.values.iter().flatten().flatten().copied());
+        // Half a decade below the smallest bar so that it shows; a decade of headroom above the
+        // tallest for the legend.
+        let (y0, y1) = (y0 / 2.0, y1 * 10.0);
+        let groups = self.tasks.len().max(1) as f64;
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (FONT, 24).into_font().style(FontStyle::Bold))
+            .margin(18)
+            .x_label_area_size(56)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0f64..groups, (y0..y1).log_scale())
+            .map_err(e)?;
+        let tasks = self.tasks.clone();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(self.tasks.len() * 2 + 1)
+            .x_label_formatter(&|x| {
+                let f = x.fract();
+                if (f - 0.5).abs() < 0.01 {
+                    tasks.get(x.floor() as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("task")
+            .y_desc(&self.y_desc)
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 17))
+            .y_label_formatter(&|y| compact(*y))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(e)?;
+        let k = self.surfaces.len().max(1) as f64;
+        let width = 0.8 / k;
+        for (s, surface) in self.surfaces.iter().enumerate() {
+            let c = colour(surface);
+            let bars: Vec<Rectangle<(f64, f64)>> = self
+                .values
+                .iter()
+                .enumerate()
+                .filter_map(|(t, row)| {
+                    let v = row.get(s).copied().flatten()?;
+                    let x = t as f64 + 0.1 + s as f64 * width;
+                    Some(Rectangle::new(
+                        [(x, y0), (x + width * 0.9, v.max(y0))],
+                        c.filled(),
+                    ))
+                })
+                .collect();
+            chart
+                .draw_series(bars)
+                .map_err(e)?
+                .label(surface.clone())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 15))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(160, 160, 160))
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    }
+}
+
+fn by_surface(
+    rows: &[SweepRow],
+    client: &str,
+    tokenizer: &str,
+    value: impl Fn(&SweepRow) -> f64,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.client == client && r.tokenizer == tokenizer && r.rows > 0)
+    {
+        let p = (r.rows as f64, value(r));
+        match out.iter_mut().find(|(s, _)| *s == r.surface) {
+            Some((_, v)) => v.push(p),
+            None => out.push((r.surface.clone(), vec![p])),
+        }
+    }
+    out
+}
+
+/// A client as the per-N charts draw it: its price card's context window, and the tool limit
+/// of its provider format.
+pub struct ClientLimits {
+    pub client: String,
+    pub openai_format: bool,
+    pub card: PriceCard,
+}
+
+/// Every chart a sweep makes; returns the files written. The per-N charts are drawn for each
+/// client (the first client's files carry no suffix, the others `-<client>`), with the first
+/// tokenizer the sweep used.
+pub fn sweep_plots(
+    dir: &Path,
+    rows: &[SweepRow],
+    per_def: Option<&(usize, Vec<usize>)>,
+    tasks: &[TaskResult],
+    clients: &[ClientLimits],
+    month: (u64, u64),
+) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let Some(tok) = rows.first().map(|r| r.tokenizer.clone()) else {
+        files.extend(task_plots(dir, tasks)?);
+        return Ok(files);
+    };
+    for (i, c) in clients.iter().enumerate() {
+        let client = &c.client;
+        if !rows.iter().any(|r| r.client == *client) {
+            continue;
+        }
+        let suffix = if i == 0 {
+            String::new()
+        } else {
+            format!("-{client}")
+        };
+        let window = vec![(
+            c.card.context_window as f64,
+            format!(
+                "{} context window ({})",
+                c.card.id,
+                compact(c.card.context_window as f64)
+            ),
+        )];
+        let limit = if c.openai_format {
+            (
+                OPENAI_MAX_TOOLS as f64,
+                format!("OpenAI: {OPENAI_MAX_TOOLS} tools per request"),
+            )
+        } else {
+            (
+                ANTHROPIC_MAX_DEFERRED as f64,
+                format!(
+                    "Anthropic: {} deferred tools",
+                    crate::report::thousands(ANTHROPIC_MAX_DEFERRED as u64)
+                ),
+            )
+        };
+        files.extend(write(
+            dir,
+            &PerSurface {
+                stem: format!("tokens-vs-n{suffix}"),
+                title: format!("Input tokens per turn vs catalogue size ({client}, {tok})"),
+                y_desc: format!("billed input tokens per turn (estimated:{tok}, log scale)"),
+                series: by_surface(rows, client, &tok, |r| r.input_tokens as f64),
+                hlines: window,
+                vlines: vec![limit.clone()],
+                money: false,
+            },
+        )?);
+        files.extend(write(
+            dir,
+            &PerSurface {
+                stem: format!("cost-per-month{suffix}"),
+                title: format!(
+                    "Cost per month vs catalogue size ({client}, {} turns a day x {} days)",
+                    month.0, month.1
+                ),
+                y_desc: format!(
+                    "USD per month at {}'s prices, warm cache (derived, log scale)",
+                    c.card.id
+                ),
+                series: by_surface(rows, client, &tok, |r| r.cost_per_month_usd),
+                hlines: Vec::new(),
+                vlines: vec![limit],
+                money: true,
+            },
+        )?);
+        let mut series = Vec::new();
+        for surface in ["deferred-search", "per-row-mcp"] {
+            let pts: Vec<(f64, f64, usize)> = rows
+                .iter()
+                .filter(|r| {
+                    r.client == *client && r.tokenizer == tok && r.surface == surface && r.rows > 0
+                })
+                .map(|r| (r.wire_bytes as f64, r.input_tokens as f64, r.rows))
+                .collect();
+            if !pts.is_empty() {
+                series.push((surface.to_string(), pts));
+            }
+        }
+        if !series.is_empty() {
+            files.extend(write(
+                dir,
+                &Renamed(format!("deferred-bytes-vs-tokens{suffix}"), BytesVsTokens { series }, format!("Bytes sent vs tokens billed ({client}): deferred search against per-row MCP")),
+            )?);
+        }
+    }
+    if let Some((n, sizes)) = per_def {
+        files.extend(write(
+            dir,
+            &BytesPerDefinition {
+                rows: *n,
+                sizes: sizes.clone(),
+            },
+        )?);
+    }
+    files.extend(task_plots(dir, tasks)?);
+    Ok(files)
+}
+
+/// A bytes-vs-tokens chart under another file name and title.
+pub struct Renamed(pub String, pub BytesVsTokens, pub String);
+
+impl Chart for Renamed {
+    fn stem(&self) -> &str {
+        &self.0
+    }
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        self.1.draw_titled(root, &self.2)
+    }
+}
+
+/// Rounds and input tokens per task per surface, at the largest N the tasks ran at.
+pub fn task_plots(dir: &Path, tasks: &[TaskResult]) -> Result<Vec<PathBuf>> {
+    let Some(n) = tasks.iter().map(|t| t.rows).max() else {
+        return Ok(Vec::new());
+    };
+    let at: Vec<&TaskResult> = tasks.iter().filter(|t| t.rows == n).collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut surfaces: Vec<String> = Vec::new();
+    for t in &at {
+        if !names.contains(&t.task) {
+            names.push(t.task.clone());
+        }
+        if !surfaces.contains(&t.surface) {
+            surfaces.push(t.surface.clone());
+        }
+    }
+    let grid = |f: &dyn Fn(&TaskResult) -> f64| -> Vec<Vec<Option<f64>>> {
+        names
+            .iter()
+            .map(|task| {
+                surfaces
+                    .iter()
+                    .map(|s| {
+                        at.iter()
+                            .find(|t| t.task == *task && t.surface == *s)
+                            .map(|t| f(t))
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let label = at.first().map(|t| t.label.clone()).unwrap_or_default();
+    let mut files = write(
+        dir,
+        &TaskBars {
+            stem: "task-rounds".into(),
+            title: format!("Rounds per task, N={}", crate::report::thousands(n as u64)),
+            y_desc: "model rounds (requests through the gateway, log scale)".into(),
+            tasks: names.clone(),
+            surfaces: surfaces.clone(),
+            values: grid(&|t| t.rounds as f64),
+        },
+    )?;
+    let tokens = grid(&|t| t.input_tokens as f64);
+    files.extend(write(
+        dir,
+        &TaskBars {
+            stem: "task-tokens".into(),
+            title: format!(
+                "Input tokens per task, all rounds, N={}",
+                crate::report::thousands(n as u64)
+            ),
+            y_desc: format!("input tokens ({label}, log scale)"),
+            tasks: names.clone(),
+            surfaces: surfaces.clone(),
+            values: tokens,
+        },
+    )?);
+    Ok(files)
+}

@@ -1,0 +1,440 @@
+//! `summary.md` for a sweep and for a gateway log: tables with their evidence labels, the
+//! plots, and a reading computed from the figures. Nothing here depends on the clock or the
+//! machine, so the file is the same wherever the same inputs are swept.
+
+use super::frame::{self, LogSummary};
+use super::{Config, SweepRow};
+use crate::driver::TaskResult;
+use crate::error::Result;
+use crate::pricing::PriceCard;
+use crate::report::thousands;
+use std::fmt::Write as _;
+
+fn ns(rows: &[SweepRow]) -> Vec<usize> {
+    let mut v: Vec<usize> = rows.iter().map(|r| r.rows).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn combos(rows: &[SweepRow]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let k = (r.client.clone(), r.tokenizer.clone());
+        if !v.contains(&k) {
+            v.push(k);
+        }
+    }
+    v
+}
+
+fn surfaces(rows: &[SweepRow]) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for r in rows {
+        if !v.contains(&r.surface) {
+            v.push(r.surface.clone());
+        }
+    }
+    v
+}
+
+fn find<'a>(
+    rows: &'a [SweepRow],
+    client: &str,
+    tok: &str,
+    surface: &str,
+    n: usize,
+) -> Option<&'a SweepRow> {
+    rows.iter()
+        .find(|r| r.client == client && r.tokenizer == tok && r.surface == surface && r.rows == n)
+}
+
+fn money(x: f64) -> String {
+    if x >= 100.0 {
+        format!("${}", thousands(x.round() as u64))
+    } else if x >= 1.0 {
+        format!("${x:.2}")
+    } else {
+        format!("${x:.4}")
+    }
+}
+
+/// A surface x N table of one figure for one client and tokenizer.
+fn grid(
+    s: &mut String,
+    rows: &[SweepRow],
+    client: &str,
+    tok: &str,
+    cell: &dyn Fn(&SweepRow) -> String,
+) {
+    let n = ns(rows);
+    let _ = write!(s, "| surface |");
+    for x in &n {
+        let _ = write!(s, " N={} |", thousands(*x as u64));
+    }
+    s.push('\n');
+    s.push_str("|---|");
+    for _ in &n {
+        s.push_str("---:|");
+    }
+    s.push('\n');
+    for surface in surfaces(rows) {
+        let _ = write!(s, "| {surface} |");
+        for x in &n {
+            let c = find(rows, client, tok, &surface, *x)
+                .map(cell)
+                .unwrap_or_default();
+            let _ = write!(s, " {c} |");
+        }
+        s.push('\n');
+    }
+    s.push('\n');
+}
+
+/// The sweep's summary.md.
+pub fn sweep(
+    cfg: &Config,
+    rows: &[SweepRow],
+    tasks: &[TaskResult],
+    cards: &[PriceCard],
+) -> Result<String> {
+    let mut s = format!("# Sweep: {}\n\n", cfg.name);
+    if !cfg.about.is_empty() {
+        let _ = writeln!(s, "{}\n", cfg.about.trim());
+    }
+    let n = ns(rows);
+    let _ = writeln!(
+        s,
+        "One user turn (\"{}\") measured on every surface at N = {}, with the {} profile (seed {}). \
+Token figures are `estimated:<tokenizer>` (counted here, not returned by a provider); ratios, \
+marginal tokens and dollars are `derived` from them and the client's price card. A month is {} \
+turns a day for {} days, with a warm prompt cache.\n",
+        crate::measure::DEFAULT_TURN,
+        n.iter().map(|x| thousands(*x as u64)).collect::<Vec<_>>().join(", "),
+        cfg.profile,
+        cfg.seed,
+        cfg.turns_per_day,
+        cfg.days
+    );
+    s.push_str("| client | price card | context window | source |\n|---|---|---:|---|\n");
+    for c in &cfg.clients {
+        if let Some(card) = cards.iter().find(|k| k.id == c.model) {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} ({}) |",
+                c.name,
+                card.id,
+                thousands(card.context_window),
+                card.source,
+                card.date
+            );
+        }
+    }
+    s.push('\n');
+    for (client, tok) in combos(rows) {
+        let _ = writeln!(s, "## Input tokens per turn: {client}, estimated:{tok}\n");
+        grid(&mut s, rows, &client, &tok, &|r| thousands(r.input_tokens));
+    }
+    for (client, tok) in combos(rows) {
+        let _ = writeln!(s, "## Ratio to protocol-only: {client}, {tok} (derived)\n");
+        grid(&mut s, rows, &client, &tok, &|r| {
+            r.ratio_to_protocol_only
+                .map(|x| format!("{x:.2}x"))
+                .unwrap_or_default()
+        });
+    }
+    let mut seen_clients = Vec::new();
+    for (client, tok) in combos(rows) {
+        if seen_clients.contains(&client) {
+            continue;
+        }
+        seen_clients.push(client.clone());
+        let _ = writeln!(
+            s,
+            "## Cost per month: {client}, from {tok} token counts (derived)\n"
+        );
+        grid(&mut s, rows, &client, &tok, &|r| {
+            money(r.cost_per_month_usd)
+        });
+    }
+    let growth = frame::growth(rows)?;
+    if let Some(g0) = growth.first() {
+        let _ = writeln!(
+            s,
+            "## Growth from N={} to N={} (derived)\n\n| surface | client | tokenizer | tokens at N={} | tokens at N={} | growth | mean marginal tokens per definition |\n|---|---|---|---:|---:|---:|---:|",
+            thousands(g0.from_rows as u64),
+            thousands(g0.to_rows as u64),
+            thousands(g0.from_rows as u64),
+            thousands(g0.to_rows as u64)
+        );
+        for g in &growth {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {:.2}x | {} |",
+                g.surface,
+                g.client,
+                g.tokenizer,
+                thousands(g.from_tokens),
+                thousands(g.to_tokens),
+                g.factor,
+                g.mean_marginal
+                    .map(|m| format!("{m:.2}"))
+                    .unwrap_or_default()
+            );
+        }
+        s.push('\n');
+    }
+    s.push_str("## Provider limits crossed\n\n");
+    let mut limits: Vec<String> = Vec::new();
+    let mut seen: Vec<(String, String, &str)> = Vec::new();
+    let mut by_n: Vec<&SweepRow> = rows.iter().filter(|r| !r.warnings.is_empty()).collect();
+    by_n.sort_by_key(|r| r.rows);
+    for r in by_n {
+        for w in r.warnings.split("; ") {
+            let kind = limit_kind(w);
+            let key = (r.surface.clone(), r.client.clone(), kind);
+            if !seen.contains(&key) {
+                seen.push(key);
+                limits.push(format!(
+                    "- {} ({}), from N={}: {w}",
+                    r.surface,
+                    r.client,
+                    thousands(r.rows as u64)
+                ));
+            }
+        }
+    }
+    if limits.is_empty() {
+        s.push_str("None at these sizes.\n\n");
+    } else {
+        s.push_str("The first N at which each surface crosses each limit:\n\n");
+        for l in &limits {
+            let _ = writeln!(s, "{l}");
+        }
+        s.push('\n');
+    }
+    if !tasks.is_empty() {
+        let label = tasks.first().map(|t| t.label.as_str()).unwrap_or("");
+        let _ = writeln!(s, "## Whole tasks (gateway log rows; tokens {label}, cost derived)\n\n| N | surface | task | success | rounds | misses | input tokens | cached | output | cost |\n|---:|---|---|---|---:|---:|---:|---:|---:|---:|");
+        for t in tasks {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                thousands(t.rows as u64),
+                t.surface,
+                t.task,
+                if t.success { "yes" } else { "no" },
+                t.rounds,
+                t.misses,
+                thousands(t.input_tokens),
+                thousands(t.cached_input_tokens),
+                thousands(t.output_tokens),
+                money(t.cost_usd)
+            );
+        }
+        s.push('\n');
+    }
+    s.push_str("## Plots\n\nEach as PNG and SVG; log scales skip N=0. The per-N charts are drawn for each client with the first tokenizer.\n\n");
+    let mut plots: Vec<(String, String)> = Vec::new();
+    for (i, c) in cfg.clients.iter().enumerate() {
+        let suffix = if i == 0 {
+            String::new()
+        } else {
+            format!("-{}", c.name)
+        };
+        for (stem, what) in [
+            (
+                "tokens-vs-n",
+                "input tokens per turn vs N, with the context window and the provider's tool limit",
+            ),
+            ("cost-per-month", "cost per month vs N"),
+            (
+                "deferred-bytes-vs-tokens",
+                "deferred search: wire bytes vs billed tokens",
+            ),
+        ] {
+            plots.push((format!("{stem}{suffix}"), format!("{what} ({})", c.name)));
+        }
+    }
+    plots.push((
+        "bytes-per-definition".into(),
+        "distribution of bytes per definition".into(),
+    ));
+    if !tasks.is_empty() {
+        plots.push(("task-rounds".into(), "rounds per task per surface".into()));
+        plots.push((
+            "task-tokens".into(),
+            "input tokens per task per surface".into(),
+        ));
+    }
+    for (stem, what) in plots {
+        let _ = writeln!(s, "- [{what}]({stem}.svg) ![{what}]({stem}.png)");
+    }
+    s.push_str("\n## Reading\n\n");
+    s.push_str(&reading(rows, tasks));
+    Ok(s)
+}
+
+/// Which provider limit a warning names.
+fn limit_kind(w: &str) -> &'static str {
+    if w.contains("context window") {
+        "context"
+    } else if w.contains("deferred tools") {
+        "deferred"
+    } else if w.contains("tools exceed") {
+        "tools"
+    } else {
+        "other"
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
+    let Some((client, tok)) = combos(rows).into_iter().next() else {
+        return "No results.\n".into();
+    };
+    let positive: Vec<usize> = ns(rows).into_iter().filter(|n| *n > 0).collect();
+    let (Some(&lo), Some(&hi)) = (positive.first(), positive.last()) else {
+        return "The sweep has no catalogue larger than zero rows.\n".into();
+    };
+    let at = |surface: &str, n: usize| find(rows, &client, &tok, surface, n);
+    let mut out = format!("With {client} and {tok}: ");
+    if let (Some(a), Some(b)) = (at("per-row-mcp", lo), at("per-row-mcp", hi)) {
+        let _ = write!(
+            out,
+            "per-row MCP bills {} input tokens per turn at N={} and {} at N={} ({:.0}x for {:.0}x the rows, about {} tokens per definition)",
+            thousands(a.input_tokens),
+            thousands(lo as u64),
+            thousands(b.input_tokens),
+            thousands(hi as u64),
+            b.input_tokens as f64 / a.input_tokens.max(1) as f64,
+            hi as f64 / lo as f64,
+            b.marginal_tokens_per_definition.map(|m| format!("{m:.0}")).unwrap_or_default()
+        );
+        if let Some(r) = b.ratio_to_protocol_only {
+            let _ = write!(out, ", {r:.1}x protocol-only at the largest N");
+        }
+        out.push_str(". ");
+    }
+    let flat: Vec<String> = surfaces(rows)
+        .into_iter()
+        .filter(|s| s != "per-row-mcp" && s != "name-list")
+        .filter_map(|s| {
+            let (a, b) = (at(&s, lo)?, at(&s, hi)?);
+            let change = b.input_tokens as f64 / a.input_tokens.max(1) as f64 - 1.0;
+            (change.abs() < 0.05).then(|| format!("{s} ({})", pct(change)))
+        })
+        .collect();
+    if !flat.is_empty() {
+        let _ = write!(
+            out,
+            "These stay within 5% from N={} to N={}: {}. ",
+            thousands(lo as u64),
+            thousands(hi as u64),
+            flat.join(", ")
+        );
+    }
+    if let (Some(a), Some(b)) = (at("deferred-search", lo), at("deferred-search", hi)) {
+        let _ = write!(
+            out,
+            "Deferred search sends {} bytes at N={} but {} at N={} while billing {} and {} tokens: the definitions travel on every request without being billed. ",
+            thousands(a.wire_bytes),
+            thousands(lo as u64),
+            thousands(b.wire_bytes),
+            thousands(hi as u64),
+            thousands(a.input_tokens),
+            thousands(b.input_tokens)
+        );
+    }
+    let first_crossing = |surface: &str, what: &str| {
+        rows.iter()
+            .filter(|r| r.surface == surface && r.warnings.contains(what))
+            .map(|r| (r.rows, r.client.clone()))
+            .min()
+    };
+    if let Some((n, c)) = first_crossing("per-row-mcp", "context window") {
+        let _ = write!(
+            out,
+            "Per-row MCP no longer fits {c}'s context window from N={}. ",
+            thousands(n as u64)
+        );
+    }
+    if let Some((n, c)) = first_crossing("per-row-mcp", "OpenAI's limit") {
+        let _ = write!(
+            out,
+            "For {c}, per-row MCP exceeds OpenAI's 128 tools per request from N={}. ",
+            thousands(n as u64)
+        );
+    }
+    if let Some((n, _)) = first_crossing("deferred-search", "deferred tools exceed") {
+        let _ = write!(
+            out,
+            "Deferred search passes Anthropic's 10,000 deferred tools at N={}. ",
+            thousands(n as u64)
+        );
+    }
+    if let Some(n) = tasks.iter().map(|t| t.rows).max() {
+        let orders: Vec<&TaskResult> = tasks
+            .iter()
+            .filter(|t| t.rows == n && t.task == "orders")
+            .collect();
+        if let (Some(cheap), Some(dear)) = (
+            orders
+                .iter()
+                .min_by(|a, b| a.cost_usd.total_cmp(&b.cost_usd)),
+            orders
+                .iter()
+                .max_by(|a, b| a.cost_usd.total_cmp(&b.cost_usd)),
+        ) {
+            let _ = write!(
+                out,
+                "Whole tasks at N={}: the orders task costs {} in {} rounds on {} against {} in {} rounds on {}.",
+                thousands(n as u64),
+                money(cheap.cost_usd),
+                cheap.rounds,
+                cheap.surface,
+                money(dear.cost_usd),
+                dear.rounds,
+                dear.surface
+            );
+        }
+    }
+    out.trim_end().to_string() + "\n"
+}
+
+/// summary.md for a gateway log.
+pub fn log(source: &str, rows: &[LogSummary]) -> String {
+    let mut s = format!(
+        "# Gateway log: {source}\n\nOne row per run (scenario, surface, N and task from each request's metadata; requests without a surface are grouped by model). Token figures carry the log's usage source: `observed` when a provider returned them, `estimated:<tokenizer>` from the mock upstream. Costs are `derived` from the price card the gateway used.\n\n| scenario | surface | N | task | requests | errors | input tokens | cached | output | request bytes | cost | label |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.scenario,
+            r.surface,
+            thousands(r.rows as u64),
+            r.task,
+            r.requests,
+            r.errors,
+            thousands(r.input_tokens),
+            thousands(r.cached_input_tokens),
+            thousands(r.output_tokens),
+            thousands(r.request_bytes),
+            money(r.cost_usd),
+            r.label
+        );
+    }
+    let total: f64 = rows.iter().map(|r| r.cost_usd).sum();
+    let requests: usize = rows.iter().map(|r| r.requests).sum();
+    let _ = writeln!(
+        s,
+        "\n{} requests in all, {} (derived).\n\n## Plots\n\n- [rounds per task per surface](task-rounds.svg) ![rounds](task-rounds.png)\n- [input tokens per task per surface](task-tokens.svg) ![tokens](task-tokens.png)\n- [request bytes vs billed tokens](log-bytes-vs-tokens.svg) ![bytes vs tokens](log-bytes-vs-tokens.png)",
+        thousands(requests as u64),
+        money(total)
+    );
+    s
+}
