@@ -9,6 +9,7 @@ use crate::measure::{ANTHROPIC_MAX_DEFERRED, OPENAI_MAX_TOOLS};
 use crate::pricing::PriceCard;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -203,11 +204,21 @@ impl Chart for PerSurface {
                     grey.stroke_width(1),
                 ))
                 .map_err(e)?;
+            // Right of the line, or left of it when the line is in the right half.
+            let right_half = n.ln() > (x0.ln() + x1.ln()) / 2.0;
+            let (x, anchor) = if right_half {
+                (*n / 1.08, HPos::Right)
+            } else {
+                (*n * 1.08, HPos::Left)
+            };
             chart
                 .draw_series(std::iter::once(Text::new(
                     label.clone(),
-                    (*n * 1.08, y1 / 1.6),
-                    (FONT, 13).into_font().color(&grey),
+                    (x, y1 / 1.6),
+                    (FONT, 13)
+                        .into_font()
+                        .color(&grey)
+                        .pos(Pos::new(anchor, VPos::Top)),
                 )))
                 .map_err(e)?;
         }
