@@ -54,6 +54,21 @@ pub fn write<C: Chart>(dir: &Path, chart: &C) -> Result<Vec<PathBuf>> {
     Ok(vec![png, svg])
 }
 
+/// The legend box every chart uses.
+fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+) -> std::result::Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .label_font((FONT, 15))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()
+        .map_err(e)
+}
+
 /// One colour per surface, the same in every chart.
 pub fn colour(surface: &str) -> RGBColor {
     match surface {
@@ -235,14 +250,7 @@ impl Chart for PerSurface {
                 .draw_series(points.iter().map(|p| Circle::new(*p, 4, c.filled())))
                 .map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 15))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(e)?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     }
 }
@@ -320,14 +328,7 @@ impl BytesVsTokens {
                 }))
                 .map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 15))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(e)?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     }
 }
@@ -417,14 +418,7 @@ impl Chart for BytesPerDefinition {
             .map_err(e)?
             .label("mean")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], red.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 15))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(e)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }
@@ -505,14 +499,7 @@ impl Chart for TaskBars {
                 .label(surface.clone())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 15))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(e)?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     }
 }
