@@ -558,14 +558,7 @@ pub fn sweep_plots(
         } else {
             format!("-{client}")
         };
-        let window = vec![(
-            c.card.context_window as f64,
-            format!(
-                "{} context window ({})",
-                c.card.id,
-                compact(c.card.context_window as f64)
-            ),
-        )];
+        let window = context_windows(&c.card);
         let limit = if c.openai_format {
             (
                 OPENAI_MAX_TOOLS as f64,
@@ -641,6 +634,32 @@ pub fn sweep_plots(
     }
     files.extend(task_plots(dir, tasks)?);
     Ok(files)
+}
+
+/// Every price card's context window, cards with the same window on one line; the client's
+/// own card is marked.
+fn context_windows(own: &PriceCard) -> Vec<(f64, String)> {
+    let mut by_size: Vec<(u64, Vec<String>)> = Vec::new();
+    for card in PriceCard::all() {
+        let id = if card.id == own.id {
+            format!("{} (this client)", card.id)
+        } else {
+            card.id.clone()
+        };
+        match by_size.iter_mut().find(|(w, _)| *w == card.context_window) {
+            Some((_, ids)) => ids.push(id),
+            None => by_size.push((card.context_window, vec![id])),
+        }
+    }
+    by_size
+        .into_iter()
+        .map(|(w, ids)| {
+            (
+                w as f64,
+                format!("context window {}: {}", compact(w as f64), ids.join(", ")),
+            )
+        })
+        .collect()
 }
 
 /// A bytes-vs-tokens chart under another file name and title.

@@ -245,7 +245,7 @@ turns a day for {} days, with a warm prompt cache.\n",
         for (stem, what) in [
             (
                 "tokens-vs-n",
-                "input tokens per turn vs N, with the context window and the provider's tool limit",
+                "input tokens per turn vs N, with every price card's context window and the provider's tool limit",
             ),
             ("cost-per-month", "cost per month vs N"),
             (
