@@ -92,12 +92,16 @@ pub struct SweepArgs {
     /// Skip the scenario's tasks even when its [sweep] section asks for them.
     #[arg(long, conflicts_with = "tasks")]
     pub no_tasks: bool,
+    /// Turns a day in the monthly cost. Default: 200 (the published figure).
     #[arg(long)]
     pub turns_per_day: Option<u64>,
+    /// Days in the monthly cost. Default: 30.
     #[arg(long)]
     pub days: Option<u64>,
+    /// Catalogue profile (without --scenario): seed-2026-07 or real-mcp.
     #[arg(long, default_value = "seed-2026-07")]
     pub profile: String,
+    /// Generator seed (without --scenario).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Report name. Default: the scenario's name, or `sweep`.
@@ -134,8 +138,10 @@ pub struct SearchEvalArgs {
     /// Or generate catalogues of these sizes, each with its query set, e.g. 856,8560,85600.
     #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
     pub rows: Vec<usize>,
+    /// Catalogue profile: seed-2026-07 or real-mcp.
     #[arg(long, default_value = "seed-2026-07")]
     pub profile: String,
+    /// Generator seed: the same seed gives the same catalogue, byte for byte.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Rows sampled per catalogue for the query set (two queries each, plus the fixed rows).
@@ -189,8 +195,10 @@ pub struct ServeArgs {
     /// Or generate N rows.
     #[arg(long, value_name = "N")]
     pub rows: Option<usize>,
+    /// Catalogue profile: seed-2026-07 or real-mcp.
     #[arg(long, default_value = "seed-2026-07")]
     pub profile: String,
+    /// Generator seed: the same seed gives the same catalogue, byte for byte.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Add the profile's disabled, hidden and test-shaped rows (for the four counts).
@@ -288,6 +296,7 @@ pub struct GenerateArgs {
     /// Calibrated profile: seed-2026-07 or real-mcp.
     #[arg(long, default_value = "seed-2026-07")]
     pub profile: String,
+    /// Generator seed: the same seed gives the same catalogue, byte for byte.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Add the profile's share of disabled, hidden and test-shaped rows after the N projected ones.
@@ -362,8 +371,10 @@ pub struct MeasureArgs {
     /// A header for --server, `Name: value` (repeatable).
     #[arg(long, value_name = "K:V", requires = "server")]
     pub header: Vec<String>,
+    /// Catalogue profile: seed-2026-07 or real-mcp.
     #[arg(long, default_value = "seed-2026-07")]
     pub profile: String,
+    /// Generator seed: the same seed gives the same catalogue, byte for byte.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Client profile: claude-cli or openai-agent.
