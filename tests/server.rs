@@ -652,6 +652,38 @@ async fn code_mode_runs_programs_against_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_programs_queue_for_sandbox_slots_and_all_finish() {
+    let s = Arc::new(start(40).await);
+    let before = s.receipts();
+    let slots = s.state.sandboxes.available_permits();
+    let programs = slots * 3;
+    let mut handles = Vec::new();
+    for p in 0..programs {
+        let s = s.clone();
+        handles.push(tokio::spawn(async move {
+            let code = format!(
+                "let t = 0; for (let i = 0; i < 20; i++) t += (await dispatch('SUM', {{numbers: [i, {p}]}})).result.total; console.log(t);"
+            );
+            s.rpc("/mcp/code", json!({"jsonrpc": "2.0", "id": p, "method": "tools/call", "params": {"name": "execute", "arguments": {"code": code}}}))
+                .await
+                .1
+        }));
+    }
+    for (p, h) in handles.into_iter().enumerate() {
+        let v = h.await.unwrap();
+        assert_eq!(v["result"]["isError"], false, "{v}");
+        let want = (0..20).sum::<usize>() + 20 * p;
+        assert_eq!(v["result"]["content"][0]["text"], want.to_string());
+    }
+    assert_eq!(s.receipts(), before + programs as i64 * 20);
+    assert_eq!(
+        s.state.sandboxes.available_permits(),
+        slots,
+        "every slot is returned"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn small_surface_bytes_do_not_change_with_n() {
     let mut texts = Vec::new();
     for n in [10, 2000] {

@@ -75,18 +75,23 @@ impl Api for ServerApi {
     }
 }
 
-/// Run one `execute` call on a blocking thread.
+/// Run one `execute` call on a blocking thread, once one of the state's sandbox slots is free.
 pub async fn execute(state: Arc<State>, code: String) -> Outcome {
+    let fail = |e: String| Outcome {
+        printed: String::new(),
+        error: Some(format!("Error: {e}")),
+        api_calls: 0,
+        wall_ms: 0.0,
+    };
+    let slots = state.clone();
+    let Ok(_slot) = slots.sandboxes.acquire().await else {
+        return fail("the server is shutting down".into());
+    };
     let runtime = tokio::runtime::Handle::current();
     let joined = tokio::task::spawn_blocking(move || {
         let api: Rc<dyn Api> = Rc::new(ServerApi { state, runtime });
         sandbox::run(&code, api, Limits::default())
     })
     .await;
-    joined.unwrap_or_else(|e| Outcome {
-        printed: String::new(),
-        error: Some(format!("Error: the sandbox thread failed: {e}")),
-        api_calls: 0,
-        wall_ms: 0.0,
-    })
+    joined.unwrap_or_else(|e| fail(format!("the sandbox thread failed: {e}")))
 }

@@ -57,6 +57,9 @@ pub struct State {
     pub base_url: RwLock<String>,
     /// Fires when the projection changes (MCP sessions send list_changed).
     pub changes: broadcast::Sender<()>,
+    /// Code-mode programs running at once: each may hold 64 MB for 5 seconds, so the rest wait
+    /// their turn instead of taking the machine's memory.
+    pub sandboxes: tokio::sync::Semaphore,
 }
 
 impl State {
@@ -69,6 +72,9 @@ impl State {
             allowlist,
             base_url: RwLock::new("http://127.0.0.1".into()),
             changes: broadcast::channel(64).0,
+            sandboxes: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, |n| n.get() * 2),
+            ),
         })
     }
 
