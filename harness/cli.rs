@@ -494,12 +494,10 @@ fn run_sweep(a: SweepArgs) -> Result<i32> {
     let cfg = crate::sweep::config::from_args(&a)?;
     let bar = progress(crate::sweep::steps(&cfg), "sweeping");
     bar.enable_steady_tick(std::time::Duration::from_millis(250));
-    let outcome = crate::sweep::run(&cfg, &|p| match p {
-        crate::sweep::Progress::Step { done, total, what } => {
-            bar.set_length(total);
-            bar.set_position(done);
-            bar.set_message(what.to_string());
-        }
+    let outcome = crate::sweep::run(&cfg, &|done, total, what| {
+        bar.set_length(total);
+        bar.set_position(done);
+        bar.set_message(what.to_string());
     })?;
     bar.finish_and_clear();
     std::io::stdout()

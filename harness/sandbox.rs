@@ -13,7 +13,7 @@
 use rquickjs::{CatchResultExt, CaughtError, Context, Function, Promise, Runtime};
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -95,10 +95,10 @@ const PRELUDE: &str = r#"
 pub fn run(code: &str, api: Rc<dyn Api>, limits: Limits) -> Outcome {
     let started = Instant::now();
     let printed = Rc::new(RefCell::new(String::new()));
-    let calls = Rc::new(RefCell::new(0usize));
+    let calls = Rc::new(Cell::new(0usize));
     let error = execute(code, api, limits, started, printed.clone(), calls.clone()).err();
     let printed = printed.borrow().clone();
-    let api_calls = *calls.borrow();
+    let api_calls = calls.get();
     Outcome {
         printed,
         error,
@@ -113,7 +113,7 @@ fn execute(
     limits: Limits,
     started: Instant,
     printed: Rc<RefCell<String>>,
-    calls: Rc<RefCell<usize>>,
+    calls: Rc<Cell<usize>>,
 ) -> std::result::Result<(), String> {
     let engine = |e: rquickjs::Error| format!("the sandbox could not start: {e}");
     let rt = Runtime::new().map_err(engine)?;
@@ -184,7 +184,7 @@ fn execute(
         let counter = calls.clone();
         let api = api.clone();
         let host = Function::new(ctx.clone(), move |op: String, arg: String| -> String {
-            *counter.borrow_mut() += 1;
+            counter.set(counter.get() + 1);
             let reply = match serde_json::from_str::<Value>(&arg) {
                 Ok(v) => match api.call(&op, &v) {
                     Ok(ok) => json!({ "ok": ok }),

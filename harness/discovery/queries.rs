@@ -222,14 +222,10 @@ fn lookup<'a>(table: &'a [(&str, &'a [&'a str])], key: &str) -> &'a [&'a str] {
         .unwrap_or(&[])
 }
 
-/// Words of a text, lower-cased, the resolvers' stop words dropped.
-fn content_words(text: &str) -> Vec<String> {
-    crate::resolve::bm25_terms(text)
-}
-
 fn novelty(query: &str, row_text: &str) -> f64 {
-    let row: std::collections::HashSet<String> = content_words(row_text).into_iter().collect();
-    let words = content_words(query);
+    let row: std::collections::HashSet<String> =
+        crate::resolve::bm25_terms(row_text).into_iter().collect();
+    let words = crate::resolve::bm25_terms(query);
     if words.is_empty() {
         return 0.0;
     }

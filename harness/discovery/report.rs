@@ -4,9 +4,9 @@ use super::eval::{self, Method, Ranked, Score, SurfaceCost};
 use super::queries::{self, Query, QueryKind};
 use crate::catalogue::{profile::Profile, Catalogue, Row};
 use crate::error::{Error, Result};
-use crate::report::{self, OutputFormat};
+use crate::report::{self, percent};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where the catalogues come from.
 pub enum Source {
@@ -42,7 +42,17 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
     let mut scores = Vec::new();
     let mut costs = Vec::new();
     let mut misses = String::new();
-    let mut sets: Vec<(usize, Vec<Row>, Vec<Query>)> = Vec::new();
+    // Each catalogue is evaluated as soon as it exists and dropped before the next is made;
+    // the tables are rewritten after each, so a stopped run leaves valid partial files.
+    let mut evaluate = |rows: Vec<Row>, q: Vec<Query>| -> Result<()> {
+        let ev = eval::evaluate(&rows, &q, &cfg.methods, progress)?;
+        write_misses(&mut misses, &ev);
+        scores.extend(ev.scores);
+        costs.extend(ev.costs);
+        report::write_csv_json(&cfg.out, "results", &scores)?;
+        report::write_csv_json(&cfg.out, "surfaces", &costs)?;
+        Ok(())
+    };
     match &cfg.source {
         Source::Generated {
             profile,
@@ -54,7 +64,7 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
                 progress(&format!("N={n}: generating the catalogue and its queries"));
                 let (r, q) = queries::generate(Profile::named(profile)?, n, *seed, *targets)?;
                 queries::write(&cfg.out.join(format!("queries-{n}.jsonl")), &q)?;
-                sets.push((n, r, q));
+                evaluate(r, q)?;
             }
         }
         Source::Files {
@@ -80,16 +90,8 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
                     )));
                 }
             }
-            sets.push((rows.len(), rows, q));
+            evaluate(rows, q)?;
         }
-    }
-    for (_, rows, q) in sets {
-        let ev = eval::evaluate(&rows, &q, &cfg.methods, progress)?;
-        write_misses(&mut misses, &ev);
-        scores.extend(ev.scores);
-        costs.extend(ev.costs);
-        // Partial results are valid files after each N.
-        write_tables(&cfg.out, &scores, &costs)?;
     }
     report::write_atomic(&cfg.out.join("misses.md"), misses.as_bytes())?;
     report::write_atomic(
@@ -97,25 +99,6 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
         summary(&scores, &costs).as_bytes(),
     )?;
     Ok(Written { scores, costs })
-}
-
-fn write_tables(out: &Path, scores: &[Score], costs: &[SurfaceCost]) -> Result<()> {
-    report::write_atomic(
-        &out.join("results.csv"),
-        &report::render(OutputFormat::Csv, scores),
-    )?;
-    report::write_atomic(
-        &out.join("results.json"),
-        &report::render(OutputFormat::Json, scores),
-    )?;
-    report::write_atomic(
-        &out.join("surfaces.csv"),
-        &report::render(OutputFormat::Csv, costs),
-    )?;
-    report::write_atomic(
-        &out.join("surfaces.json"),
-        &report::render(OutputFormat::Json, costs),
-    )
 }
 
 /// Every miss of every method, grouped, with what came back instead.
@@ -164,10 +147,6 @@ fn write_misses(out: &mut String, ev: &eval::Evaluation) {
     }
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
 /// The Markdown summary: tables with their labels, and a reading computed from the figures.
 pub fn summary(scores: &[Score], costs: &[SurfaceCost]) -> String {
     let mut s = String::from("# Discovery quality\n\n");
@@ -187,8 +166,8 @@ query times are `observed` on the machine that wrote this file.\n\n",
             r.resolver,
             r.queries,
             r.kind,
-            pct(r.recall_at_1),
-            pct(r.recall_at_5),
+            percent(r.recall_at_1),
+            percent(r.recall_at_5),
             r.mrr
         );
     }
@@ -201,8 +180,8 @@ query times are `observed` on the machine that wrote this file.\n\n",
             c.surface,
             c.resolver,
             c.shown,
-            pct(c.first_miss_rate),
-            pct(c.fail_rate),
+            percent(c.first_miss_rate),
+            percent(c.fail_rate),
             c.extra_rounds_per_task,
             report::thousands(c.round_input_tokens),
             report::thousands(c.extra_input_tokens_per_task.round() as u64)
@@ -228,8 +207,8 @@ that shows {} (ask, search_directory) misses for {} of tasks, against {} when it
 mode's `search(q, 5)`, deferred search), each miss one more round of about {} input tokens.\n",
         report::thousands(n as u64),
         wide.shown,
-        pct(wide.first_miss_rate),
-        pct(narrow.first_miss_rate),
+        percent(wide.first_miss_rate),
+        percent(narrow.first_miss_rate),
         narrow.shown,
         report::thousands(narrow.round_input_tokens)
     )
@@ -257,11 +236,11 @@ fn reading(scores: &[Score]) -> String {
             out,
             "BM25 over rows finds the row in its top 5 for {} of lexical queries at N={} but for {} \
 of paraphrases; at N={} paraphrase recall@5 is {}. ",
-            pct(a.recall_at_5),
+            percent(a.recall_at_5),
             report::thousands(small as u64),
-            pct(b.recall_at_5),
+            percent(b.recall_at_5),
             report::thousands(large as u64),
-            pct(c.recall_at_5)
+            percent(c.recall_at_5)
         );
     }
     if let (Some(a), Some(b)) = (
@@ -272,8 +251,8 @@ of paraphrases; at N={} paraphrase recall@5 is {}. ",
             out,
             "Over tool definitions, a regex of the paraphrase's words reaches {} and BM25 {} at \
 N={}. ",
-            pct(a.recall_at_5),
-            pct(b.recall_at_5),
+            percent(a.recall_at_5),
+            percent(b.recall_at_5),
             report::thousands(small as u64)
         );
     }

@@ -569,9 +569,8 @@ impl<'a> Play<'a> {
         code
     }
 
-    /// After an ask or a directory search: read the contract next if the candidates hold the
-    /// key, otherwise count a miss.
-    fn discovered(&mut self, attempt: u8, answer: &Value) {
+    /// After a search: `next` if the candidates hold the key, otherwise count a miss.
+    fn discovered(&mut self, attempt: u8, answer: &Value, next: Phase) {
         let key = self.key();
         let hit = answer["candidates"]
             .as_array()
@@ -579,7 +578,7 @@ impl<'a> Play<'a> {
             .flatten()
             .any(|c| c["key"] == key);
         if hit {
-            self.phase = Phase::Contract;
+            self.phase = next;
         } else {
             self.miss(attempt);
         }
@@ -740,7 +739,7 @@ impl<'a> Play<'a> {
             match self.phase {
                 Phase::Discover(a) => {
                     let v: Value = serde_json::from_str(&joined).unwrap_or(Value::Null);
-                    self.discovered(a, &v);
+                    self.discovered(a, &v, Phase::Contract);
                 }
                 Phase::Contract => self.phase = Phase::Call(0),
                 Phase::Call(_) => {
@@ -797,7 +796,7 @@ impl<'a> Play<'a> {
             .unwrap_or(Value::Null);
         match (self.phase, self.surface, tool) {
             (Phase::Discover(a), SurfaceKind::SmallMcp, "search_directory") => {
-                self.discovered(a, &structured)
+                self.discovered(a, &structured, Phase::Contract)
             }
             (phase, SurfaceKind::CodeMode, "execute") => {
                 let printed: Value = structured["error"]
@@ -808,11 +807,8 @@ impl<'a> Play<'a> {
                     .unwrap_or(Value::Null);
                 match phase {
                     Phase::Discover(a) => {
-                        self.discovered(a, &json!({ "candidates": printed }));
                         // The search result names each key's arguments; no contract round.
-                        if self.phase == Phase::Contract {
-                            self.phase = Phase::Call(0);
-                        }
+                        self.discovered(a, &json!({ "candidates": printed }), Phase::Call(0));
                     }
                     Phase::Call(_) => {
                         match printed {

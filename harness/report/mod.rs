@@ -9,7 +9,7 @@ mod table;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A result row that can be shown as a table.
 pub trait Tabular: Serialize {
@@ -61,6 +61,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, e)
     })
+}
+
+/// Write `rows` as `<stem>.csv` and `<stem>.json` in `dir`, each atomically; returns both paths.
+pub fn write_csv_json<T: Tabular>(dir: &Path, stem: &str, rows: &[T]) -> Result<[PathBuf; 2]> {
+    let csv = dir.join(format!("{stem}.csv"));
+    let json = dir.join(format!("{stem}.json"));
+    write_atomic(&csv, &render(OutputFormat::Csv, rows))?;
+    write_atomic(&json, &render(OutputFormat::Json, rows))?;
+    Ok([csv, json])
+}
+
+/// A share as a percentage with one decimal: 0.485 -> "48.5%".
+pub fn percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
 }
 
 /// Format a number with thousands separators.

@@ -18,14 +18,9 @@ fn pe(e: PolarsError) -> Error {
     Error::input(format!("aggregation: {e}"))
 }
 
-fn col<T: Into<PlSmallStr>>(name: T, values: impl Into<Column>) -> Column {
-    let c: Column = values.into();
-    c.with_name(name.into())
-}
-
-/// 0..len as a column, to restore row order after joins.
-fn index(len: usize) -> Series {
-    Series::new("".into(), (0..len as u64).collect::<Vec<u64>>())
+/// `i`: 0..len, to restore row order after joins.
+fn index(len: usize) -> Column {
+    Column::new("i".into(), (0..len as u64).collect::<Vec<u64>>())
 }
 
 fn strings(df: &DataFrame, name: &str) -> Result<Vec<String>> {
@@ -66,58 +61,34 @@ fn measure_frame(rows: &[MeasureRow]) -> Result<DataFrame> {
     let s = |f: fn(&MeasureRow) -> String| rows.iter().map(f).collect::<Vec<String>>();
     let u = |f: fn(&MeasureRow) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
     DataFrame::new_infer_height(vec![
-        col("i", index(rows.len())),
-        col("surface", Series::new("".into(), s(|r| r.surface.clone()))),
-        col("client", Series::new("".into(), s(|r| r.client.clone()))),
-        col("model", Series::new("".into(), s(|r| r.model.clone()))),
-        col(
-            "tokenizer",
-            Series::new("".into(), s(|r| r.tokenizer.clone())),
+        index(rows.len()),
+        Column::new("surface".into(), s(|r| r.surface.clone())),
+        Column::new("client".into(), s(|r| r.client.clone())),
+        Column::new("model".into(), s(|r| r.model.clone())),
+        Column::new("tokenizer".into(), s(|r| r.tokenizer.clone())),
+        Column::new("label".into(), s(|r| r.label.clone())),
+        Column::new("warnings".into(), s(|r| r.warnings.join("; "))),
+        Column::new("rows".into(), u(|r| r.rows as u64)),
+        Column::new(
+            "definitions_in_context".into(),
+            u(|r| r.definitions_in_context as u64),
         ),
-        col("label", Series::new("".into(), s(|r| r.label.clone()))),
-        col(
-            "warnings",
-            Series::new("".into(), s(|r| r.warnings.join("; "))),
+        Column::new("tools_in_request".into(), u(|r| r.tools_in_request as u64)),
+        Column::new("wire_bytes".into(), u(|r| r.wire_bytes as u64)),
+        Column::new("input_tokens".into(), u(|r| r.input_tokens)),
+        Column::new(
+            "marginal".into(),
+            rows.iter()
+                .map(|r| r.marginal_tokens_per_definition)
+                .collect::<Vec<Option<f64>>>(),
         ),
-        col("rows", Series::new("".into(), u(|r| r.rows as u64))),
-        col(
-            "definitions_in_context",
-            Series::new("".into(), u(|r| r.definitions_in_context as u64)),
+        Column::new(
+            "cost_usd".into(),
+            rows.iter().map(|r| r.cost_usd).collect::<Vec<f64>>(),
         ),
-        col(
-            "tools_in_request",
-            Series::new("".into(), u(|r| r.tools_in_request as u64)),
-        ),
-        col(
-            "wire_bytes",
-            Series::new("".into(), u(|r| r.wire_bytes as u64)),
-        ),
-        col(
-            "input_tokens",
-            Series::new("".into(), u(|r| r.input_tokens)),
-        ),
-        col(
-            "marginal",
-            Series::new(
-                "".into(),
-                rows.iter()
-                    .map(|r| r.marginal_tokens_per_definition)
-                    .collect::<Vec<Option<f64>>>(),
-            ),
-        ),
-        col(
-            "cost_usd",
-            Series::new(
-                "".into(),
-                rows.iter().map(|r| r.cost_usd).collect::<Vec<f64>>(),
-            ),
-        ),
-        col(
-            "cost_usd_cold",
-            Series::new(
-                "".into(),
-                rows.iter().map(|r| r.cost_usd_cold).collect::<Vec<f64>>(),
-            ),
+        Column::new(
+            "cost_usd_cold".into(),
+            rows.iter().map(|r| r.cost_usd_cold).collect::<Vec<f64>>(),
         ),
     ])
     .map_err(pe)
@@ -167,9 +138,11 @@ pub fn enrich(rows: &[MeasureRow], turns_per_month: u64) -> Result<Vec<SweepRow>
         .map_err(pe)?
         .as_materialized_series()
         * turns_per_month as f64;
-    let mut out = joined.clone();
-    out.with_column(col("ratio", ratio)).map_err(pe)?;
-    out.with_column(col("month", month)).map_err(pe)?;
+    let mut out = joined;
+    out.with_column(ratio.with_name("ratio".into()).into())
+        .map_err(pe)?;
+    out.with_column(month.with_name("month".into()).into())
+        .map_err(pe)?;
 
     let surface = strings(&out, "surface")?;
     let client = strings(&out, "client")?;
@@ -237,35 +210,23 @@ pub fn growth(rows: &[SweepRow]) -> Result<Vec<Growth>> {
     let frame = |of: &[&SweepRow]| -> Result<DataFrame> {
         let s = |f: fn(&SweepRow) -> String| of.iter().map(|r| f(r)).collect::<Vec<String>>();
         DataFrame::new_infer_height(vec![
-            col("i", index(of.len())),
-            col("surface", Series::new("".into(), s(|r| r.surface.clone()))),
-            col("client", Series::new("".into(), s(|r| r.client.clone()))),
-            col(
-                "tokenizer",
-                Series::new("".into(), s(|r| r.tokenizer.clone())),
+            index(of.len()),
+            Column::new("surface".into(), s(|r| r.surface.clone())),
+            Column::new("client".into(), s(|r| r.client.clone())),
+            Column::new("tokenizer".into(), s(|r| r.tokenizer.clone())),
+            Column::new(
+                "rows".into(),
+                of.iter().map(|r| r.rows as u64).collect::<Vec<_>>(),
             ),
-            col(
-                "rows",
-                Series::new(
-                    "".into(),
-                    of.iter().map(|r| r.rows as u64).collect::<Vec<_>>(),
-                ),
+            Column::new(
+                "tokens".into(),
+                of.iter().map(|r| r.input_tokens).collect::<Vec<_>>(),
             ),
-            col(
-                "tokens",
-                Series::new(
-                    "".into(),
-                    of.iter().map(|r| r.input_tokens).collect::<Vec<_>>(),
-                ),
-            ),
-            col(
-                "marginal",
-                Series::new(
-                    "".into(),
-                    of.iter()
-                        .map(|r| r.marginal_tokens_per_definition)
-                        .collect::<Vec<Option<f64>>>(),
-                ),
+            Column::new(
+                "marginal".into(),
+                of.iter()
+                    .map(|r| r.marginal_tokens_per_definition)
+                    .collect::<Vec<Option<f64>>>(),
             ),
         ])
         .map_err(pe)
@@ -383,82 +344,52 @@ pub fn summarise_log(rows: &[LogRow]) -> Result<Vec<LogSummary>> {
     let text = |f: &dyn Fn(usize) -> String| (0..rows.len()).map(f).collect::<Vec<String>>();
     let m = |i: usize, k: &str| meta[i][k].as_str().map(String::from);
     let df = DataFrame::new_infer_height(vec![
-        col("i", index(rows.len())),
-        col(
-            "scenario",
-            Series::new("".into(), text(&|i| m(i, "scenario").unwrap_or_default())),
+        index(rows.len()),
+        Column::new(
+            "scenario".into(),
+            text(&|i| m(i, "scenario").unwrap_or_default()),
         ),
-        col(
-            "surface",
-            Series::new(
-                "".into(),
-                text(&|i| m(i, "surface").unwrap_or_else(|| format!("model:{}", rows[i].model))),
-            ),
+        Column::new(
+            "surface".into(),
+            text(&|i| m(i, "surface").unwrap_or_else(|| format!("model:{}", rows[i].model))),
         ),
-        col(
-            "rows",
-            Series::new(
-                "".into(),
-                (0..rows.len())
-                    .map(|i| meta[i]["n"].as_u64().unwrap_or(0))
-                    .collect::<Vec<u64>>(),
-            ),
+        Column::new(
+            "rows".into(),
+            (0..rows.len())
+                .map(|i| meta[i]["n"].as_u64().unwrap_or(0))
+                .collect::<Vec<u64>>(),
         ),
-        col(
-            "task",
-            Series::new("".into(), text(&|i| m(i, "task").unwrap_or_default())),
+        Column::new("task".into(), text(&|i| m(i, "task").unwrap_or_default())),
+        Column::new("label".into(), text(&|i| rows[i].usage_source.clone())),
+        Column::new(
+            "errors".into(),
+            rows.iter()
+                .map(|r| u64::from(r.error.is_some()))
+                .collect::<Vec<u64>>(),
         ),
-        col(
-            "label",
-            Series::new("".into(), text(&|i| rows[i].usage_source.clone())),
+        Column::new(
+            "input_tokens".into(),
+            rows.iter().map(|r| r.input_tokens).collect::<Vec<_>>(),
         ),
-        col(
-            "errors",
-            Series::new(
-                "".into(),
-                rows.iter()
-                    .map(|r| u64::from(r.error.is_some()))
-                    .collect::<Vec<u64>>(),
-            ),
+        Column::new(
+            "cached_input_tokens".into(),
+            rows.iter()
+                .map(|r| r.cached_input_tokens)
+                .collect::<Vec<_>>(),
         ),
-        col(
-            "input_tokens",
-            Series::new(
-                "".into(),
-                rows.iter().map(|r| r.input_tokens).collect::<Vec<_>>(),
-            ),
+        Column::new(
+            "output_tokens".into(),
+            rows.iter().map(|r| r.output_tokens).collect::<Vec<_>>(),
         ),
-        col(
-            "cached_input_tokens",
-            Series::new(
-                "".into(),
-                rows.iter()
-                    .map(|r| r.cached_input_tokens)
-                    .collect::<Vec<_>>(),
-            ),
+        Column::new(
+            "request_bytes".into(),
+            rows.iter()
+                .map(|r| r.request_bytes as u64)
+                .collect::<Vec<_>>(),
         ),
-        col(
-            "output_tokens",
-            Series::new(
-                "".into(),
-                rows.iter().map(|r| r.output_tokens).collect::<Vec<_>>(),
-            ),
-        ),
-        col(
-            "request_bytes",
-            Series::new(
-                "".into(),
-                rows.iter()
-                    .map(|r| r.request_bytes as u64)
-                    .collect::<Vec<_>>(),
-            ),
-        ),
-        col(
-            "cost_usd",
-            Series::new(
-                "".into(),
-                rows.iter().map(|r| r.cost_usd).collect::<Vec<_>>(),
-            ),
+        Column::new(
+            "cost_usd".into(),
+            rows.iter().map(|r| r.cost_usd).collect::<Vec<_>>(),
         ),
     ])
     .map_err(pe)?;

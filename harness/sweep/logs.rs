@@ -2,10 +2,9 @@
 
 use super::frame::{self, LogSummary};
 use super::plot::{self, BytesVsTokens};
-use crate::driver::TaskResult;
 use crate::error::{Error, Result};
 use crate::gateway::log;
-use crate::report::{self, OutputFormat};
+use crate::report;
 use std::path::{Path, PathBuf};
 
 /// Summarise `log_path` into `out`; returns the summaries and the files written.
@@ -25,44 +24,29 @@ pub fn report_log(log_path: &Path, out: &Path) -> Result<(Vec<LogSummary>, Vec<P
     }
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let summaries = frame::summarise_log(&rows)?;
-    let mut files = vec![
-        out.join("log.csv"),
-        out.join("log.json"),
-        out.join("summary.md"),
-    ];
-    report::write_atomic(&files[0], &report::render(OutputFormat::Csv, &summaries))?;
-    report::write_atomic(&files[1], &report::render(OutputFormat::Json, &summaries))?;
+    let mut files = report::write_csv_json(out, "log", &summaries)?.to_vec();
+    let summary = out.join("summary.md");
     report::write_atomic(
-        &files[2],
+        &summary,
         super::summary::log(&log_path.display().to_string(), &summaries).as_bytes(),
     )?;
-    // The task charts read task results; a log summary carries the same figures.
-    let as_tasks: Vec<TaskResult> = summaries
+    files.push(summary);
+    let points: Vec<plot::TaskPoint> = summaries
         .iter()
-        .map(|s| TaskResult {
-            scenario: s.scenario.clone(),
+        .map(|s| plot::TaskPoint {
             surface: s.surface.clone(),
-            rows: s.rows,
             task: if s.task.is_empty() {
                 "(none)".into()
             } else {
                 s.task.clone()
             },
-            success: s.errors == 0,
+            rows: s.rows,
             rounds: s.requests,
-            misses: 0,
             input_tokens: s.input_tokens,
-            cached_input_tokens: s.cached_input_tokens,
-            cache_write_tokens: 0,
-            output_tokens: s.output_tokens,
-            cost_usd: s.cost_usd,
-            wire_bytes: s.request_bytes as usize,
-            wall_ms: 0.0,
             label: s.label.clone(),
-            answer: String::new(),
         })
         .collect();
-    files.extend(plot::task_plots(out, &as_tasks)?);
+    files.extend(plot::task_plots(out, &points)?);
     // Every request: bytes sent against tokens billed, one series per surface.
     let mut series: Vec<plot::BytesSeries> = Vec::new();
     for r in &rows {
@@ -91,11 +75,12 @@ pub fn report_log(log_path: &Path, out: &Path) -> Result<(Vec<LogSummary>, Vec<P
     if !series.is_empty() {
         files.extend(plot::write(
             out,
-            &plot::Renamed(
-                "log-bytes-vs-tokens".into(),
-                BytesVsTokens { series },
-                "Request bytes vs billed input tokens (first request of each surface and N)".into(),
-            ),
+            &BytesVsTokens {
+                stem: "log-bytes-vs-tokens".into(),
+                title: "Request bytes vs billed input tokens (first request of each surface and N)"
+                    .into(),
+                series,
+            },
         )?);
     }
     Ok((summaries, files))

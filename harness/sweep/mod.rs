@@ -15,7 +15,7 @@ use crate::driver::{self, scenario::Scenario, TaskResult};
 use crate::error::{Error, Result};
 use crate::measure::{self, MeasureRow};
 use crate::pricing::PriceCard;
-use crate::report::{self, OutputFormat, Tabular};
+use crate::report::{self, Tabular};
 use crate::surface::{SurfaceKind, DEFAULT_ENDPOINT};
 use crate::tokens::Tokenizer;
 use serde::{Deserialize, Serialize};
@@ -152,15 +152,8 @@ pub struct Outcome {
     pub files: Vec<PathBuf>,
 }
 
-/// Progress events for the caller's bar.
-pub enum Progress<'a> {
-    /// A step finished; `total` steps in all.
-    Step {
-        done: u64,
-        total: u64,
-        what: &'a str,
-    },
-}
+/// Hears each finished step: (steps done, steps in all, what finished).
+pub type Progress<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
 
 /// The grid's step count: one per N x client, plus one per task run.
 pub fn steps(cfg: &Config) -> u64 {
@@ -173,78 +166,11 @@ pub fn steps(cfg: &Config) -> u64 {
 }
 
 /// Run the sweep and write every file.
-pub fn run(cfg: &Config, progress: &(dyn Fn(Progress) + Sync)) -> Result<Outcome> {
+pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
     std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
-    let total = steps(cfg);
-    let mut done = 0u64;
-    let mut measured: Vec<MeasureRow> = Vec::new();
-    let mut rows: Vec<SweepRow> = Vec::new();
-    write_results(&cfg.out, &rows)?;
-    let mut sorted = cfg.rows.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    // Bytes per definition, plotted for N=856 when the sweep has it, else the largest N up to
-    // 8,560, else whatever N there is.
-    let mut per_def: Option<(usize, Vec<usize>)> = None;
-    for &n in &sorted {
-        let generated: Vec<_> =
-            Generator::new(Profile::named(&cfg.profile)?, n, cfg.seed, false).collect();
-        let cat = Catalogue::from_rows(format!("{} N={n}", cfg.profile), generated);
-        for client in &cfg.clients {
-            let mcfg = measure::Config {
-                client: client.clone(),
-                model: PriceCard::named(&client.model)?,
-                surfaces: cfg.surfaces.clone(),
-                tokenizers: cfg.tokenizers.clone(),
-                turn: measure::DEFAULT_TURN.into(),
-                output_tokens: measure::DEFAULT_OUTPUT_TOKENS,
-                endpoint: DEFAULT_ENDPOINT.into(),
-            };
-            measured.extend(measure::measure(&cat, &mcfg, &|_| {}));
-            done += 1;
-            progress(Progress::Step {
-                done,
-                total,
-                what: &format!("N={n} {}", client.name),
-            });
-        }
-        rows = frame::enrich(&measured, cfg.turns_per_day * cfg.days)?;
-        write_results(&cfg.out, &rows)?;
-        let keep = match &per_def {
-            _ if n == 0 => false,
-            None => true,
-            Some((m, _)) => *m != 856 && (n == 856 || n <= 8_560),
-        };
-        if keep {
-            per_def = Some((n, cat.tools.iter().map(|t| t.raw.len()).collect()));
-        }
-    }
-    let mut tasks = Vec::new();
-    if let Some(s) = &cfg.tasks {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
-        let counter = std::sync::atomic::AtomicU64::new(done);
-        tasks = runtime.block_on(driver::run(s, &|id| {
-            let d = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            progress(Progress::Step {
-                done: d,
-                total,
-                what: id,
-            });
-        }))?;
-        report::write_atomic(
-            &cfg.out.join("tasks.csv"),
-            &report::render(OutputFormat::Csv, &tasks),
-        )?;
-        report::write_atomic(
-            &cfg.out.join("tasks.json"),
-            &report::render(OutputFormat::Json, &tasks),
-        )?;
-    }
-    let cards = plot_cards(cfg)?;
-    let limits: Vec<plot::ClientLimits> = cfg
+    // Each client's price card, looked up once: it prices the measurements, and its context
+    // window and provider limit go on the charts.
+    let clients: Vec<plot::ClientLimits> = cfg
         .clients
         .iter()
         .map(|c| {
@@ -255,52 +181,74 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(Progress) + Sync)) -> Result<Outcome
             })
         })
         .collect::<Result<_>>()?;
-    let mut files = vec![cfg.out.join("results.csv"), cfg.out.join("results.json")];
+    let total = steps(cfg);
+    let mut done = 0u64;
+    let mut measured: Vec<MeasureRow> = Vec::new();
+    let mut rows: Vec<SweepRow> = Vec::new();
+    let results = report::write_csv_json(&cfg.out, "results", &rows)?;
+    let mut sorted = cfg.rows.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    // Bytes per definition, plotted for N=856 when the sweep has it, else the largest N up to
+    // 8,560, else whatever N there is.
+    let mut per_def: Option<(usize, Vec<usize>)> = None;
+    for &n in &sorted {
+        let generated: Vec<_> =
+            Generator::new(Profile::named(&cfg.profile)?, n, cfg.seed, false).collect();
+        let cat = Catalogue::from_rows(format!("{} N={n}", cfg.profile), generated);
+        for (client, limits) in cfg.clients.iter().zip(&clients) {
+            let mcfg = measure::Config {
+                client: client.clone(),
+                model: limits.card.clone(),
+                surfaces: cfg.surfaces.clone(),
+                tokenizers: cfg.tokenizers.clone(),
+                turn: measure::DEFAULT_TURN.into(),
+                output_tokens: measure::DEFAULT_OUTPUT_TOKENS,
+                endpoint: DEFAULT_ENDPOINT.into(),
+            };
+            measured.extend(measure::measure(&cat, &mcfg, &|_| {}));
+            done += 1;
+            progress(done, total, &format!("N={n} {}", client.name));
+        }
+        rows = frame::enrich(&measured, cfg.turns_per_day * cfg.days)?;
+        report::write_csv_json(&cfg.out, "results", &rows)?;
+        let keep = match &per_def {
+            _ if n == 0 => false,
+            None => true,
+            Some((m, _)) => *m != 856 && (n == 856 || n <= 8_560),
+        };
+        if keep {
+            per_def = Some((n, cat.tools.iter().map(|t| t.raw.len()).collect()));
+        }
+    }
+    let mut tasks = Vec::new();
+    let mut task_files = Vec::new();
+    if let Some(s) = &cfg.tasks {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
+        let counter = std::sync::atomic::AtomicU64::new(done);
+        tasks = runtime.block_on(driver::run(s, &|id| {
+            let d = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(d, total, id);
+        }))?;
+        task_files = report::write_csv_json(&cfg.out, "tasks", &tasks)?.to_vec();
+    }
+    let mut files = results.to_vec();
     files.extend(plot::sweep_plots(
         &cfg.out,
         &rows,
         per_def.as_ref(),
         &tasks,
-        &limits,
+        &clients,
         (cfg.turns_per_day, cfg.days),
     )?);
-    if !tasks.is_empty() {
-        files.push(cfg.out.join("tasks.csv"));
-        files.push(cfg.out.join("tasks.json"));
-    }
-    let md = summary::sweep(cfg, &rows, &tasks, &cards)?;
+    files.extend(task_files);
+    let md = summary::sweep(cfg, &rows, &tasks, &clients)?;
     report::write_atomic(&cfg.out.join("summary.md"), md.as_bytes())?;
     files.push(cfg.out.join("summary.md"));
     Ok(Outcome { rows, tasks, files })
-}
-
-/// The price cards of the clients (and of the tasks' client), for the summary.
-fn plot_cards(cfg: &Config) -> Result<Vec<PriceCard>> {
-    let mut cards: Vec<PriceCard> = Vec::new();
-    for c in &cfg.clients {
-        let card = PriceCard::named(&c.model)?;
-        if !cards.iter().any(|x| x.id == card.id) {
-            cards.push(card);
-        }
-    }
-    if let Some(s) = &cfg.tasks {
-        let card = PriceCard::named(&Client::named(&s.client.name)?.model)?;
-        if !cards.iter().any(|x| x.id == card.id) {
-            cards.push(card);
-        }
-    }
-    Ok(cards)
-}
-
-fn write_results(out: &Path, rows: &[SweepRow]) -> Result<()> {
-    report::write_atomic(
-        &out.join("results.csv"),
-        &report::render(OutputFormat::Csv, rows),
-    )?;
-    report::write_atomic(
-        &out.join("results.json"),
-        &report::render(OutputFormat::Json, rows),
-    )
 }
 
 /// Read a sweep's `results.json` back.

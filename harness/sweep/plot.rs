@@ -54,6 +54,19 @@ pub fn write<C: Chart>(dir: &Path, chart: &C) -> Result<Vec<PathBuf>> {
     Ok(vec![png, svg])
 }
 
+/// The frame every chart shares: a bold title, margins and room for the axis labels.
+fn frame<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, (FONT, 24).into_font().style(FontStyle::Bold))
+        .margin(18)
+        .x_label_area_size(56)
+        .y_label_area_size(90);
+    b
+}
+
 /// The legend box every chart uses.
 fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
@@ -167,11 +180,7 @@ impl Chart for PerSurface {
             .flat_map(|(_, p)| p.iter().map(|p| p.1))
             .chain(self.hlines.iter().map(|h| h.0));
         let (y0, y1) = decades(ys);
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT, 24).into_font().style(FontStyle::Bold))
-            .margin(18)
-            .x_label_area_size(56)
-            .y_label_area_size(90)
+        let mut chart = frame(root, &self.title)
             .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
             .map_err(e)?;
         let money = self.money;
@@ -260,38 +269,23 @@ pub type BytesSeries = (String, Vec<(f64, f64, usize)>);
 
 /// Wire bytes against billed tokens, one point per N, for the surfaces given.
 pub struct BytesVsTokens {
+    pub stem: String,
+    pub title: String,
     pub series: Vec<BytesSeries>,
 }
 
 impl Chart for BytesVsTokens {
     fn stem(&self) -> &str {
-        "deferred-bytes-vs-tokens"
+        &self.stem
     }
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
     ) -> std::result::Result<(), String> {
-        self.draw_titled(
-            root,
-            "Bytes sent vs tokens billed: deferred search against per-row MCP, one point per N",
-        )
-    }
-}
-
-impl BytesVsTokens {
-    pub fn draw_titled<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-        title: &str,
-    ) -> std::result::Result<(), String> {
         root.fill(&WHITE).map_err(e)?;
         let (x0, x1) = decades(self.series.iter().flat_map(|(_, p)| p.iter().map(|p| p.0)));
         let (y0, y1) = decades(self.series.iter().flat_map(|(_, p)| p.iter().map(|p| p.1)));
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, 24).into_font().style(FontStyle::Bold))
-            .margin(18)
-            .x_label_area_size(56)
-            .y_label_area_size(90)
+        let mut chart = frame(root, &self.title)
             .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
             .map_err(e)?;
         chart
@@ -364,19 +358,15 @@ impl Chart for BytesPerDefinition {
         let mean = sorted.iter().sum::<usize>() as f64 / sorted.len().max(1) as f64;
         let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
         let ymax = counts.iter().copied().max().unwrap_or(1) as f64 * 1.15;
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                format!(
-                    "Bytes per tool definition, N={} (compact JSON)",
-                    crate::report::thousands(self.rows as u64)
-                ),
-                (FONT, 24).into_font().style(FontStyle::Bold),
-            )
-            .margin(18)
-            .x_label_area_size(56)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0f64..(top + bin) as f64, 0f64..ymax)
-            .map_err(e)?;
+        let mut chart = frame(
+            root,
+            &format!(
+                "Bytes per tool definition, N={} (compact JSON)",
+                crate::report::thousands(self.rows as u64)
+            ),
+        )
+        .build_cartesian_2d(0f64..(top + bin) as f64, 0f64..ymax)
+        .map_err(e)?;
         chart
             .configure_mesh()
             .x_desc(format!(
@@ -448,11 +438,7 @@ impl Chart for TaskBars {
         // tallest for the legend.
         let (y0, y1) = (y0 / 2.0, y1 * 10.0);
         let groups = self.tasks.len().max(1) as f64;
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT, 24).into_font().style(FontStyle::Bold))
-            .margin(18)
-            .x_label_area_size(56)
-            .y_label_area_size(90)
+        let mut chart = frame(root, &self.title)
             .build_cartesian_2d(0f64..groups, (y0..y1).log_scale())
             .map_err(e)?;
         let tasks = self.tasks.clone();
@@ -545,7 +531,10 @@ pub fn sweep_plots(
 ) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let Some(tok) = rows.first().map(|r| r.tokenizer.clone()) else {
-        files.extend(task_plots(dir, tasks)?);
+        files.extend(task_plots(
+            dir,
+            &tasks.iter().map(TaskPoint::from).collect::<Vec<_>>(),
+        )?);
         return Ok(files);
     };
     for (i, c) in clients.iter().enumerate() {
@@ -619,7 +608,13 @@ pub fn sweep_plots(
         if !series.is_empty() {
             files.extend(write(
                 dir,
-                &Renamed(format!("deferred-bytes-vs-tokens{suffix}"), BytesVsTokens { series }, format!("Bytes sent vs tokens billed ({client}): deferred search against per-row MCP")),
+                &BytesVsTokens {
+                    stem: format!("deferred-bytes-vs-tokens{suffix}"),
+                    title: format!(
+                        "Bytes sent vs tokens billed ({client}): deferred search against per-row MCP"
+                    ),
+                    series,
+                },
             )?);
         }
     }
@@ -632,7 +627,10 @@ pub fn sweep_plots(
             },
         )?);
     }
-    files.extend(task_plots(dir, tasks)?);
+    files.extend(task_plots(
+        dir,
+        &tasks.iter().map(TaskPoint::from).collect::<Vec<_>>(),
+    )?);
     Ok(files)
 }
 
@@ -662,27 +660,36 @@ fn context_windows(own: &PriceCard) -> Vec<(f64, String)> {
         .collect()
 }
 
-/// A bytes-vs-tokens chart under another file name and title.
-pub struct Renamed(pub String, pub BytesVsTokens, pub String);
+/// Rounds and input tokens per task per surface, at the largest N the tasks ran at.
+/// What the task charts need of one task run: the driver's results and a gateway log's
+/// summaries both give it.
+pub struct TaskPoint {
+    pub surface: String,
+    pub task: String,
+    pub rows: usize,
+    pub rounds: usize,
+    pub input_tokens: u64,
+    pub label: String,
+}
 
-impl Chart for Renamed {
-    fn stem(&self) -> &str {
-        &self.0
-    }
-    fn draw<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-    ) -> std::result::Result<(), String> {
-        self.1.draw_titled(root, &self.2)
+impl From<&TaskResult> for TaskPoint {
+    fn from(t: &TaskResult) -> Self {
+        TaskPoint {
+            surface: t.surface.clone(),
+            task: t.task.clone(),
+            rows: t.rows,
+            rounds: t.rounds,
+            input_tokens: t.input_tokens,
+            label: t.label.clone(),
+        }
     }
 }
 
-/// Rounds and input tokens per task per surface, at the largest N the tasks ran at.
-pub fn task_plots(dir: &Path, tasks: &[TaskResult]) -> Result<Vec<PathBuf>> {
+pub fn task_plots(dir: &Path, tasks: &[TaskPoint]) -> Result<Vec<PathBuf>> {
     let Some(n) = tasks.iter().map(|t| t.rows).max() else {
         return Ok(Vec::new());
     };
-    let at: Vec<&TaskResult> = tasks.iter().filter(|t| t.rows == n).collect();
+    let at: Vec<&TaskPoint> = tasks.iter().filter(|t| t.rows == n).collect();
     let mut names: Vec<String> = Vec::new();
     let mut surfaces: Vec<String> = Vec::new();
     for t in &at {
@@ -693,7 +700,7 @@ pub fn task_plots(dir: &Path, tasks: &[TaskResult]) -> Result<Vec<PathBuf>> {
             surfaces.push(t.surface.clone());
         }
     }
-    let grid = |f: &dyn Fn(&TaskResult) -> f64| -> Vec<Vec<Option<f64>>> {
+    let grid = |f: &dyn Fn(&TaskPoint) -> f64| -> Vec<Vec<Option<f64>>> {
         names
             .iter()
             .map(|task| {

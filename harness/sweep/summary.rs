@@ -3,11 +3,11 @@
 //! machine, so the file is the same wherever the same inputs are swept.
 
 use super::frame::{self, LogSummary};
+use super::plot::ClientLimits;
 use super::{Config, SweepRow};
 use crate::driver::TaskResult;
 use crate::error::Result;
-use crate::pricing::PriceCard;
-use crate::report::thousands;
+use crate::report::{percent, thousands};
 use std::fmt::Write as _;
 
 fn ns(rows: &[SweepRow]) -> Vec<usize> {
@@ -96,7 +96,7 @@ pub fn sweep(
     cfg: &Config,
     rows: &[SweepRow],
     tasks: &[TaskResult],
-    cards: &[PriceCard],
+    clients: &[ClientLimits],
 ) -> Result<String> {
     let mut s = format!("# Sweep: {}\n\n", cfg.name);
     if !cfg.about.is_empty() {
@@ -117,18 +117,17 @@ turns a day for {} days, with a warm prompt cache.\n",
         cfg.days
     );
     s.push_str("| client | price card | context window | source |\n|---|---|---:|---|\n");
-    for c in &cfg.clients {
-        if let Some(card) = cards.iter().find(|k| k.id == c.model) {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} ({}) |",
-                c.name,
-                card.id,
-                thousands(card.context_window),
-                card.source,
-                card.date
-            );
-        }
+    for c in clients {
+        let card = &c.card;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} ({}) |",
+            c.client,
+            card.id,
+            thousands(card.context_window),
+            card.source,
+            card.date
+        );
     }
     s.push('\n');
     for (client, tok) in combos(rows) {
@@ -288,10 +287,6 @@ fn limit_kind(w: &str) -> &'static str {
     }
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
 fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
     let Some((client, tok)) = combos(rows).into_iter().next() else {
         return "No results.\n".into();
@@ -325,7 +320,7 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
         .filter_map(|s| {
             let (a, b) = (at(&s, lo)?, at(&s, hi)?);
             let change = b.input_tokens as f64 / a.input_tokens.max(1) as f64 - 1.0;
-            (change.abs() < 0.05).then(|| format!("{s} ({})", pct(change)))
+            (change.abs() < 0.05).then(|| format!("{s} ({})", percent(change)))
         })
         .collect();
     if !flat.is_empty() {
