@@ -34,7 +34,7 @@ fn bench(c: &mut Criterion) {
             turn: "what time is it",
             endpoint: DEFAULT_ENDPOINT,
         };
-        for s in SurfaceKind::ALL {
+        for s in SurfaceKind::all() {
             g.bench_function(BenchmarkId::new("build+count", s.name()), |b| {
                 b.iter(|| billed_input(&s.build(&ctx).request, RenderModel::Kimi, Tokenizer::O200k))
             });

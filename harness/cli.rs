@@ -228,6 +228,10 @@ pub struct ServeArgs {
     /// With --stdio: serve code mode (one `execute` tool running JavaScript in the sandbox).
     #[arg(long, requires = "stdio")]
     pub code: bool,
+    /// With --stdio: the surface whose MCP endpoint to serve: per-row-mcp, per-row-mcp-min,
+    /// small-mcp or code-mode.
+    #[arg(long = "surface", requires = "stdio", value_name = "SURFACE", default_value = "per-row-mcp", conflicts_with_all = ["small", "code"])]
+    pub stdio_surface: String,
 }
 
 /// Where a server's tools come from.
@@ -648,13 +652,24 @@ fn run_serve(a: ServeArgs) -> Result<i32> {
         .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
     runtime.block_on(async move {
         if a.stdio {
-            use crate::server::mcp::Surface;
-            let surface = match (a.small, a.code) {
-                (true, _) => Surface::Small,
-                (_, true) => Surface::Code,
-                _ => Surface::PerRow,
+            let name = match (a.small, a.code) {
+                (true, _) => "small-mcp",
+                (_, true) => "code-mode",
+                _ => a.stdio_surface.as_str(),
             };
-            return crate::server::run_stdio(state, surface).await;
+            let surface = SurfaceKind::parse(name)?;
+            let endpoint = surface.endpoint().ok_or_else(|| {
+                Error::input(format!(
+                    "--surface {name}: this surface has no MCP endpoint of its own; serve one of {}",
+                    crate::surface::REGISTRY
+                        .iter()
+                        .filter(|s| s.endpoint().is_some())
+                        .map(|s| s.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            return crate::server::run_stdio(state, endpoint).await;
         }
         let listener = tokio::net::TcpListener::bind(&a.listen)
             .await
@@ -662,9 +677,10 @@ fn run_serve(a: ServeArgs) -> Result<i32> {
         let addr = listener.local_addr().map_err(|e| Error::input(e.to_string()))?;
         let snap = state.snapshot();
         eprintln!(
-            "toolcost serve: {} rows ({} projected) on http://{addr}: /api/dispatch, /mcp, /mcp/small, /mcp/code; store {}; {}",
+            "toolcost serve: {} rows ({} projected) on http://{addr}: /api/dispatch, {}; store {}; {}",
             snap.rows.len(),
             snap.catalogue.tools.len(),
+            crate::server::endpoints().iter().map(|e| e.path).collect::<Vec<_>>().join(", "),
             a.db.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "in memory".into()),
             if state.token.is_some() { "token required for calls" } else { "no token: calls and changes are refused" }
         );

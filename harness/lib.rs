@@ -19,6 +19,7 @@ pub mod lint;
 pub mod mcp;
 pub mod measure;
 pub mod pricing;
+pub mod provider;
 pub mod report;
 pub mod reproduce;
 pub mod resolve;

@@ -6,7 +6,6 @@ use crate::error::Result;
 use crate::pricing::PriceCard;
 use crate::surface::{Built, Context, SurfaceKind};
 use crate::tokens::{billed_input, Tokenizer};
-use crate::wire::{self, Format};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -14,10 +13,6 @@ use std::path::PathBuf;
 pub const DEFAULT_TURN: &str = "what time is it";
 /// Output tokens assumed per turn: the mean of the recorded splits' 72 and 74 (FACTS section 1).
 pub const DEFAULT_OUTPUT_TOKENS: u64 = 73;
-/// Anthropic accepts at most this many deferred tools (FACTS section 3).
-pub const ANTHROPIC_MAX_DEFERRED: usize = 10_000;
-/// OpenAI accepts at most this many tools in one request (FACTS section 3).
-pub const OPENAI_MAX_TOOLS: usize = 128;
 
 /// Where the catalogue comes from.
 #[derive(Debug, Clone)]
@@ -177,25 +172,11 @@ pub fn measure(cat: &Catalogue, cfg: &Config, progress: &dyn Fn(&str)) -> Vec<Me
 
 /// The provider limits a request crosses.
 fn limits(built: &Built, input_tokens: u64, cfg: &Config) -> Vec<String> {
-    let mut w = Vec::new();
-    let tools = built.request.tools();
-    match built.request.format {
-        Format::OpenaiChat => {
-            let max = cfg.client.max_tools.unwrap_or(OPENAI_MAX_TOOLS);
-            if tools.len() > max {
-                w.push(format!(
-                    "{} tools exceed OpenAI's limit of {max} per request",
-                    tools.len()
-                ));
-            }
-        }
-        Format::AnthropicMessages => {
-            let deferred = tools.iter().filter(|t| wire::is_deferred(t)).count();
-            if deferred > ANTHROPIC_MAX_DEFERRED {
-                w.push(format!("{deferred} deferred tools exceed Anthropic's limit of {ANTHROPIC_MAX_DEFERRED}"));
-            }
-        }
-    }
+    let mut w = built
+        .request
+        .format
+        .spec()
+        .limits(built.request.tools(), cfg.client.max_tools);
     if input_tokens > cfg.model.context_window {
         w.push(format!(
             "{input_tokens} input tokens exceed {}'s context window of {}",

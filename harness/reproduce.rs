@@ -6,7 +6,7 @@ use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::{PriceCard, Usage};
 use crate::report::{self, thousands, Tabular};
-use crate::surface::{small_mcp, Context, SearchMethod, SearchSide, SurfaceKind, DEFAULT_ENDPOINT};
+use crate::surface::{small_mcp, Context, SurfaceKind, DEFAULT_ENDPOINT};
 use crate::tokens::{billed_input, Billing, Tokenizer, KIMI_PER_O200K};
 use crate::{json, measure};
 use serde::{Deserialize, Serialize};
@@ -164,13 +164,14 @@ pub fn reproduce() -> Result<Reproduction> {
         };
         billed_input(&s.build(&ctx).request, render, tok)
     };
-    let deferred = SurfaceKind::DeferredSearch(SearchMethod::Bm25, SearchSide::Client);
-    let per_row = bill(&cat, SurfaceKind::PerRowMcp, kimi);
-    let per_row0 = bill(&empty, SurfaceKind::PerRowMcp, kimi);
+    let deferred = SurfaceKind::DEFERRED_SEARCH_CLIENT;
+    let per_row = bill(&cat, SurfaceKind::PER_ROW_MCP, kimi);
+    let per_row0 = bill(&empty, SurfaceKind::PER_ROW_MCP, kimi);
     let defer = bill(&cat, deferred, kimi);
-    let proto = bill(&cat, SurfaceKind::ProtocolOnly, kimi);
-    let o200k_marginal = (bill(&cat, SurfaceKind::PerRowMcp, Tokenizer::O200k).input_tokens as f64
-        - bill(&empty, SurfaceKind::PerRowMcp, Tokenizer::O200k).input_tokens as f64)
+    let proto = bill(&cat, SurfaceKind::PROTOCOL_ONLY, kimi);
+    let o200k_marginal = (bill(&cat, SurfaceKind::PER_ROW_MCP, Tokenizer::O200k).input_tokens
+        as f64
+        - bill(&empty, SurfaceKind::PER_ROW_MCP, Tokenizer::O200k).input_tokens as f64)
         / RECORDED_DEFINITIONS as f64;
     let fit = Fit {
         o200k_per_definition: o200k_marginal,

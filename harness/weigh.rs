@@ -115,7 +115,7 @@ pub fn weigh(
         let cfg = config(
             Client::named(client_name)?,
             card.clone(),
-            vec![SurfaceKind::PerRowMcp],
+            vec![SurfaceKind::PER_ROW_MCP],
         );
         let row = measure::measure(cat, &cfg, &|_| {}).remove(0);
         limits.extend(row.warnings.iter().map(|w| format!("{provider}: {w}")));
@@ -129,7 +129,7 @@ pub fn weigh(
     }
     let surfaces = measure::measure(
         cat,
-        &config(client.clone(), model.clone(), SurfaceKind::ALL.to_vec()),
+        &config(client.clone(), model.clone(), SurfaceKind::all()),
         &|_| {},
     );
     for r in &surfaces {

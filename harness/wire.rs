@@ -1,22 +1,12 @@
-//! Provider request formats: Anthropic Messages and OpenAI Chat Completions.
-//!
-//! A [`Request`] is the exact body a client sends; its compact JSON text is the wire bytes.
+//! Request bodies: a [`Request`] is the exact body a client sends, in one of the provider
+//! formats of [`crate::provider`]; its compact JSON text is the wire bytes.
 
 use crate::catalogue::Tool;
 use crate::error::{Error, Result};
 use crate::json;
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-/// The request format a client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
-    /// `POST /v1/messages`
-    AnthropicMessages,
-    /// `POST /v1/chat/completions`
-    OpenaiChat,
-}
+pub use crate::provider::Format;
 
 /// One request body, built by a surface for one round.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,28 +69,9 @@ pub fn function_definition(
     schema: Value,
     defer: bool,
 ) -> Value {
-    let mut def = Map::new();
-    match format {
-        Format::AnthropicMessages => {
-            def.insert("name".into(), json!(name));
-            def.insert("description".into(), json!(description));
-            def.insert("input_schema".into(), schema);
-            if defer {
-                def.insert("defer_loading".into(), json!(true));
-            }
-        }
-        Format::OpenaiChat => {
-            def.insert("type".into(), json!("function"));
-            def.insert(
-                "function".into(),
-                json!({"name": name, "description": description, "parameters": schema}),
-            );
-            if defer {
-                def.insert("defer_loading".into(), json!(true));
-            }
-        }
-    }
-    Value::Object(def)
+    format
+        .spec()
+        .function_definition(name, description, schema, defer)
 }
 
 /// Name, description and schema of a definition in either format (`None` for server tools).
@@ -119,50 +90,18 @@ pub fn is_deferred(def: &Value) -> bool {
         .unwrap_or(false)
 }
 
-/// The user's turn, after the client's context if it has one: text blocks (Anthropic) or
-/// plain string content (OpenAI).
+/// The user's turn, after the client's context if it has one.
 pub fn user_message(format: Format, context: Option<&str>, text: &str) -> Value {
-    match format {
-        Format::AnthropicMessages => {
-            let mut blocks: Vec<Value> = context
-                .map(|c| json!({"type": "text", "text": c}))
-                .into_iter()
-                .collect();
-            blocks.push(json!({"type": "text", "text": text}));
-            json!({"role": "user", "content": blocks})
-        }
-        Format::OpenaiChat => match context {
-            Some(c) => json!({"role": "user", "content": format!("{c}\n\n{text}")}),
-            None => json!({"role": "user", "content": text}),
-        },
-    }
+    format.spec().user_message(context, text)
 }
 
 /// The assistant's tool call, in the format's shape.
 pub fn tool_call(format: Format, id: &str, name: &str, input: Value) -> Value {
-    match format {
-        Format::AnthropicMessages => {
-            json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]})
-        }
-        Format::OpenaiChat => json!({"role": "assistant", "content": null, "tool_calls": [
-            {"id": id, "type": "function", "function": {"name": name, "arguments": json::compact(&input)}}
-        ]}),
-    }
+    format.spec().tool_call(id, name, input)
 }
 
-/// A tool result; `references` become `tool_reference` blocks (Anthropic) that expand
-/// deferred definitions in place.
+/// A tool result; `references` become `tool_reference` blocks where the format has them, which
+/// expand deferred definitions in place.
 pub fn tool_result(format: Format, id: &str, text: &str, references: &[String]) -> Value {
-    match format {
-        Format::AnthropicMessages => {
-            let mut content = vec![json!({"type": "text", "text": text})];
-            content.extend(
-                references
-                    .iter()
-                    .map(|r| json!({"type": "tool_reference", "tool_name": r})),
-            );
-            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content}]})
-        }
-        Format::OpenaiChat => json!({"role": "tool", "tool_call_id": id, "content": text}),
-    }
+    format.spec().tool_result(id, text, references)
 }

@@ -36,7 +36,7 @@ fn measure_json_reads_back_into_the_documented_row_type() {
         .unwrap();
     assert!(out.status.success());
     let rows: Vec<MeasureRow> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(rows.len(), 6 * 3);
+    assert_eq!(rows.len(), toolcost::surface::SurfaceKind::all().len() * 3);
     let per_row = rows
         .iter()
         .find(|r| r.surface == "per-row-mcp" && r.tokenizer == "o200k")

@@ -86,7 +86,7 @@ orders = 5
     );
     let client = toolcost::client::Client::named("claude-cli").unwrap();
     let endpoint = "unused";
-    let req = toolcost::surface::SurfaceKind::PerRowMcp
+    let req = toolcost::surface::SurfaceKind::PER_ROW_MCP
         .build(&toolcost::surface::Context {
             catalogue: &cat,
             client: &client,

@@ -77,7 +77,7 @@ impl Gw {
 fn turn(client: &str, n: usize) -> Request {
     let cat = common::seed_catalogue(n);
     let client = Client::named(client).unwrap();
-    SurfaceKind::PerRowMcp
+    SurfaceKind::PER_ROW_MCP
         .build(&Context {
             catalogue: &cat,
             client: &client,
@@ -205,9 +205,11 @@ async fn streams_in_both_formats() {
         )
         .await;
     assert!(text.trim_end().ends_with("data: [DONE]"));
-    let usage =
-        toolcost::gateway::respond::observed_usage(Format::OpenaiChat, &text, true).unwrap();
-    assert_eq!(usage.0, g.rows()[1].input_tokens);
+    let usage = Format::OpenaiChat
+        .spec()
+        .observed_usage(&text, true)
+        .unwrap();
+    assert_eq!(usage.input, g.rows()[1].input_tokens);
     let (_, whole) = g
         .post(
             "/v1/chat/completions",

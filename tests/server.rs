@@ -372,7 +372,7 @@ async fn live_per_row_tools_list_is_the_surface_byte_for_byte() {
     let live_cat = toolcost::catalogue::capture::catalogue("live".into(), "toolcost".into(), live);
     let client = Client::named("claude-cli").unwrap();
     let build = |c: &Catalogue| {
-        SurfaceKind::PerRowMcp
+        SurfaceKind::PER_ROW_MCP
             .build(&Context {
                 catalogue: c,
                 client: &client,

@@ -34,7 +34,7 @@ fn per_row_bytes_grow_linearly_while_flat_surfaces_stay_flat() {
     let ns = [0usize, 500, 1000, 2000];
     let per_row: Vec<f64> = ns
         .iter()
-        .map(|&n| wire_bytes(SurfaceKind::PerRowMcp, n, &client) as f64)
+        .map(|&n| wire_bytes(SurfaceKind::PER_ROW_MCP, n, &client) as f64)
         .collect();
     // Linear: the slope between consecutive sizes agrees within 5%.
     let slopes: Vec<f64> = per_row
@@ -50,9 +50,9 @@ fn per_row_bytes_grow_linearly_while_flat_surfaces_stay_flat() {
         assert!(*s > 400.0, "a definition costs hundreds of bytes, got {s}");
     }
     for flat in [
-        SurfaceKind::SmallMcp,
-        SurfaceKind::CodeMode,
-        SurfaceKind::ProtocolOnly,
+        SurfaceKind::SMALL_MCP,
+        SurfaceKind::CODE_MODE,
+        SurfaceKind::PROTOCOL_ONLY,
     ] {
         let sizes: Vec<usize> = ns.iter().map(|&n| wire_bytes(flat, n, &client)).collect();
         assert!(
@@ -67,7 +67,7 @@ fn per_row_bytes_grow_linearly_while_flat_surfaces_stay_flat() {
 fn per_row_renames_every_tool_and_keeps_its_schema() {
     let client = Client::named("claude-cli").unwrap();
     let cat = common::seed_catalogue(50);
-    let built = SurfaceKind::PerRowMcp.build(&ctx(&cat, &client, "hi"));
+    let built = SurfaceKind::PER_ROW_MCP.build(&ctx(&cat, &client, "hi"));
     let tools = built.request.tools();
     assert_eq!(tools.len(), 9 + 50);
     assert_eq!(built.definitions_in_context, 50);
@@ -88,7 +88,7 @@ fn deferred_definitions_are_on_the_wire_but_not_billed_until_referenced() {
         &client,
         "what time is it",
     ));
-    let per_row = SurfaceKind::PerRowMcp.build(&ctx(&cat, &client, "what time is it"));
+    let per_row = SurfaceKind::PER_ROW_MCP.build(&ctx(&cat, &client, "what time is it"));
     assert_eq!(deferred.definitions_on_wire, 300);
     assert!(deferred.request.wire_bytes() > per_row.request.wire_bytes());
     let tools = deferred.request.tools();
@@ -142,7 +142,7 @@ fn openai_deferral_keeps_name_and_description_billed() {
         .unwrap()
         .build(&ctx(&cat, &client, "hi"))
         .request;
-    let full = SurfaceKind::PerRowMcp
+    let full = SurfaceKind::PER_ROW_MCP
         .build(&ctx(&cat, &client, "hi"))
         .request;
     let empty = Catalogue {
@@ -165,7 +165,7 @@ fn openai_deferral_keeps_name_and_description_billed() {
 fn protocol_only_names_the_endpoint_and_sends_no_definitions() {
     let client = Client::named("claude-cli").unwrap();
     let cat = common::seed_catalogue(100);
-    let built = SurfaceKind::ProtocolOnly.build(&ctx(&cat, &client, "hi"));
+    let built = SurfaceKind::PROTOCOL_ONLY.build(&ctx(&cat, &client, "hi"));
     assert_eq!(built.request.tools().len(), 9);
     assert!(built.request.wire().contains("?ask="));
 }
@@ -306,7 +306,7 @@ fn name_list_cuts_summaries_at_300_characters() {
     );
     rows[4].content = format!("# WHAT: {}\n", "word ".repeat(200));
     let cat = Catalogue::from_rows("t", rows);
-    let built = SurfaceKind::NameList.build(&ctx(&cat, &client, "hi"));
+    let built = SurfaceKind::NAME_LIST.build(&ctx(&cat, &client, "hi"));
     let system = built.request.body["system"][0]["text"].as_str().unwrap();
     let line = system
         .lines()

@@ -6,6 +6,7 @@ use serde_json::json;
 use std::path::Path;
 use toolcost::driver::TaskResult;
 use toolcost::gateway::log::{self, LogRow};
+use toolcost::surface::SurfaceKind;
 use toolcost::sweep::frame::LogSummary;
 use toolcost::sweep::SweepRow;
 
@@ -50,8 +51,8 @@ fn a_sweep_writes_results_tasks_and_every_plot() {
         .success();
     let rows: Vec<SweepRow> =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
-    // 3 N x 6 surfaces x 1 tokenizer x 2 clients.
-    assert_eq!(rows.len(), 36);
+    // 3 N x every surface x 1 tokenizer x 2 clients.
+    assert_eq!(rows.len(), 3 * SurfaceKind::all().len() * 2);
     for r in &rows {
         if r.surface == "protocol-only" {
             assert_eq!(r.ratio_to_protocol_only, Some(1.0));
@@ -137,7 +138,11 @@ fn a_killed_sweep_leaves_valid_partial_files() {
     child.kill().unwrap();
     child.wait().unwrap();
     let rows: Vec<SweepRow> = serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
-    assert_eq!(rows.len(), 2 * 6 * 2, "N=0 and N=10, both clients");
+    assert_eq!(
+        rows.len(),
+        2 * SurfaceKind::all().len() * 2,
+        "N=0 and N=10, both clients"
+    );
     let mut csv = csv::Reader::from_path(out.join("results.csv")).unwrap();
     assert_eq!(csv.records().count(), rows.len());
     let leftovers: Vec<_> = std::fs::read_dir(&out)

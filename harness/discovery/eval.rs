@@ -4,58 +4,16 @@
 use super::queries::{Query, QueryKind};
 use crate::catalogue::{Catalogue, Row};
 use crate::client::Client;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::pricing::PriceCard;
 use crate::report::Tabular;
 use crate::resolve::{self, Bm25, Substring};
-use crate::surface::{Context, SearchMethod, SearchSide, SurfaceKind};
+use crate::surface::{Context, SurfaceKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::time::Instant;
 
-/// The resolvers a query set can be scored against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// The published substring scorer over rows (`ask?resolver=substring`).
-    Substring,
-    /// BM25 over rows: `ask`, the small surface's `search_directory`, code mode's `search()`.
-    Bm25,
-    /// BM25 over tool definitions (name and description): the deferred-search tool.
-    Bm25Definitions,
-    /// A case-insensitive alternation of the query's content words over tool definitions,
-    /// first five matches in catalogue order: the deferred-search regex tool.
-    Regex,
-}
-
-impl Method {
-    pub const ALL: [Method; 4] = [
-        Method::Substring,
-        Method::Bm25,
-        Method::Bm25Definitions,
-        Method::Regex,
-    ];
-    pub const NAMES: [&'static str; 4] = ["substring", "bm25", "bm25-definitions", "regex"];
-
-    pub fn parse(s: &str) -> Result<Method> {
-        Method::NAMES
-            .iter()
-            .position(|n| *n == s)
-            .map(|i| Method::ALL[i])
-            .ok_or_else(|| Error::unknown("resolver", s, &Method::NAMES))
-    }
-
-    pub fn name(self) -> &'static str {
-        Method::NAMES[Method::ALL.iter().position(|m| *m == self).unwrap()]
-    }
-
-    /// How many results the resolver ever returns.
-    pub fn depth(self) -> usize {
-        match self {
-            Method::Substring | Method::Bm25 => resolve::TOP,
-            Method::Bm25Definitions | Method::Regex => 5,
-        }
-    }
-}
+pub use crate::resolve::Method;
 
 /// A built index of one catalogue for one method.
 enum Index {
@@ -216,23 +174,14 @@ impl Tabular for SurfaceCost {
     }
 }
 
-/// The surfaces that discover through a resolver, how many candidates each shows, and which
-/// method answers their searches.
-pub const SURFACES: [(SurfaceKind, Method, usize); 5] = [
-    (
-        SurfaceKind::DeferredSearch(SearchMethod::Bm25, SearchSide::Provider),
-        Method::Bm25Definitions,
-        5,
-    ),
-    (
-        SurfaceKind::DeferredSearch(SearchMethod::Regex, SearchSide::Provider),
-        Method::Regex,
-        5,
-    ),
-    (SurfaceKind::ProtocolOnly, Method::Bm25, resolve::TOP),
-    (SurfaceKind::SmallMcp, Method::Bm25, resolve::TOP),
-    (SurfaceKind::CodeMode, Method::Bm25, 5),
-];
+/// The surfaces that discover through a resolver, the method that answers their searches,
+/// and how many candidates each shows: what each surface's module says.
+pub fn surfaces() -> Vec<(SurfaceKind, Method, usize)> {
+    crate::surface::REGISTRY
+        .iter()
+        .filter_map(|&s| s.discovery().map(|(m, shown)| (s, m, shown)))
+        .collect()
+}
 
 /// Everything one catalogue's evaluation produced.
 pub struct Evaluation {
@@ -313,7 +262,7 @@ fn surface_costs(
     let client = Client::named("claude-cli")?;
     let card = PriceCard::named("kimi-k2.7-code")?;
     let mut out = Vec::new();
-    for (surface, method, shown) in SURFACES {
+    for (surface, method, shown) in surfaces() {
         let Some(outcomes) = ranked.get(&method) else {
             continue;
         };

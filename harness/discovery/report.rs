@@ -5,6 +5,7 @@ use super::queries::{self, Query, QueryKind};
 use crate::catalogue::{profile::Profile, Catalogue, Row};
 use crate::error::{Error, Result};
 use crate::report::{self, percent};
+use crate::surface::SurfaceKind;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -198,7 +199,10 @@ fn reading_costs(costs: &[SurfaceCost]) -> String {
         return String::new();
     };
     let at = |surface: &str| costs.iter().find(|c| c.rows == n && c.surface == surface);
-    let (Some(wide), Some(narrow)) = (at("protocol-only"), at("code-mode")) else {
+    let (Some(wide), Some(narrow)) = (
+        at(SurfaceKind::PROTOCOL_ONLY.name()),
+        at(SurfaceKind::CODE_MODE.name()),
+    ) else {
         return String::new();
     };
     format!(

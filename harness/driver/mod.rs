@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 use crate::gateway::{self, log::LogRow};
 use crate::report::Tabular;
 use crate::server;
-use crate::surface::{name_list, Context, SearchMethod, SearchSide, SurfaceKind};
+use crate::surface::play::{HttpCall, Move, Output, Phase, Player, Read, Turn};
+use crate::surface::{Context, SurfaceKind};
 use crate::wire::{self, Format, Request};
 use scenario::Scenario;
 use serde::{Deserialize, Serialize};
@@ -329,14 +330,7 @@ fn summarise(
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Phase {
-    Discover(u8),
-    Contract,
-    Call(usize),
-    Final,
-}
-
+/// One task played on one surface: the driver's mechanics around the surface's player.
 struct Play<'a> {
     ctx: &'a Context<'a>,
     surface: SurfaceKind,
@@ -347,14 +341,14 @@ struct Play<'a> {
     scenario: String,
     base: Request,
     history: Vec<Value>,
-    session: Option<name_list::Session>,
+    player: Box<dyn Player>,
     http: reqwest::Client,
     phase: Phase,
     misses: usize,
     failed: bool,
     results: Vec<Value>,
-    /// What each Bash call the model makes does, by tool-use id order.
-    pending_shell: Vec<Vec<(String, String, Option<String>)>>,
+    /// The requests each shell call the model makes runs, in call order.
+    pending_shell: Vec<Vec<HttpCall>>,
     /// The reference server's bearer token.
     token: String,
     /// The model's last words.
@@ -371,15 +365,11 @@ impl<'a> Play<'a> {
         run_id: &str,
         s: &Scenario,
     ) -> Play<'a> {
-        let session = (surface == SurfaceKind::NameList).then(|| name_list::Session::new(ctx));
-        let base = match &session {
-            Some(sess) => sess.request(ctx, Vec::new()).request,
-            None => surface.build(ctx).request,
-        };
-        let phase = match (task.key, surface) {
-            (None, _) => Phase::Final,
-            (Some(_), SurfaceKind::PerRowMcp) => Phase::Call(0),
-            _ => Phase::Discover(0),
+        let player = surface.player(ctx);
+        let base = surface.build(ctx).request;
+        let phase = match task.key {
+            None => Phase::Final,
+            Some(_) => player.opening(),
         };
         Play {
             ctx,
@@ -391,7 +381,7 @@ impl<'a> Play<'a> {
             scenario: s.name.clone(),
             base,
             history: Vec::new(),
-            session,
+            player,
             http: reqwest::Client::new(),
             phase,
             misses: 0,
@@ -403,184 +393,80 @@ impl<'a> Play<'a> {
         }
     }
 
-    fn key(&self) -> &'static str {
-        self.task.key.unwrap_or("")
-    }
-
-    fn tool_name(&self, key: &str) -> String {
-        self.ctx.client.tool_name(&self.ctx.catalogue.server, key)
-    }
-
-    fn query(&self, attempt: u8) -> &'static str {
-        if attempt == 0 {
-            self.task.query
+    /// The model's final words.
+    fn final_text(&self) -> String {
+        if self.failed {
+            "I could not find a capability that does this.".to_string()
+        } else if self.task.name == "orders" {
+            let total: u64 = self
+                .results
+                .iter()
+                .filter_map(|r| {
+                    r["result"]["total_cents"]
+                        .as_u64()
+                        .or_else(|| r["total_cents"].as_u64())
+                })
+                .sum();
+            format!(
+                "The {} orders total {} cents.",
+                self.task.calls.len(),
+                total
+            )
         } else {
-            self.task.reformulation
+            "Done.".to_string()
         }
     }
 
-    /// What a competent model does next.
+    /// What a competent model does next, as the step the mock upstream answers with.
     fn step(&mut self) -> Value {
-        let key = self.key();
-        let calls = &self.task.calls;
-        match self.phase {
-            Phase::Final => {
-                let text = if self.failed {
-                    "I could not find a capability that does this.".to_string()
-                } else if self.task.name == "orders" {
-                    let total: u64 = self
-                        .results
-                        .iter()
-                        .filter_map(|r| {
-                            r["result"]["total_cents"]
-                                .as_u64()
-                                .or_else(|| r["total_cents"].as_u64())
-                        })
-                        .sum();
-                    format!("The {} orders total {} cents.", calls.len(), total)
-                } else {
-                    "Done.".to_string()
-                };
-                self.answer = text.clone();
-                json!({"text": text})
-            }
-            Phase::Call(i) => match self.surface {
-                SurfaceKind::CodeMode => {
-                    json!({"tool": self.tool_name("execute"), "input": {"code": self.call_program(i)}})
-                }
-                SurfaceKind::SmallMcp => {
-                    json!({"tool": self.tool_name("dispatch"), "input": {"key": key, "body": calls[i]}})
-                }
-                SurfaceKind::ProtocolOnly => {
-                    // The shell runs every remaining call in one command: a loop is honest batching.
-                    let url = format!("{}/api/dispatch", self.server);
-                    let batch: Vec<(String, String, Option<String>)> = calls[i..]
-                        .iter()
-                        .map(|a| {
-                            (
-                                "POST".to_string(),
-                                url.clone(),
-                                Some(json!({"key": key, "args": a}).to_string()),
-                            )
-                        })
-                        .collect();
-                    let command = if batch.len() > 1 {
-                        format!("for id in $(seq {} {}); do curl -s -X POST {url} -H \"Authorization: Bearer $TOOLCOST_TOKEN\" -d \"{{\\\"key\\\":\\\"{key}\\\",\\\"args\\\":{{\\\"order_id\\\":\\\"ord_$id\\\"}}}}\"; echo; done", i + 1, calls.len())
+        if self.phase == Phase::Final {
+            self.answer = self.final_text();
+            return json!({"text": self.answer});
+        }
+        let phase = self.phase;
+        let t = turn(self.ctx, &self.base, self.task, &self.server, phase);
+        let mv = self.player.next(phase, &t);
+        self.plan(&mv);
+        mv.step(SHELL_TOOL)
+    }
+
+    /// Note what a move will do before it is sent: shell requests to run, and the outcome of a
+    /// provider-side search (the upstream runs it; the driver knows what it returns).
+    fn plan(&mut self, mv: &Move) {
+        match mv {
+            Move::Shell { requests, .. } => self.pending_shell.push(requests.clone()),
+            Move::ProviderSearch { hit, .. } => {
+                if let Phase::Discover(a) = self.phase {
+                    if *hit {
+                        self.phase = Phase::Call(0);
                     } else {
-                        format!("curl -s -X POST {url} -H \"Authorization: Bearer $TOOLCOST_TOKEN\" -d '{}'", batch[0].2.as_deref().unwrap_or(""))
-                    };
-                    self.pending_shell.push(batch);
-                    json!({"tool": "Bash", "input": {"command": command, "description": "Invoke the capability"}})
-                }
-                _ => json!({"tool": self.tool_name(key), "input": calls[i]}),
-            },
-            Phase::Contract => match self.surface {
-                SurfaceKind::SmallMcp => {
-                    json!({"tool": self.tool_name("read_contract"), "input": {"key": key}})
-                }
-                _ => {
-                    let url = format!("{}/api/dispatch?key={key}&format=markdown", self.server);
-                    self.pending_shell
-                        .push(vec![("GET".into(), url.clone(), None)]);
-                    json!({"tool": "Bash", "input": {"command": format!("curl -s '{url}'"), "description": "Read the contract"}})
-                }
-            },
-            Phase::Discover(a) => {
-                let q = self.query(a);
-                match self.surface {
-                    SurfaceKind::DeferredSearch(method, SearchSide::Provider) => {
-                        let search = match method {
-                            SearchMethod::Bm25 => json!({"query": q}),
-                            SearchMethod::Regex => {
-                                json!({"pattern": crate::resolve::regex_for(q)})
-                            }
-                        };
-                        let found = crate::resolve::search_definitions(
-                            &self.deferred(),
-                            &search,
-                            method == SearchMethod::Regex,
-                        )
-                        .unwrap_or_default();
-                        if found.contains(&self.tool_name(key)) {
-                            self.phase = Phase::Call(0);
-                            json!({"search": search, "then": {"tool": self.tool_name(key), "input": calls[0]}})
-                        } else {
-                            self.miss(a);
-                            json!({"search": search, "then": {"text": "That search did not find it."}})
-                        }
-                    }
-                    SurfaceKind::DeferredSearch(method, SearchSide::Client) => match method {
-                        SearchMethod::Bm25 => json!({"tool": "tool_search", "input": {"query": q}}),
-                        SearchMethod::Regex => {
-                            json!({"tool": "tool_search", "input": {"pattern": crate::resolve::regex_for(q)}})
-                        }
-                    },
-                    SurfaceKind::SmallMcp => {
-                        json!({"tool": self.tool_name("search_directory"), "input": {"query": q}})
-                    }
-                    SurfaceKind::CodeMode => {
-                        let code = format!(
-                            "const found = await search({}, 5);\nconsole.log(JSON.stringify(found));",
-                            Value::from(q)
-                        );
-                        json!({"tool": self.tool_name("execute"), "input": {"code": code}})
-                    }
-                    SurfaceKind::NameList => {
-                        json!({"tool": name_list::ENABLE_TOOL, "input": {"names": [self.tool_name(key)]}})
-                    }
-                    _ => {
-                        let url =
-                            format!("{}/api/dispatch?ask={}", self.server, q.replace(' ', "%20"));
-                        self.pending_shell
-                            .push(vec![("GET".into(), url.clone(), None)]);
-                        json!({"tool": "Bash", "input": {"command": format!("curl -s '{url}'"), "description": "Ask the catalogue"}})
+                        self.miss(a);
                     }
                 }
             }
+            Move::Tool { .. } | Move::Text(_) => {}
         }
     }
 
-    /// The program a model writes in code mode to make calls `i..`: a loop that aggregates in
-    /// the sandbox for the orders task, one dispatch per call otherwise.
-    fn call_program(&self, i: usize) -> String {
-        let key = Value::from(self.key());
-        let calls = &self.task.calls[i..];
-        if self.task.name == "orders" {
-            return format!(
-                "let total = 0, count = 0;\n\
-                 for (let n = {}; n <= {}; n++) {{\n\
-                 \x20 const r = await dispatch({key}, {{ order_id: \"ord_\" + n }});\n\
-                 \x20 total += r.result.total_cents;\n\
-                 \x20 count += 1;\n\
-                 }}\n\
-                 console.log(JSON.stringify({{ count, total_cents: total }}));",
-                i + 1,
-                self.task.calls.len()
-            );
-        }
-        let mut code = String::from("const out = [];\n");
-        for a in calls {
-            code.push_str(&format!(
-                "out.push((await dispatch({key}, {})).result);\n",
-                crate::json::compact(a)
-            ));
-        }
-        code.push_str("console.log(JSON.stringify(out));");
-        code
-    }
-
-    /// After a search: `next` if the candidates hold the key, otherwise count a miss.
-    fn discovered(&mut self, attempt: u8, answer: &Value, next: Phase) {
-        let key = self.key();
-        let hit = answer["candidates"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["key"] == key);
-        if hit {
-            self.phase = next;
-        } else {
-            self.miss(attempt);
+    /// Move the task on from a result.
+    fn apply(&mut self, read: Read) {
+        match (read, self.phase) {
+            (Read::Searched { hit: true, next }, _) => self.phase = next,
+            (Read::Searched { hit: false, .. }, Phase::Discover(a)) => self.miss(a),
+            (Read::Searched { hit: false, .. }, _) => {}
+            (Read::Contract, _) => self.phase = Phase::Call(0),
+            (Read::Results { items, all }, phase) => {
+                self.results.extend(items);
+                self.phase = match phase {
+                    Phase::Call(i) if !all && i + 1 < self.task.calls.len() => Phase::Call(i + 1),
+                    _ => Phase::Final,
+                };
+            }
+            (Read::Failed, _) => {
+                self.failed = true;
+                self.phase = Phase::Final;
+            }
+            (Read::Nothing, _) => {}
         }
     }
 
@@ -594,18 +480,13 @@ impl<'a> Play<'a> {
         }
     }
 
-    fn deferred(&self) -> Vec<(String, String)> {
-        self.base
-            .tools()
-            .iter()
-            .filter(|t| wire::is_deferred(t))
-            .filter_map(|t| {
-                wire::definition_parts(t).map(|(n, d, _)| (n.to_string(), d.to_string()))
-            })
-            .collect()
-    }
-
     async fn play(&mut self, max_rounds: usize) -> Result<Outcome> {
+        let spec = self.ctx.client.format.spec();
+        let path = spec
+            .endpoints()
+            .iter()
+            .find(|e| !e.count_only)
+            .map_or("/v1/messages", |e| e.path);
         for round in 1..=max_rounds {
             let final_round = self.phase == Phase::Final;
             let step = self.step();
@@ -615,7 +496,7 @@ impl<'a> Play<'a> {
                               "task": self.task.name, "round": round, "run": self.run_id});
             let resp = self
                 .http
-                .post(format!("{}/v1/messages", self.gateway))
+                .post(format!("{}{path}", self.gateway))
                 .header("content-type", "application/json")
                 .header("x-toolcost-next", crate::json::compact(&step))
                 .header("x-toolcost-metadata", crate::json::compact(&meta))
@@ -676,103 +557,29 @@ impl<'a> Play<'a> {
     async fn execute(&mut self, block: &Value) -> Result<(String, Vec<String>)> {
         let name = block["name"].as_str().unwrap_or("");
         let input = block["input"].clone();
-        let key = self.key();
-        let prefix = self.tool_name("");
-        if name == "tool_search" {
-            let regex = input.get("pattern").is_some();
-            let found = crate::resolve::search_definitions(&self.deferred(), &input, regex)
-                .unwrap_or_default();
-            if found.contains(&self.tool_name(key)) {
-                self.phase = Phase::Call(0);
-            } else if let Phase::Discover(a) = self.phase {
-                self.miss(a);
+        let t = turn(self.ctx, &self.base, self.task, &self.server, self.phase);
+        let local = match self.player.local(name, &input, &t) {
+            Some(l) => Some(Ok(l)),
+            None => self.player.refuse(name, &t).map(Err),
+        };
+        match local {
+            Some(Ok(l)) => {
+                self.apply(l.read);
+                return Ok((l.text, l.references));
             }
-            return Ok((format!("{} tool(s) found", found.len()), found));
+            Some(Err(refusal)) => return Ok((refusal, Vec::new())),
+            None => {}
         }
-        if name == name_list::ENABLE_TOOL {
-            let names: Vec<String> = input["names"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect();
-            let session = self
-                .session
-                .as_mut()
-                .ok_or_else(|| Error::input("enable_tools outside the name-list surface"))?;
-            let outcome = session.enable(&names);
-            let refs = session.references(&outcome);
-            self.phase = if outcome.enabled.contains(&self.tool_name(key)) {
-                Phase::Call(0)
-            } else {
-                Phase::Final
-            };
-            return Ok((crate::json::compact(&outcome), refs));
+        if name == SHELL_TOOL {
+            let outputs = self.run_shell().await?;
+            self.read(Output::Shell(&outputs));
+            return Ok((outputs.join("\n"), Vec::new()));
         }
-        if name == "Bash" {
-            let batch = if self.pending_shell.is_empty() {
-                Vec::new()
-            } else {
-                self.pending_shell.remove(0)
-            };
-            let mut outputs = Vec::new();
-            for (method, url, body) in batch {
-                let rb = if method == "GET" {
-                    self.http.get(&url)
-                } else {
-                    self.http
-                        .post(&url)
-                        .header("content-type", "application/json")
-                        .body(body.unwrap_or_default())
-                };
-                let text = rb
-                    .bearer_auth(&self.token)
-                    .send()
-                    .await
-                    .map_err(|e| Error::input(e.to_string()))?
-                    .text()
-                    .await
-                    .unwrap_or_default();
-                outputs.push(text);
-            }
-            let joined = outputs.join("\n");
-            match self.phase {
-                Phase::Discover(a) => {
-                    let v: Value = serde_json::from_str(&joined).unwrap_or(Value::Null);
-                    self.discovered(a, &v, Phase::Contract);
-                }
-                Phase::Contract => self.phase = Phase::Call(0),
-                Phase::Call(_) => {
-                    for o in &outputs {
-                        if let Ok(v) = serde_json::from_str::<Value>(o) {
-                            self.results.push(v);
-                        }
-                    }
-                    self.phase = Phase::Final;
-                }
-                Phase::Final => {}
-            }
-            return Ok((joined, Vec::new()));
-        }
-        let Some(tool) = name.strip_prefix(&prefix) else {
+        let prefix = self.ctx.client.tool_name(&self.ctx.catalogue.server, "");
+        let (Some(tool), Some(path)) = (name.strip_prefix(&prefix), self.surface.calls_at()) else {
             return Ok((format!("no such tool `{name}`"), Vec::new()));
         };
-        if let Some(session) = &self.session {
-            if session.check_call(name, &self.ctx.client.tools) == name_list::CallCheck::EnableFirst
-            {
-                return Ok((
-                    "enable it first: call enable_tools with this exact name".into(),
-                    Vec::new(),
-                ));
-            }
-        }
-        let path = match self.surface {
-            SurfaceKind::SmallMcp => "/mcp/small",
-            SurfaceKind::CodeMode => "/mcp/code",
-            _ => "/mcp",
-        };
-        let mcp_tool = tool;
-        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": mcp_tool, "arguments": input}});
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": input}});
         let text = self
             .http
             .post(format!("{}{path}", self.server))
@@ -794,44 +601,79 @@ impl<'a> Play<'a> {
             .pointer("/result/structuredContent")
             .cloned()
             .unwrap_or(Value::Null);
-        match (self.phase, self.surface, tool) {
-            (Phase::Discover(a), SurfaceKind::SmallMcp, "search_directory") => {
-                self.discovered(a, &structured, Phase::Contract)
-            }
-            (phase, SurfaceKind::CodeMode, "execute") => {
-                let printed: Value = structured["error"]
-                    .is_null()
-                    .then(|| structured["printed"].as_str())
-                    .flatten()
-                    .and_then(|p| serde_json::from_str(p).ok())
-                    .unwrap_or(Value::Null);
-                match phase {
-                    Phase::Discover(a) => {
-                        // The search result names each key's arguments; no contract round.
-                        self.discovered(a, &json!({ "candidates": printed }), Phase::Call(0));
-                    }
-                    Phase::Call(_) => {
-                        match printed {
-                            Value::Array(items) => self.results.extend(items),
-                            Value::Null => self.failed = true,
-                            other => self.results.push(other),
-                        }
-                        self.phase = Phase::Final;
-                    }
-                    _ => {}
-                }
-            }
-            (Phase::Contract, _, _) => self.phase = Phase::Call(0),
-            (Phase::Call(i), _, _) => {
-                self.results.push(structured);
-                self.phase = if i + 1 < self.task.calls.len() {
-                    Phase::Call(i + 1)
-                } else {
-                    Phase::Final
-                };
-            }
-            _ => {}
-        }
+        self.read(Output::Mcp {
+            tool,
+            structured: &structured,
+        });
         Ok((result_text, Vec::new()))
     }
+
+    /// Let the player read a result, and move the task on.
+    fn read(&mut self, out: Output) {
+        let phase = self.phase;
+        let t = turn(self.ctx, &self.base, self.task, &self.server, phase);
+        let read = self.player.read(phase, out, &t);
+        self.apply(read);
+    }
+
+    /// Run the requests of the oldest pending shell call against the server.
+    async fn run_shell(&mut self) -> Result<Vec<String>> {
+        let batch = if self.pending_shell.is_empty() {
+            Vec::new()
+        } else {
+            self.pending_shell.remove(0)
+        };
+        let mut outputs = Vec::new();
+        for call in batch {
+            let rb = match call.method {
+                "GET" => self.http.get(&call.url),
+                _ => self
+                    .http
+                    .post(&call.url)
+                    .header("content-type", "application/json")
+                    .body(call.body.unwrap_or_default()),
+            };
+            let text = rb
+                .bearer_auth(&self.token)
+                .send()
+                .await
+                .map_err(|e| Error::input(e.to_string()))?
+                .text()
+                .await
+                .unwrap_or_default();
+            outputs.push(text);
+        }
+        Ok(outputs)
+    }
 }
+
+/// What the player sees of a task in a phase. A free function, so that the player can be
+/// borrowed mutably beside it.
+fn turn<'b>(
+    ctx: &'b Context<'b>,
+    base: &'b Request,
+    task: &'b Task,
+    server: &'b str,
+    phase: Phase,
+) -> Turn<'b> {
+    let attempt = match phase {
+        Phase::Discover(a) => a,
+        Phase::Contract | Phase::Call(_) | Phase::Final => 0,
+    };
+    Turn {
+        ctx,
+        base,
+        task: &task.name,
+        key: task.key.unwrap_or(""),
+        calls: &task.calls,
+        query: if attempt == 0 {
+            task.query
+        } else {
+            task.reformulation
+        },
+        server,
+    }
+}
+
+/// The client's shell tool, as claude-cli names it.
+const SHELL_TOOL: &str = "Bash";

@@ -27,6 +27,17 @@ pub struct Answer {
     pub stop_reason: &'static str,
 }
 
+impl Answer {
+    /// The answer in the form every provider format renders.
+    pub fn reply(&self) -> crate::provider::Reply<'_> {
+        crate::provider::Reply {
+            content: &self.content,
+            stop_reason: self.stop_reason,
+            usage: &self.usage,
+        }
+    }
+}
+
 /// The price card a request's model maps to.
 pub fn card_for(format: Format, model: &str) -> PriceCard {
     let m = model.to_lowercase();
@@ -41,10 +52,7 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
     } else if m.contains("gpt") {
         "gpt-4o"
     } else {
-        match format {
-            Format::AnthropicMessages => "claude-sonnet-4.5",
-            Format::OpenaiChat => "gpt-4o",
-        }
+        format.spec().default_card()
     };
     PriceCard::all()
         .into_iter()
@@ -126,7 +134,7 @@ impl Mock {
             None => 0,
         };
         let marks = crate::json::compact(&req.body).contains("\"cache_control\"");
-        let written = if req.format == Format::AnthropicMessages && marks {
+        let written = if req.format.spec().cache_marks() && marks {
             let messages = req
                 .body
                 .get("messages")

@@ -5,12 +5,12 @@
 
 pub mod log;
 pub mod mock;
-pub mod respond;
 
 use crate::clock;
 use crate::error::Result;
 use crate::pricing::Usage;
-use crate::wire::{Format, Request};
+use crate::provider::{Endpoint, Format, ObservedUsage};
+use crate::wire::Request;
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State as Extract};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -77,15 +77,23 @@ impl Gateway {
     }
 }
 
-/// The router.
+/// The router: every endpoint of every provider format.
 pub fn router(gw: Arc<Gateway>) -> Router {
     let limit = gw.opts.max_body;
-    Router::new()
-        .route("/v1/messages", post(messages))
-        .route("/v1/messages/count_tokens", post(count_tokens))
-        .route("/v1/chat/completions", post(chat))
-        .with_state(gw)
-        .layer(DefaultBodyLimit::max(limit))
+    let mut router = Router::new();
+    for format in Format::ALL {
+        for &endpoint in format.spec().endpoints() {
+            router = router.route(
+                endpoint.path,
+                post(
+                    move |Extract(gw): Shared, headers: HeaderMap, body: BodyResult| {
+                        handle(gw, format, endpoint, headers, body)
+                    },
+                ),
+            );
+        }
+    }
+    router.with_state(gw).layer(DefaultBodyLimit::max(limit))
 }
 
 /// Serve until `shutdown` resolves.
@@ -101,30 +109,6 @@ pub async fn run(
 
 type Shared = Extract<Arc<Gateway>>;
 type BodyResult = std::result::Result<Bytes, axum::extract::rejection::BytesRejection>;
-
-async fn messages(Extract(gw): Shared, headers: HeaderMap, body: BodyResult) -> Response {
-    handle(gw, Format::AnthropicMessages, "/v1/messages", headers, body).await
-}
-async fn chat(Extract(gw): Shared, headers: HeaderMap, body: BodyResult) -> Response {
-    handle(
-        gw,
-        Format::OpenaiChat,
-        "/v1/chat/completions",
-        headers,
-        body,
-    )
-    .await
-}
-async fn count_tokens(Extract(gw): Shared, headers: HeaderMap, body: BodyResult) -> Response {
-    handle(
-        gw,
-        Format::AnthropicMessages,
-        "/v1/messages/count_tokens",
-        headers,
-        body,
-    )
-    .await
-}
 
 fn json_response(status: u16, body: impl Into<Body>, content_type: &str) -> Response {
     let mut r = (
@@ -160,10 +144,7 @@ impl Pending {
         LogRow {
             id: 0,
             created_at: clock::now_rfc3339(),
-            provider_format: match self.format {
-                Format::AnthropicMessages => "anthropic-messages".into(),
-                Format::OpenaiChat => "openai-chat".into(),
-            },
+            provider_format: self.format.name().into(),
             model: self.model.clone(),
             path: self.path.into(),
             status,
@@ -184,7 +165,7 @@ impl Pending {
 
     /// Log an error and answer it in the provider's format.
     fn fail(&self, gw: &Gateway, status: u16, message: &str) -> Response {
-        let body = crate::json::compact(&respond::error_body(self.format, status, message));
+        let body = crate::json::compact(&self.format.spec().error_body(status, message));
         gw.record(&self.row(status, body.len(), None, "none", Some(message.to_string())));
         json_response(status, body, "application/json")
     }
@@ -193,10 +174,11 @@ impl Pending {
 async fn handle(
     gw: Arc<Gateway>,
     format: Format,
-    path: &'static str,
+    endpoint: Endpoint,
     headers: HeaderMap,
     body: BodyResult,
 ) -> Response {
+    let path = endpoint.path;
     let started = Instant::now();
     let metadata = headers
         .get("x-toolcost-metadata")
@@ -239,13 +221,19 @@ async fn handle(
         .and_then(Value::as_bool)
         .unwrap_or(false);
     match gw.opts.upstream.clone() {
-        Upstream::Mock => mock_answer(&gw, &p, &req, &headers),
+        Upstream::Mock => mock_answer(&gw, &p, endpoint, &req, &headers),
         Upstream::Url(base) => forward(gw.clone(), p, bytes, &headers, &base).await,
     }
 }
 
-fn mock_answer(gw: &Gateway, p: &Pending, req: &Request, headers: &HeaderMap) -> Response {
-    if p.path.ends_with("count_tokens") {
+fn mock_answer(
+    gw: &Gateway,
+    p: &Pending,
+    endpoint: Endpoint,
+    req: &Request,
+    headers: &HeaderMap,
+) -> Response {
+    if endpoint.count_only {
         let (_, tok, usage) = gw.mock.bill(req);
         let body = format!("{{\"input_tokens\":{}}}", usage.total_input());
         gw.record(&p.row(
@@ -269,13 +257,9 @@ fn mock_answer(gw: &Gateway, p: &Pending, req: &Request, headers: &HeaderMap) ->
     let id = gw.mock.next_id();
     let cost = answer.card.cost(&answer.usage);
     let label = answer.tokenizer.label();
+    let spec = p.format.spec();
     if p.stream {
-        let include_usage = req
-            .body
-            .pointer("/stream_options/include_usage")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let events = respond::events(p.format, &p.model, id, &answer, include_usage);
+        let events = spec.events(&p.model, id, answer.reply(), &req.body);
         let size = events.iter().map(String::len).sum();
         gw.record(&p.row(200, size, Some((answer.usage, cost)), &label, None));
         let stream = futures_util::stream::iter(
@@ -288,7 +272,7 @@ fn mock_answer(gw: &Gateway, p: &Pending, req: &Request, headers: &HeaderMap) ->
             .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
         return r;
     }
-    let body = crate::json::compact(&respond::body(p.format, &p.model, id, &answer));
+    let body = crate::json::compact(&spec.answer(&p.model, id, answer.reply()));
     gw.record(&p.row(200, body.len(), Some((answer.usage, cost)), &label, None));
     json_response(200, body, "application/json")
 }
@@ -323,10 +307,9 @@ async fn forward(
             rb = rb.header(name.clone(), value.clone());
         }
     }
-    match (&gw.opts.api_key, p.format) {
-        (Some(k), Format::AnthropicMessages) => rb = rb.header("x-api-key", k),
-        (Some(k), Format::OpenaiChat) => rb = rb.bearer_auth(k),
-        (None, _) => {}
+    if let Some(k) = &gw.opts.api_key {
+        let (name, value) = p.format.spec().auth_header(k);
+        rb = rb.header(name, value);
     }
     let resp = match rb.send().await {
         Ok(r) => r,
@@ -372,7 +355,7 @@ async fn forward(
             Err(e) => return p.fail(&gw, 502, &format!("the upstream's answer was cut off: {e}")),
         };
         let text = String::from_utf8_lossy(&body);
-        let usage = respond::observed_usage(p.format, &text, false);
+        let usage = p.format.spec().observed_usage(&text, false);
         let error = match (status, &usage) {
             (200..=299, None) if serde_json::from_str::<Value>(&text).is_err() => {
                 return p.fail(&gw, 502, "the upstream answered with malformed JSON");
@@ -430,7 +413,11 @@ async fn forward(
                 Some(Err(e)) => {
                     let msg = format!("the upstream's stream was cut off: {e}");
                     let card = mock::card_for(s.p.format, &s.p.model);
-                    let u = respond::observed_usage(s.p.format, &s.text, true).map(to_usage);
+                    let u =
+                        s.p.format
+                            .spec()
+                            .observed_usage(&s.text, true)
+                            .map(to_usage);
                     s.gw.record(&s.p.row(
                         s.status,
                         s.size,
@@ -438,7 +425,7 @@ async fn forward(
                         "observed",
                         Some(msg.clone()),
                     ));
-                    let err = respond::error_body(s.p.format, 502, &msg);
+                    let err = s.p.format.spec().error_body(502, &msg);
                     let tail = format!(
                         "{}event: error\ndata: {}\n\n",
                         s.held
@@ -452,7 +439,11 @@ async fn forward(
                 }
                 None => {
                     let card = mock::card_for(s.p.format, &s.p.model);
-                    let u = respond::observed_usage(s.p.format, &s.text, true).map(to_usage);
+                    let u =
+                        s.p.format
+                            .spec()
+                            .observed_usage(&s.text, true)
+                            .map(to_usage);
                     let complete = s.text.contains("message_stop") || s.text.contains("[DONE]");
                     let error = if complete {
                         None
@@ -480,11 +471,11 @@ async fn forward(
     r
 }
 
-fn to_usage((input, cached, written, output): (u64, u64, u64, u64)) -> Usage {
+fn to_usage(o: ObservedUsage) -> Usage {
     Usage {
-        uncached_input: input.saturating_sub(cached + written),
-        cached_input: cached,
-        cache_write: written,
-        output,
+        uncached_input: o.input.saturating_sub(o.cached + o.written),
+        cached_input: o.cached,
+        cache_write: o.written,
+        output: o.output,
     }
 }

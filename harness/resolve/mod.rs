@@ -170,3 +170,47 @@ mod tests {
         assert_ne!(best(&r, &rows, "what time is it in Berlin"), "NOW");
     }
 }
+
+/// The resolvers a query set can be scored against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// The published substring scorer over rows (`ask?resolver=substring`).
+    Substring,
+    /// BM25 over rows: `ask`, the small surface's `search_directory`, code mode's `search()`.
+    Bm25,
+    /// BM25 over tool definitions (name and description): the deferred-search tool.
+    Bm25Definitions,
+    /// A case-insensitive alternation of the query's content words over tool definitions,
+    /// first five matches in catalogue order: the deferred-search regex tool.
+    Regex,
+}
+
+impl Method {
+    pub const ALL: [Method; 4] = [
+        Method::Substring,
+        Method::Bm25,
+        Method::Bm25Definitions,
+        Method::Regex,
+    ];
+    pub const NAMES: [&'static str; 4] = ["substring", "bm25", "bm25-definitions", "regex"];
+
+    pub fn parse(s: &str) -> crate::error::Result<Method> {
+        Method::NAMES
+            .iter()
+            .position(|n| *n == s)
+            .map(|i| Method::ALL[i])
+            .ok_or_else(|| Error::unknown("resolver", s, &Method::NAMES))
+    }
+
+    pub fn name(self) -> &'static str {
+        Method::NAMES[Method::ALL.iter().position(|m| *m == self).unwrap()]
+    }
+
+    /// How many results the resolver ever returns.
+    pub fn depth(self) -> usize {
+        match self {
+            Method::Substring | Method::Bm25 => TOP,
+            Method::Bm25Definitions | Method::Regex => 5,
+        }
+    }
+}

@@ -1,28 +1,21 @@
-//! MCP over Streamable HTTP (`/mcp` per-row, `/mcp/small`) and stdio, written on the JSON-RPC
-//! messages directly so that error codes are exact and `tools/list` is the projection's bytes.
+//! MCP over Streamable HTTP and stdio for every surface with an endpoint of its own (the
+//! surface module says which path, which tools and how calls are answered), written on the
+//! JSON-RPC messages directly so that error codes are exact and `tools/list` is the surface's
+//! bytes.
 //!
 //! Requests are answered with `application/json`; a `GET` with the session id opens an event
-//! stream on which the per-row surface sends `notifications/tools/list_changed` whenever a row
-//! is added, removed, enabled or hidden.
+//! stream on which endpoints whose list follows the directory send
+//! `notifications/tools/list_changed` whenever a row is added, removed, enabled or hidden.
 
 use super::http::{self, contract_value};
 use super::invoke::{self, InvokeRequest, Refusal};
 use super::state::State;
 use crate::resolve;
 use crate::store;
-use crate::surface::{code_mode, small_mcp};
+use crate::surface::{Calls, Endpoint};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-
-/// Which projection an endpoint serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Surface {
-    PerRow,
-    Small,
-    /// Code mode: one `execute` tool whose programs reach the catalogue through the sandbox.
-    Code,
-}
 
 /// Protocol versions this server speaks, newest first.
 pub const VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
@@ -82,7 +75,7 @@ pub enum Outcome {
 pub async fn handle(
     st: &Arc<State>,
     sessions: &Sessions,
-    surface: Surface,
+    endpoint: Endpoint,
     msg: &Value,
     authorised: bool,
 ) -> Outcome {
@@ -146,19 +139,15 @@ pub async fn handle(
                 .unwrap_or(VERSIONS[0]);
             let result = json!({
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": surface == Surface::PerRow}},
-                "serverInfo": {"name": match surface { Surface::PerRow => "toolcost", Surface::Small => "toolcost-small", Surface::Code => "toolcost-code" }, "version": env!("CARGO_PKG_VERSION")},
-                "instructions": match surface {
-                    Surface::PerRow => "One tool per capability row. Tools change while you are connected; the server sends notifications/tools/list_changed.",
-                    Surface::Small => "Search the directory, read a contract, then dispatch by key. The tools never change; the catalogue behind them does.",
-                    Surface::Code => "Write one program that searches, reads contracts and dispatches; loops run inside one call. The tool never changes; the catalogue behind it does.",
-                },
+                "capabilities": {"tools": {"listChanged": list_changes(endpoint)}},
+                "serverInfo": {"name": endpoint.server_name, "version": env!("CARGO_PKG_VERSION")},
+                "instructions": endpoint.instructions,
             });
             reply(ok(&id, result), Some(sessions.open()))
         }
         "ping" => reply(ok(&id, json!({})), None),
         "tools/list" => Outcome::Reply {
-            text: tools_list(st, surface, &id),
+            text: tools_list(st, endpoint, &id),
             session: None,
         },
         "tools/call" => {
@@ -170,7 +159,7 @@ pub async fn handle(
                 };
                 return reply(rpc_error(id, UNAUTHORIZED, m), None);
             }
-            reply(call(st, surface, &id, &params).await, None)
+            reply(call(st, endpoint, &id, &params).await, None)
         }
         other => reply(
             rpc_error(
@@ -190,9 +179,17 @@ fn reply(v: Value, session: Option<String>) -> Outcome {
     }
 }
 
+/// Whether an endpoint's list follows the directory (and so sends `list_changed`).
+pub fn list_changes(endpoint: Endpoint) -> bool {
+    match endpoint.calls {
+        Calls::ByKey => true,
+        Calls::Generic | Calls::Program => false,
+    }
+}
+
 /// The `tools/list` answer, written from each definition's text so the bytes are the
-/// projection's bytes.
-pub fn tools_list(st: &State, surface: Surface, id: &Value) -> String {
+/// surface's bytes.
+pub fn tools_list(st: &State, endpoint: Endpoint, id: &Value) -> String {
     let write = |raws: &mut dyn Iterator<Item = &str>| {
         let mut out = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"tools\":[",
@@ -207,18 +204,15 @@ pub fn tools_list(st: &State, surface: Surface, id: &Value) -> String {
         out.push_str("]}}");
         out
     };
-    match surface {
-        Surface::PerRow => write(&mut st.snapshot().catalogue.tools.iter().map(|t| t.raw.as_str())),
-        Surface::Small => write(&mut small_mcp::tools().iter().map(|t| t.raw.as_str())),
-        Surface::Code => write(&mut std::iter::once(code_mode::tool().raw.as_str())),
-    }
+    let snap = st.snapshot();
+    write(&mut snap.listing(endpoint.path).iter().map(|t| t.raw.as_str()))
 }
 
 fn tool_result(value: &Value, is_error: bool) -> Value {
     json!({"content": [{"type": "text", "text": crate::json::compact(value)}], "structuredContent": value, "isError": is_error})
 }
 
-async fn call(st: &Arc<State>, surface: Surface, id: &Value, params: &Value) -> Value {
+async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -> Value {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return rpc_error(
             id.clone(),
@@ -236,8 +230,8 @@ async fn call(st: &Arc<State>, surface: Surface, id: &Value, params: &Value) -> 
         shape: false,
         repairs: None,
     };
-    let request = match surface {
-        Surface::Code => {
+    let request = match endpoint.calls {
+        Calls::Program => {
             if name != "execute" {
                 return rpc_error(
                     id.clone(),
@@ -260,7 +254,7 @@ async fn call(st: &Arc<State>, surface: Surface, id: &Value, params: &Value) -> 
                        "structuredContent": outcome, "isError": outcome.error.is_some()}),
             );
         }
-        Surface::PerRow => {
+        Calls::ByKey => {
             if !st.snapshot().row(name).is_some_and(|r| r.projected()) {
                 return rpc_error(
                     id.clone(),
@@ -270,7 +264,7 @@ async fn call(st: &Arc<State>, surface: Surface, id: &Value, params: &Value) -> 
             }
             run(name.to_string(), args)
         }
-        Surface::Small => match name {
+        Calls::Generic => match name {
             "dispatch" => {
                 let Some(key) = args.get("key").and_then(Value::as_str) else {
                     return rpc_error(id.clone(), INVALID_PARAMS, "dispatch needs `key`");

@@ -1,7 +1,8 @@
-//! The reference dispatch server: one SQLite `directory` table served three ways: the HTTP
-//! protocol (`/api/dispatch`, `/api/directory`), per-row MCP (`/mcp`) and the small MCP surface
-//! (`/mcp/small`) and code mode (`/mcp/code`), plus MCP over stdio. Every surface reads the same snapshot, rebuilt on each
-//! change, and every invocation goes through one path that writes a receipt first.
+//! The reference dispatch server: one SQLite `directory` table served as the HTTP protocol
+//! (`/api/dispatch`, `/api/directory`) and as an MCP endpoint for every surface that has one
+//! (`/mcp` per-row, `/mcp/min` per-row trimmed, `/mcp/small`, `/mcp/code`; the surface
+//! modules say which), plus MCP over stdio. Every surface reads the same snapshot, rebuilt on
+//! each change, and every invocation goes through one path that writes a receipt first.
 
 pub mod code;
 pub mod http;
@@ -11,13 +12,14 @@ pub mod state;
 
 use crate::catalogue::Row;
 use crate::error::{Error, Result};
+use crate::surface::{Endpoint, REGISTRY};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State as Extract};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::Router;
-use mcp::{Outcome, Sessions, Surface};
+use mcp::{Outcome, Sessions};
 use serde_json::Value;
 use state::State;
 use std::future::Future;
@@ -55,18 +57,23 @@ pub fn state(opts: &Options) -> Result<Arc<State>> {
 
 struct App {
     state: Arc<State>,
-    sessions: Sessions,
-    small_sessions: Sessions,
-    code_sessions: Sessions,
+    /// Open sessions, per endpoint path.
+    sessions: std::collections::HashMap<&'static str, Sessions>,
+}
+
+/// Every MCP endpoint the server mounts, from the surface registry.
+pub fn endpoints() -> Vec<Endpoint> {
+    REGISTRY.iter().filter_map(|s| s.endpoint()).collect()
 }
 
 /// The router for a state.
 pub fn router(state: Arc<State>, max_body: usize) -> Router {
     let app = Arc::new(App {
         state,
-        sessions: Sessions::default(),
-        small_sessions: Sessions::default(),
-        code_sessions: Sessions::default(),
+        sessions: endpoints()
+            .iter()
+            .map(|e| (e.path, Sessions::default()))
+            .collect(),
     });
     let dispatch = Router::new()
         .route(
@@ -76,26 +83,28 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
         .route("/api/directory", post(http::directory_post))
         .route("/api/directory/{key}", delete(http::directory_delete))
         .with_state(app.state.clone());
-    let mcp = Router::new()
-        .route(
-            "/mcp",
-            post(mcp_post_rows)
-                .get(mcp_get_rows)
-                .delete(mcp_delete_rows),
-        )
-        .route(
-            "/mcp/small",
-            post(mcp_post_small)
-                .get(mcp_get_small)
-                .delete(mcp_delete_small),
-        )
-        .route(
-            "/mcp/code",
-            post(mcp_post_code)
-                .get(mcp_get_code)
-                .delete(mcp_delete_code),
-        )
-        .with_state(app);
+    let mut mcp = Router::new();
+    for e in endpoints() {
+        mcp = mcp.route(
+            e.path,
+            post(
+                move |Extract(app): AppState, headers: HeaderMap, body: BodyResult| async move {
+                    mcp_post(&app, e, &headers, body).await
+                },
+            )
+            .get(
+                move |Extract(app): AppState, headers: HeaderMap| async move {
+                    mcp_get(&app, e, &headers)
+                },
+            )
+            .delete(
+                move |Extract(app): AppState, headers: HeaderMap| async move {
+                    mcp_delete(&app, e, &headers)
+                },
+            ),
+        );
+    }
+    let mcp = mcp.with_state(app);
     dispatch
         .merge(mcp)
         .fallback(|| async {
@@ -124,56 +133,14 @@ pub async fn run(
 
 type AppState = Extract<Arc<App>>;
 
-async fn mcp_post_rows(
-    Extract(app): AppState,
-    headers: HeaderMap,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Response {
-    mcp_post(&app, Surface::PerRow, &headers, body).await
-}
-async fn mcp_post_small(
-    Extract(app): AppState,
-    headers: HeaderMap,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Response {
-    mcp_post(&app, Surface::Small, &headers, body).await
-}
-async fn mcp_post_code(
-    Extract(app): AppState,
-    headers: HeaderMap,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Response {
-    mcp_post(&app, Surface::Code, &headers, body).await
-}
-async fn mcp_get_code(Extract(app): AppState, headers: HeaderMap) -> Response {
-    mcp_get(&app, Surface::Code, &headers)
-}
-async fn mcp_delete_code(Extract(app): AppState, headers: HeaderMap) -> Response {
-    mcp_delete(&app, Surface::Code, &headers)
-}
-async fn mcp_get_rows(Extract(app): AppState, headers: HeaderMap) -> Response {
-    mcp_get(&app, Surface::PerRow, &headers)
-}
-async fn mcp_get_small(Extract(app): AppState, headers: HeaderMap) -> Response {
-    mcp_get(&app, Surface::Small, &headers)
-}
-async fn mcp_delete_rows(Extract(app): AppState, headers: HeaderMap) -> Response {
-    mcp_delete(&app, Surface::PerRow, &headers)
-}
-async fn mcp_delete_small(Extract(app): AppState, headers: HeaderMap) -> Response {
-    mcp_delete(&app, Surface::Small, &headers)
-}
+type BodyResult = Result<Bytes, axum::extract::rejection::BytesRejection>;
 
 fn rpc_response(status: StatusCode, body: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-fn sessions(app: &App, surface: Surface) -> &Sessions {
-    match surface {
-        Surface::PerRow => &app.sessions,
-        Surface::Small => &app.small_sessions,
-        Surface::Code => &app.code_sessions,
-    }
+fn sessions(app: &App, endpoint: Endpoint) -> &Sessions {
+    &app.sessions[endpoint.path]
 }
 
 /// 401 when a token is configured and not presented; listing without one is allowed on a
@@ -200,9 +167,9 @@ fn session_header(headers: &HeaderMap) -> Option<&str> {
 
 async fn mcp_post(
     app: &App,
-    surface: Surface,
+    endpoint: Endpoint,
     headers: &HeaderMap,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    body: BodyResult,
 ) -> Response {
     let st = &app.state;
     let body = match body {
@@ -222,7 +189,7 @@ async fn mcp_post(
         Err(r) => return *r,
     };
     if let Some(sid) = session_header(headers) {
-        if !sessions(app, surface).known(sid) {
+        if !sessions(app, endpoint).known(sid) {
             let msg = mcp::rpc_error(
                 Value::Null,
                 mcp::INVALID_REQUEST,
@@ -238,7 +205,7 @@ async fn mcp_post(
             return rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&msg));
         }
     };
-    match mcp::handle(st, sessions(app, surface), surface, &msg, authorised).await {
+    match mcp::handle(st, sessions(app, endpoint), endpoint, &msg, authorised).await {
         Outcome::Reply { text, session } => {
             let mut resp = rpc_response(StatusCode::OK, text);
             if let Some(s) = session {
@@ -252,12 +219,13 @@ async fn mcp_post(
     }
 }
 
-/// `GET`: the event stream on which list_changed arrives (per-row surface only).
-fn mcp_get(app: &App, surface: Surface, headers: &HeaderMap) -> Response {
+/// `GET`: the event stream on which list_changed arrives (endpoints whose list follows the
+/// directory).
+fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
     if let Err(r) = mcp_auth(&app.state, headers) {
         return *r;
     }
-    if surface != Surface::PerRow {
+    if !mcp::list_changes(endpoint) {
         return (
             StatusCode::METHOD_NOT_ALLOWED,
             "this surface's tools never change, so it sends no notifications",
@@ -265,7 +233,7 @@ fn mcp_get(app: &App, surface: Surface, headers: &HeaderMap) -> Response {
             .into_response();
     }
     match session_header(headers) {
-        Some(sid) if sessions(app, surface).known(sid) => {}
+        Some(sid) if sessions(app, endpoint).known(sid) => {}
         _ => {
             return http::error(
                 StatusCode::BAD_REQUEST,
@@ -292,12 +260,12 @@ fn mcp_get(app: &App, surface: Surface, headers: &HeaderMap) -> Response {
     resp
 }
 
-fn mcp_delete(app: &App, surface: Surface, headers: &HeaderMap) -> Response {
+fn mcp_delete(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
     if let Err(r) = mcp_auth(&app.state, headers) {
         return *r;
     }
     match session_header(headers) {
-        Some(sid) if sessions(app, surface).close(sid) => StatusCode::OK.into_response(),
+        Some(sid) if sessions(app, endpoint).close(sid) => StatusCode::OK.into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),
     }
 }
@@ -305,7 +273,7 @@ fn mcp_delete(app: &App, surface: Surface, headers: &HeaderMap) -> Response {
 /// MCP over stdio: one message per line on stdin, answers and notifications on stdout.
 /// Calls are allowed when the server has a token configured (whoever can start the process
 /// holds the environment).
-pub async fn run_stdio(state: Arc<State>, surface: Surface) -> Result<()> {
+pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
     let sessions = Sessions::default();
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut out = tokio::io::stdout();
@@ -321,7 +289,7 @@ pub async fn run_stdio(state: Arc<State>, surface: Surface) -> Result<()> {
                 }
                 let text = match serde_json::from_str::<Value>(&line) {
                     Err(e) => Some(crate::json::compact(&mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}")))),
-                    Ok(msg) => match mcp::handle(&state, &sessions, surface, &msg, authorised).await {
+                    Ok(msg) => match mcp::handle(&state, &sessions, endpoint, &msg, authorised).await {
                         Outcome::Reply { text, .. } => Some(text),
                         Outcome::Accepted => None,
                         Outcome::Invalid(v) => Some(crate::json::compact(&v)),
@@ -332,7 +300,7 @@ pub async fn run_stdio(state: Arc<State>, surface: Surface) -> Result<()> {
                     out.flush().await.map_err(|e| Error::input(format!("writing stdout: {e}")))?;
                 }
             }
-            Ok(()) = changes.recv(), if surface == Surface::PerRow => {
+            Ok(()) = changes.recv(), if mcp::list_changes(endpoint) => {
                 out.write_all(format!("{}\n", mcp::LIST_CHANGED).as_bytes()).await.map_err(|e| Error::input(e.to_string()))?;
                 out.flush().await.map_err(|e| Error::input(e.to_string()))?;
             }

@@ -1,10 +1,11 @@
 //! The server's state: the store, and a snapshot of the catalogue (rows, projection, resolver
 //! indexes) rebuilt on every change, so a new row shows on every surface at once.
 
-use crate::catalogue::{Catalogue, Row};
+use crate::catalogue::{Catalogue, Row, Tool};
 use crate::error::Result;
 use crate::resolve::{Bm25, Substring};
 use crate::store;
+use crate::surface::Listing;
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -18,12 +19,24 @@ pub struct Snapshot {
     pub by_key: HashMap<String, usize>,
     pub bm25: Bm25,
     pub substring: Substring,
+    /// The tools of each MCP endpoint that lists its own (by path); the others list the
+    /// projection.
+    listings: HashMap<&'static str, Vec<Tool>>,
 }
 
 impl Snapshot {
     pub fn new(rows: Vec<Row>) -> Snapshot {
         let catalogue = Catalogue::from_rows("directory", rows.clone());
+        let listings = crate::surface::REGISTRY
+            .iter()
+            .filter_map(|s| s.endpoint())
+            .filter_map(|e| match (e.tools)(&catalogue.tools) {
+                Listing::Projection => None,
+                Listing::Tools(tools) => Some((e.path, tools)),
+            })
+            .collect();
         Snapshot {
+            listings,
             by_key: rows
                 .iter()
                 .enumerate()
@@ -34,6 +47,13 @@ impl Snapshot {
             catalogue,
             rows,
         }
+    }
+
+    /// The tools an MCP endpoint lists.
+    pub fn listing(&self, path: &str) -> &[Tool] {
+        self.listings
+            .get(path)
+            .map_or(&self.catalogue.tools, |t| t.as_slice())
     }
 
     /// An enabled row by key.

@@ -1,10 +1,23 @@
 //! `code-mode`: one tool that runs the model's code against a typed dispatch API in a
 //! sandbox. Its description is the API, which does not change with the catalogue.
 
-use super::{Built, Context};
+use super::play::{Local, Move, Output, Phase, Player, Read, Turn};
+use super::{Built, Calls, Context, Endpoint, Listing, Surface};
 use crate::catalogue::Tool;
+use crate::resolve::Method;
 use crate::wire;
-use serde_json::json;
+use serde_json::{json, Value};
+
+pub struct CodeMode;
+
+/// `/mcp/code`: the one `execute` tool.
+pub const ENDPOINT: Endpoint = Endpoint {
+    path: "/mcp/code",
+    server_name: "toolcost-code",
+    instructions: "Write one program that searches, reads contracts and dispatches; loops run inside one call. The tool never changes; the catalogue behind it does.",
+    calls: Calls::Program,
+    tools: |_| Listing::Tools(vec![tool()]),
+};
 
 /// The execute tool's description: what the sandbox offers, as TypeScript declarations.
 pub const API: &str = "Run a JavaScript program in a sandbox and return what it prints with console.log. \
@@ -31,12 +44,128 @@ pub fn tool() -> Tool {
         .expect("static tool")
 }
 
-pub fn build(ctx: &Context) -> Built {
-    let name = ctx.client.tool_name(&ctx.catalogue.server, "execute");
-    let def = wire::function_definition(ctx.client.format, &name, API, schema(), false);
-    Built {
-        request: ctx.request(None, vec![def]),
-        definitions_in_context: 0,
-        definitions_on_wire: 0,
+impl Surface for CodeMode {
+    fn name(&self) -> &'static str {
+        "code-mode"
+    }
+    fn about(&self) -> &'static str {
+        "one execute tool whose description is a typed search/contract/dispatch API"
+    }
+    fn in_all(&self) -> bool {
+        true
+    }
+    fn colour(&self) -> [u8; 3] {
+        [23, 190, 207]
+    }
+    fn build(&self, ctx: &Context) -> Built {
+        let name = ctx.client.tool_name(&ctx.catalogue.server, "execute");
+        let def = wire::function_definition(ctx.client.format, &name, API, schema(), false);
+        Built {
+            request: ctx.request(None, vec![def]),
+            definitions_in_context: 0,
+            definitions_on_wire: 0,
+        }
+    }
+    fn endpoint(&self) -> Option<Endpoint> {
+        Some(ENDPOINT)
+    }
+    fn calls_at(&self) -> Option<&'static str> {
+        Some(ENDPOINT.path)
+    }
+    fn discovery(&self) -> Option<(Method, usize)> {
+        Some((Method::Bm25, 5))
+    }
+    fn player(&self, _ctx: &Context) -> Box<dyn Player> {
+        Box::new(Programs)
+    }
+}
+
+/// The model writes a search program, then one program that makes every call (a loop that
+/// aggregates inside the sandbox for the orders task).
+struct Programs;
+
+/// The program a model writes to make calls `i..`.
+fn call_program(t: &Turn, i: usize) -> String {
+    let key = Value::from(t.key);
+    if t.task == "orders" {
+        return format!(
+            "let total = 0, count = 0;\n\
+             for (let n = {}; n <= {}; n++) {{\n\
+             \x20 const r = await dispatch({key}, {{ order_id: \"ord_\" + n }});\n\
+             \x20 total += r.result.total_cents;\n\
+             \x20 count += 1;\n\
+             }}\n\
+             console.log(JSON.stringify({{ count, total_cents: total }}));",
+            i + 1,
+            t.calls.len()
+        );
+    }
+    let mut code = String::from("const out = [];\n");
+    for a in &t.calls[i..] {
+        code.push_str(&format!(
+            "out.push((await dispatch({key}, {})).result);\n",
+            crate::json::compact(a)
+        ));
+    }
+    code.push_str("console.log(JSON.stringify(out));");
+    code
+}
+
+/// What a program printed, parsed; null when it failed or printed nothing parseable.
+fn printed(structured: &Value) -> Value {
+    structured["error"]
+        .is_null()
+        .then(|| structured["printed"].as_str())
+        .flatten()
+        .and_then(|p| serde_json::from_str(p).ok())
+        .unwrap_or(Value::Null)
+}
+
+impl Player for Programs {
+    fn opening(&self) -> Phase {
+        Phase::Discover(0)
+    }
+    fn next(&mut self, phase: Phase, t: &Turn) -> Move {
+        let code = match phase {
+            Phase::Discover(_) => format!(
+                "const found = await search({}, 5);\nconsole.log(JSON.stringify(found));",
+                Value::from(t.query)
+            ),
+            Phase::Call(i) => call_program(t, i),
+            Phase::Contract | Phase::Final => call_program(t, 0),
+        };
+        Move::Tool {
+            name: t.tool_name("execute"),
+            input: json!({"code": code}),
+        }
+    }
+    fn local(&mut self, _name: &str, _input: &Value, _t: &Turn) -> Option<Local> {
+        None
+    }
+    fn refuse(&self, _name: &str, _t: &Turn) -> Option<String> {
+        None
+    }
+    fn read(&mut self, phase: Phase, out: Output, t: &Turn) -> Read {
+        let Output::Mcp {
+            tool: "execute",
+            structured,
+        } = out
+        else {
+            return Read::Nothing;
+        };
+        match (phase, printed(structured)) {
+            // The search result names each key's arguments: no contract round.
+            (Phase::Discover(_), found) => Read::Searched {
+                hit: super::play::holds_key(&found, t.key),
+                next: Phase::Call(0),
+            },
+            (Phase::Call(_), Value::Array(items)) => Read::Results { items, all: true },
+            (Phase::Call(_), Value::Null) => Read::Failed,
+            (Phase::Call(_), other) => Read::Results {
+                items: vec![other],
+                all: true,
+            },
+            (Phase::Contract | Phase::Final, _) => Read::Nothing,
+        }
     }
 }

@@ -1,24 +1,123 @@
 //! `deferred-search`: every per-row definition on the wire with `defer_loading`, plus a search
 //! tool. None is billed until a search returns it (for OpenAI, name and description stay
 //! billed and only the schema is deferred; the render model applies that rule).
+//!
+//! Four variants: the search runs at the provider (its tool-search tool types, BM25 or regex)
+//! or at the client (a `tool_search` tool whose result carries `tool_reference` blocks).
 
-use super::{Built, Context, SearchMethod, SearchSide};
+use super::play::{self, Local, Move, Output, Phase, Player, Read, Turn};
+use super::{Built, Context, Endpoint, Surface};
+use crate::resolve::{self, Method};
 use crate::wire::{self, Format};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Anthropic's provider-side tool-search tool types (FACTS section 3).
 pub const ANTHROPIC_REGEX: &str = "tool_search_tool_regex_20251119";
 pub const ANTHROPIC_BM25: &str = "tool_search_tool_bm25_20251119";
+/// The client-side search tool's name.
+pub const CLIENT_TOOL: &str = "tool_search";
 
-pub fn build(ctx: &Context, method: SearchMethod, side: SearchSide) -> Built {
-    let mut tools = vec![search_tool(ctx.client.format, method, side)];
-    let defs = ctx.catalogue_definitions(true);
-    let n = defs.len();
-    tools.extend(defs);
-    Built {
-        request: ctx.request(None, tools),
-        definitions_in_context: 0,
-        definitions_on_wire: n,
+/// How a deferred-search surface searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SearchMethod {
+    Regex,
+    Bm25,
+}
+
+/// Who runs the search: the provider (its tool-search tool types) or the client (a search tool
+/// whose result carries `tool_reference` blocks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SearchSide {
+    Provider,
+    Client,
+}
+
+/// One variant.
+pub struct DeferredSearch {
+    pub method: SearchMethod,
+    pub side: SearchSide,
+}
+
+pub const BM25_PROVIDER: DeferredSearch = DeferredSearch {
+    method: SearchMethod::Bm25,
+    side: SearchSide::Provider,
+};
+pub const REGEX_PROVIDER: DeferredSearch = DeferredSearch {
+    method: SearchMethod::Regex,
+    side: SearchSide::Provider,
+};
+pub const BM25_CLIENT: DeferredSearch = DeferredSearch {
+    method: SearchMethod::Bm25,
+    side: SearchSide::Client,
+};
+pub const REGEX_CLIENT: DeferredSearch = DeferredSearch {
+    method: SearchMethod::Regex,
+    side: SearchSide::Client,
+};
+
+impl Surface for DeferredSearch {
+    fn name(&self) -> &'static str {
+        match (self.method, self.side) {
+            (SearchMethod::Bm25, SearchSide::Provider) => "deferred-search",
+            (SearchMethod::Regex, SearchSide::Provider) => "deferred-search-regex",
+            (SearchMethod::Bm25, SearchSide::Client) => "deferred-search-client",
+            (SearchMethod::Regex, SearchSide::Client) => "deferred-search-client-regex",
+        }
+    }
+    fn about(&self) -> &'static str {
+        match self.side {
+            SearchSide::Provider => {
+                "every definition deferred, plus the provider's tool-search tool"
+            }
+            SearchSide::Client => "every definition deferred, plus a client-side tool_search tool",
+        }
+    }
+    fn in_all(&self) -> bool {
+        (self.method, self.side) == (SearchMethod::Bm25, SearchSide::Provider)
+    }
+    fn colour(&self) -> [u8; 3] {
+        match (self.method, self.side) {
+            (SearchMethod::Bm25, SearchSide::Provider) => [255, 127, 14],
+            (SearchMethod::Regex, SearchSide::Provider) => [127, 127, 127],
+            (SearchMethod::Bm25, SearchSide::Client) => [140, 86, 75],
+            (SearchMethod::Regex, SearchSide::Client) => [188, 189, 34],
+        }
+    }
+    fn build(&self, ctx: &Context) -> Built {
+        let mut tools = vec![search_tool(ctx.client.format, self.method, self.side)];
+        let defs = ctx.catalogue_definitions(true);
+        let n = defs.len();
+        tools.extend(defs);
+        Built {
+            request: ctx.request(None, tools),
+            definitions_in_context: 0,
+            definitions_on_wire: n,
+        }
+    }
+    fn endpoint(&self) -> Option<Endpoint> {
+        None
+    }
+    fn calls_at(&self) -> Option<&'static str> {
+        // A found definition is the per-row tool: its calls go to the per-row endpoint.
+        Some(super::per_row_mcp::ENDPOINT.path)
+    }
+    fn discovery(&self) -> Option<(Method, usize)> {
+        // The client-side variants search the same definitions the same way: search-eval
+        // scores the provider-side ones.
+        match (self.side, self.method) {
+            (SearchSide::Provider, SearchMethod::Bm25) => Some((Method::Bm25Definitions, 5)),
+            (SearchSide::Provider, SearchMethod::Regex) => Some((Method::Regex, 5)),
+            (SearchSide::Client, _) => None,
+        }
+    }
+    fn player(&self, _ctx: &Context) -> Box<dyn Player> {
+        Box::new(Searcher {
+            method: self.method,
+            side: self.side,
+        })
     }
 }
 
@@ -31,7 +130,7 @@ fn search_tool(format: Format, method: SearchMethod, side: SearchSide) -> Value 
             SearchMethod::Bm25 => json!({"type": ANTHROPIC_BM25, "name": "tool_search_tool_bm25"}),
         },
         (Format::OpenaiChat, SearchSide::Provider) => json!({"type": "tool_search"}),
-        (_, SearchSide::Client) => {
+        (Format::AnthropicMessages | Format::OpenaiChat, SearchSide::Client) => {
             let (desc, schema) = match method {
                 SearchMethod::Regex => (
                     "Search the deferred tools by regular expression over their names and descriptions. Returns references to at most five matching tools, which become callable in the next step. Use this before calling any tool you have not seen in full.",
@@ -42,7 +141,81 @@ fn search_tool(format: Format, method: SearchMethod, side: SearchSide) -> Value 
                     json!({"type": "object", "properties": {"query": {"type": "string", "description": "Keywords describing the capability you need"}, "max_results": {"type": "integer", "description": "How many tools to return, 1 to 5"}}, "required": ["query"]}),
                 ),
             };
-            wire::function_definition(format, "tool_search", desc, schema, false)
+            wire::function_definition(format, CLIENT_TOOL, desc, schema, false)
+        }
+    }
+}
+
+/// The search's input for a query.
+fn search_input(method: SearchMethod, query: &str) -> Value {
+    match method {
+        SearchMethod::Bm25 => json!({"query": query}),
+        SearchMethod::Regex => json!({"pattern": resolve::regex_for(query)}),
+    }
+}
+
+/// The model searches the deferred definitions, then calls what the search returned.
+struct Searcher {
+    method: SearchMethod,
+    side: SearchSide,
+}
+
+impl Player for Searcher {
+    fn opening(&self) -> Phase {
+        Phase::Discover(0)
+    }
+    fn next(&mut self, phase: Phase, t: &Turn) -> Move {
+        match (phase, self.side) {
+            (Phase::Discover(_), SearchSide::Provider) => {
+                let search = search_input(self.method, t.query);
+                let found = resolve::search_definitions(
+                    &t.deferred(),
+                    &search,
+                    self.method == SearchMethod::Regex,
+                )
+                .unwrap_or_default();
+                let hit = found.contains(&t.tool_name(t.key));
+                let then = if hit {
+                    t.call_row(0)
+                } else {
+                    Move::Text("That search did not find it.".into())
+                };
+                Move::ProviderSearch {
+                    search,
+                    hit,
+                    then: Box::new(then),
+                }
+            }
+            (Phase::Discover(_), SearchSide::Client) => Move::Tool {
+                name: CLIENT_TOOL.into(),
+                input: search_input(self.method, t.query),
+            },
+            (Phase::Call(i), _) => t.call_row(i),
+            (Phase::Contract | Phase::Final, _) => t.call_row(0),
+        }
+    }
+    fn local(&mut self, name: &str, input: &Value, t: &Turn) -> Option<Local> {
+        if self.side != SearchSide::Client || name != CLIENT_TOOL {
+            return None;
+        }
+        let regex = input.get("pattern").is_some();
+        let found = resolve::search_definitions(&t.deferred(), input, regex).unwrap_or_default();
+        Some(Local {
+            text: format!("{} tool(s) found", found.len()),
+            read: Read::Searched {
+                hit: found.contains(&t.tool_name(t.key)),
+                next: Phase::Call(0),
+            },
+            references: found,
+        })
+    }
+    fn refuse(&self, _name: &str, _t: &Turn) -> Option<String> {
+        None
+    }
+    fn read(&mut self, phase: Phase, out: Output, t: &Turn) -> Read {
+        match out {
+            Output::Mcp { structured, .. } => play::one_result(phase, structured, t),
+            Output::Shell(_) => Read::Nothing,
         }
     }
 }

@@ -1,122 +1,169 @@
-//! Surfaces: the ways of exposing a catalogue to a model, one file each. Every surface turns
-//! (catalogue, client profile, user turn) into the exact request body of round one.
+//! Surfaces: the ways of exposing a catalogue to a model, one file each. A surface owns
+//! everything about itself: its name, the request body of each round, how the driver's scripted
+//! model plays a task on it ([`play`]), what the reference server serves for it, the resolver it
+//! searches with, and its colour in reports. [`REGISTRY`] lists them; adding a surface is one
+//! file, one entry there, and the methods of [`Surface`] the compiler asks for.
 
 pub mod code_mode;
-mod deferred_search;
+pub mod deferred_search;
 pub mod name_list;
-mod per_row_mcp;
-mod protocol_only;
+pub mod per_row_mcp;
+pub mod per_row_mcp_min;
+pub mod play;
+pub mod protocol_only;
 pub mod small_mcp;
 
-use crate::catalogue::Catalogue;
+use crate::catalogue::{Catalogue, Tool};
 use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::provider::RequestParts;
+use crate::resolve::Method;
 use crate::wire::{self, Request};
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-/// How a deferred-search surface searches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SearchMethod {
-    Regex,
-    Bm25,
+/// What a surface is, whatever it is called.
+pub trait Surface: Sync {
+    /// The name in the CLI, scenario files and every report.
+    fn name(&self) -> &'static str;
+    /// One line on what the request carries, for `--help` and reports.
+    fn about(&self) -> &'static str;
+    /// Whether `--surface all` measures it (variants of another surface do not).
+    fn in_all(&self) -> bool;
+    /// Its colour in every chart.
+    fn colour(&self) -> [u8; 3];
+    /// Round one of a turn.
+    fn build(&self, ctx: &Context) -> Built;
+    /// The endpoint the reference server serves for this surface, if it has its own.
+    fn endpoint(&self) -> Option<Endpoint>;
+    /// The MCP endpoint path (on the reference server) the model's tool calls go to.
+    fn calls_at(&self) -> Option<&'static str>;
+    /// The resolver its searches go through and how many candidates the model sees, if it
+    /// searches (scored by `search-eval`).
+    fn discovery(&self) -> Option<(Method, usize)>;
+    /// A fresh player for one task: the driver's scripted model on this surface.
+    fn player(&self, ctx: &Context) -> Box<dyn play::Player>;
 }
 
-/// Who runs the search: the provider (its tool-search tool types) or the client (a search tool
-/// whose result carries `tool_reference` blocks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SearchSide {
-    Provider,
-    Client,
+/// A surface, by reference to its registry entry. Cheap to copy; compares by name.
+#[derive(Clone, Copy)]
+pub struct SurfaceKind(&'static dyn Surface);
+
+impl std::ops::Deref for SurfaceKind {
+    type Target = dyn Surface;
+    fn deref(&self) -> &Self::Target {
+        self.0
+    }
 }
 
-/// One surface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SurfaceKind {
-    PerRowMcp,
-    DeferredSearch(SearchMethod, SearchSide),
-    ProtocolOnly,
-    SmallMcp,
-    NameList,
-    CodeMode,
+impl PartialEq for SurfaceKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
 }
+impl Eq for SurfaceKind {}
+
+impl std::fmt::Debug for SurfaceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+/// Every surface, in report order.
+pub const REGISTRY: &[SurfaceKind] = &[
+    SurfaceKind::PER_ROW_MCP,
+    SurfaceKind::DEFERRED_SEARCH,
+    SurfaceKind::DEFERRED_SEARCH_REGEX,
+    SurfaceKind::DEFERRED_SEARCH_CLIENT,
+    SurfaceKind::DEFERRED_SEARCH_CLIENT_REGEX,
+    SurfaceKind::PROTOCOL_ONLY,
+    SurfaceKind::SMALL_MCP,
+    SurfaceKind::NAME_LIST,
+    SurfaceKind::CODE_MODE,
+    SurfaceKind::PER_ROW_MCP_MIN,
+];
 
 impl SurfaceKind {
-    /// The six surfaces `--surface all` measures (deferred search as provider-side BM25).
-    pub const ALL: [SurfaceKind; 6] = [
-        SurfaceKind::PerRowMcp,
-        SurfaceKind::DeferredSearch(SearchMethod::Bm25, SearchSide::Provider),
-        SurfaceKind::ProtocolOnly,
-        SurfaceKind::SmallMcp,
-        SurfaceKind::NameList,
-        SurfaceKind::CodeMode,
-    ];
+    pub const PER_ROW_MCP: SurfaceKind = SurfaceKind(&per_row_mcp::PerRowMcp);
+    pub const DEFERRED_SEARCH: SurfaceKind = SurfaceKind(&deferred_search::BM25_PROVIDER);
+    pub const DEFERRED_SEARCH_REGEX: SurfaceKind = SurfaceKind(&deferred_search::REGEX_PROVIDER);
+    pub const DEFERRED_SEARCH_CLIENT: SurfaceKind = SurfaceKind(&deferred_search::BM25_CLIENT);
+    pub const DEFERRED_SEARCH_CLIENT_REGEX: SurfaceKind =
+        SurfaceKind(&deferred_search::REGEX_CLIENT);
+    pub const PROTOCOL_ONLY: SurfaceKind = SurfaceKind(&protocol_only::ProtocolOnly);
+    pub const SMALL_MCP: SurfaceKind = SurfaceKind(&small_mcp::SmallMcp);
+    pub const NAME_LIST: SurfaceKind = SurfaceKind(&name_list::NameList);
+    pub const CODE_MODE: SurfaceKind = SurfaceKind(&code_mode::CodeMode);
+    pub const PER_ROW_MCP_MIN: SurfaceKind = SurfaceKind(&per_row_mcp_min::PerRowMcpMin);
 
-    pub const NAMES: [&'static str; 8] = [
-        "per-row-mcp",
-        "deferred-search",
-        "deferred-search-regex",
-        "deferred-search-client",
-        "protocol-only",
-        "small-mcp",
-        "name-list",
-        "code-mode",
-    ];
+    /// The surfaces `--surface all` measures.
+    pub fn all() -> Vec<SurfaceKind> {
+        REGISTRY.iter().copied().filter(|s| s.in_all()).collect()
+    }
 
-    pub fn name(self) -> &'static str {
-        use SearchMethod::*;
-        use SearchSide::*;
-        match self {
-            SurfaceKind::PerRowMcp => "per-row-mcp",
-            SurfaceKind::DeferredSearch(Bm25, Provider) => "deferred-search",
-            SurfaceKind::DeferredSearch(Regex, Provider) => "deferred-search-regex",
-            SurfaceKind::DeferredSearch(Bm25, Client) => "deferred-search-client",
-            SurfaceKind::DeferredSearch(Regex, Client) => "deferred-search-client-regex",
-            SurfaceKind::ProtocolOnly => "protocol-only",
-            SurfaceKind::SmallMcp => "small-mcp",
-            SurfaceKind::NameList => "name-list",
-            SurfaceKind::CodeMode => "code-mode",
-        }
+    /// Every name the CLI accepts.
+    pub fn names() -> Vec<&'static str> {
+        REGISTRY.iter().map(|s| s.name()).collect()
     }
 
     pub fn parse(name: &str) -> Result<SurfaceKind> {
-        use SearchMethod::*;
-        use SearchSide::*;
-        Ok(match name.trim() {
-            "per-row-mcp" => SurfaceKind::PerRowMcp,
-            "deferred-search" => SurfaceKind::DeferredSearch(Bm25, Provider),
-            "deferred-search-regex" => SurfaceKind::DeferredSearch(Regex, Provider),
-            "deferred-search-client" => SurfaceKind::DeferredSearch(Bm25, Client),
-            "deferred-search-client-regex" => SurfaceKind::DeferredSearch(Regex, Client),
-            "protocol-only" => SurfaceKind::ProtocolOnly,
-            "small-mcp" => SurfaceKind::SmallMcp,
-            "name-list" => SurfaceKind::NameList,
-            "code-mode" => SurfaceKind::CodeMode,
-            other => return Err(Error::unknown("surface", other, &Self::NAMES)),
-        })
+        REGISTRY
+            .iter()
+            .copied()
+            .find(|s| s.name() == name.trim())
+            .ok_or_else(|| Error::unknown("surface", name, &Self::names()))
     }
 
     /// `all`, or a comma-separated list of names.
     pub fn parse_list(list: &str) -> Result<Vec<SurfaceKind>> {
         if list.trim() == "all" {
-            return Ok(Self::ALL.to_vec());
+            return Ok(Self::all());
         }
         list.split(',').map(Self::parse).collect()
     }
+}
 
-    /// Build round one of a turn on this surface.
-    pub fn build(self, ctx: &Context) -> Built {
-        match self {
-            SurfaceKind::PerRowMcp => per_row_mcp::build(ctx),
-            SurfaceKind::DeferredSearch(m, s) => deferred_search::build(ctx, m, s),
-            SurfaceKind::ProtocolOnly => protocol_only::build(ctx),
-            SurfaceKind::SmallMcp => small_mcp::build(ctx),
-            SurfaceKind::NameList => name_list::Session::new(ctx).request(ctx, Vec::new()),
-            SurfaceKind::CodeMode => code_mode::build(ctx),
-        }
-    }
+/// The colour of a surface by name; black for a name no surface has (a foreign log's).
+pub fn colour(name: &str) -> [u8; 3] {
+    REGISTRY
+        .iter()
+        .find(|s| s.name() == name)
+        .map_or([0, 0, 0], |s| s.colour())
+}
+
+/// What the reference server serves for a surface with an endpoint of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Endpoint {
+    /// The MCP path (`/mcp`, `/mcp/small`, ...).
+    pub path: &'static str,
+    /// `serverInfo.name` in the initialize result.
+    pub server_name: &'static str,
+    /// `instructions` in the initialize result.
+    pub instructions: &'static str,
+    /// How the server answers `tools/call` on it.
+    pub calls: Calls,
+    /// The tools it lists, from the catalogue's per-row projection.
+    pub tools: fn(&[Tool]) -> Listing,
+}
+
+/// How an endpoint's `tools/call` is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Calls {
+    /// The tool name is a row's key; its arguments are the row's (per-row projections). Its
+    /// list follows the directory, so sessions hear `list_changed`.
+    ByKey,
+    /// The small surface's generic tools: dispatch, search_directory, read_contract,
+    /// read_receipt. The list never changes.
+    Generic,
+    /// Code mode's one `execute` tool. The list never changes.
+    Program,
+}
+
+/// The tools an endpoint lists.
+pub enum Listing {
+    /// The per-row projection itself.
+    Projection,
+    /// Its own tools.
+    Tools(Vec<Tool>),
 }
 
 /// What a surface is built from.
@@ -153,21 +200,13 @@ impl Context<'_> {
         };
         let mut all_tools = c.tools.clone();
         all_tools.extend(tools);
-        let body = match c.format {
-            wire::Format::AnthropicMessages => json!({
-                "model": c.wire_model,
-                "max_tokens": c.max_tokens,
-                "tools": all_tools,
-                "system": [{"type": "text", "text": system}],
-                "messages": [wire::user_message(c.format, c.context.as_deref(), self.turn)],
-            }),
-            wire::Format::OpenaiChat => json!({
-                "model": c.wire_model,
-                "max_tokens": c.max_tokens,
-                "tools": all_tools,
-                "messages": [{"role": "system", "content": system}, wire::user_message(c.format, c.context.as_deref(), self.turn)],
-            }),
-        };
+        let body = c.format.spec().request(RequestParts {
+            model: &c.wire_model,
+            max_tokens: c.max_tokens,
+            system,
+            tools: all_tools,
+            user: wire::user_message(c.format, c.context.as_deref(), self.turn),
+        });
         Request {
             format: c.format,
             body,

@@ -8,8 +8,10 @@
 //! sorted by name and never removed. `@server` in the user's turn enables up to 60 of that
 //! server's tools up front. Here a "server" is a catalogue category (one connector each).
 
-use super::{Built, Context};
+use super::play::{Local, Move, Output, Phase, Player, Read, Turn};
+use super::{Built, Context, Endpoint, Surface};
 use crate::client::NameListMode;
+use crate::resolve::Method;
 use crate::wire::{self, Request};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -22,6 +24,86 @@ pub const MAX_REQUIRED: usize = 6;
 /// `@server` enables at most this many of its tools up front.
 pub const MAX_EXPAND: usize = 60;
 pub const ENABLE_TOOL: &str = "enable_tools";
+
+pub struct NameList;
+
+impl Surface for NameList {
+    fn name(&self) -> &'static str {
+        "name-list"
+    }
+    fn about(&self) -> &'static str {
+        "every name with a 300-character summary in the system prompt, plus enable_tools"
+    }
+    fn in_all(&self) -> bool {
+        true
+    }
+    fn colour(&self) -> [u8; 3] {
+        [148, 103, 189]
+    }
+    fn build(&self, ctx: &Context) -> Built {
+        Session::new(ctx).request(ctx, Vec::new())
+    }
+    fn endpoint(&self) -> Option<Endpoint> {
+        None
+    }
+    fn calls_at(&self) -> Option<&'static str> {
+        // An enabled name is the per-row tool: its calls go to the per-row endpoint.
+        Some(super::per_row_mcp::ENDPOINT.path)
+    }
+    fn discovery(&self) -> Option<(Method, usize)> {
+        None
+    }
+    fn player(&self, ctx: &Context) -> Box<dyn Player> {
+        Box::new(Session::new(ctx))
+    }
+}
+
+/// The model reads the list, enables the row's name, then calls it, one call a round.
+impl Player for Session {
+    fn opening(&self) -> Phase {
+        Phase::Discover(0)
+    }
+    fn next(&mut self, phase: Phase, t: &Turn) -> Move {
+        match phase {
+            Phase::Discover(_) => Move::Tool {
+                name: ENABLE_TOOL.into(),
+                input: json!({"names": [t.tool_name(t.key)]}),
+            },
+            Phase::Call(i) => t.call_row(i),
+            Phase::Contract | Phase::Final => t.call_row(0),
+        }
+    }
+    fn local(&mut self, name: &str, input: &Value, t: &Turn) -> Option<Local> {
+        if name != ENABLE_TOOL {
+            return None;
+        }
+        let names: Vec<String> = input["names"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect();
+        let outcome = self.enable(&names);
+        Some(Local {
+            text: crate::json::compact(&outcome),
+            references: self.references(&outcome),
+            read: Read::Searched {
+                hit: outcome.enabled.contains(&t.tool_name(t.key)),
+                next: Phase::Call(0),
+            },
+        })
+    }
+    fn refuse(&self, name: &str, t: &Turn) -> Option<String> {
+        (self.check_call(name, &t.ctx.client.tools) == CallCheck::EnableFirst)
+            .then(|| "enable it first: call enable_tools with this exact name".to_string())
+    }
+    fn read(&mut self, phase: Phase, out: Output, t: &Turn) -> Read {
+        match out {
+            Output::Mcp { structured, .. } => super::play::one_result(phase, structured, t),
+            Output::Shell(_) => Read::Nothing,
+        }
+    }
+}
 
 /// Why a name could not be enabled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,10 +1,23 @@
 //! `small-mcp`: a fixed handful of generic MCP tools (dispatch plus discovery) whose bytes
 //! do not change with the catalogue.
 
-use super::{Built, Context};
+use super::play::{self, Local, Move, Output, Phase, Player, Read, Turn};
+use super::{Built, Calls, Context, Endpoint, Listing, Surface};
 use crate::catalogue::Tool;
+use crate::resolve::{self, Method};
 use crate::wire;
-use serde_json::json;
+use serde_json::{json, Value};
+
+pub struct SmallMcp;
+
+/// `/mcp/small`: four generic tools whose bytes never change.
+pub const ENDPOINT: Endpoint = Endpoint {
+    path: "/mcp/small",
+    server_name: "toolcost-small",
+    instructions: "Search the directory, read a contract, then dispatch by key. The tools never change; the catalogue behind them does.",
+    calls: Calls::Generic,
+    tools: |_| Listing::Tools(tools()),
+};
 
 /// The small surface's `tools/list`, as the reference server serves it.
 pub fn tools() -> Vec<Tool> {
@@ -19,17 +32,90 @@ pub fn tools() -> Vec<Tool> {
     .collect()
 }
 
-pub fn build(ctx: &Context) -> Built {
-    let defs = tools()
-        .iter()
-        .map(|t| {
-            let name = ctx.client.tool_name(&ctx.catalogue.server, &t.name);
-            wire::tool_definition(ctx.client.format, &name, t, false)
-        })
-        .collect();
-    Built {
-        request: ctx.request(None, defs),
-        definitions_in_context: 0,
-        definitions_on_wire: 0,
+impl Surface for SmallMcp {
+    fn name(&self) -> &'static str {
+        "small-mcp"
+    }
+    fn about(&self) -> &'static str {
+        "four generic MCP tools: dispatch {key, body}, search_directory, read_contract, read_receipt"
+    }
+    fn in_all(&self) -> bool {
+        true
+    }
+    fn colour(&self) -> [u8; 3] {
+        [31, 119, 180]
+    }
+    fn build(&self, ctx: &Context) -> Built {
+        let defs = tools()
+            .iter()
+            .map(|t| {
+                let name = ctx.client.tool_name(&ctx.catalogue.server, &t.name);
+                wire::tool_definition(ctx.client.format, &name, t, false)
+            })
+            .collect();
+        Built {
+            request: ctx.request(None, defs),
+            definitions_in_context: 0,
+            definitions_on_wire: 0,
+        }
+    }
+    fn endpoint(&self) -> Option<Endpoint> {
+        Some(ENDPOINT)
+    }
+    fn calls_at(&self) -> Option<&'static str> {
+        Some(ENDPOINT.path)
+    }
+    fn discovery(&self) -> Option<(Method, usize)> {
+        Some((Method::Bm25, resolve::TOP))
+    }
+    fn player(&self, _ctx: &Context) -> Box<dyn Player> {
+        Box::new(Generic)
+    }
+}
+
+/// The model searches the directory, reads the contract, then dispatches one call a round.
+struct Generic;
+
+impl Player for Generic {
+    fn opening(&self) -> Phase {
+        Phase::Discover(0)
+    }
+    fn next(&mut self, phase: Phase, t: &Turn) -> Move {
+        match phase {
+            Phase::Discover(_) => Move::Tool {
+                name: t.tool_name("search_directory"),
+                input: json!({"query": t.query}),
+            },
+            Phase::Contract | Phase::Final => Move::Tool {
+                name: t.tool_name("read_contract"),
+                input: json!({"key": t.key}),
+            },
+            Phase::Call(i) => Move::Tool {
+                name: t.tool_name("dispatch"),
+                input: json!({"key": t.key, "body": t.calls[i]}),
+            },
+        }
+    }
+    fn local(&mut self, _name: &str, _input: &Value, _t: &Turn) -> Option<Local> {
+        None
+    }
+    fn refuse(&self, _name: &str, _t: &Turn) -> Option<String> {
+        None
+    }
+    fn read(&mut self, phase: Phase, out: Output, t: &Turn) -> Read {
+        match (phase, out) {
+            (
+                Phase::Discover(_),
+                Output::Mcp {
+                    tool: "search_directory",
+                    structured,
+                },
+            ) => Read::Searched {
+                hit: play::holds_key(&structured["candidates"], t.key),
+                next: Phase::Contract,
+            },
+            (_, Output::Mcp { structured, .. }) => play::one_result(phase, structured, t),
+            (_, Output::Shell(_)) => Read::Nothing,
+        }
     }
 }

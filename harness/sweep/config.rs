@@ -20,7 +20,7 @@ pub const DEFAULT_TASK_MAX_ROWS: usize = 8_560;
 
 fn surfaces(list: &[String]) -> Result<Vec<SurfaceKind>> {
     if list.iter().any(|s| s == "all") {
-        return Ok(SurfaceKind::ALL.to_vec());
+        return Ok(SurfaceKind::all());
     }
     list.iter().map(|s| SurfaceKind::parse(s.trim())).collect()
 }

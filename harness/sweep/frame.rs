@@ -12,6 +12,7 @@ use super::SweepRow;
 use crate::error::{Error, Result};
 use crate::gateway::log::LogRow;
 use crate::measure::MeasureRow;
+use crate::surface::SurfaceKind;
 use polars::prelude::*;
 
 fn pe(e: PolarsError) -> Error {
@@ -108,7 +109,7 @@ pub fn enrich(rows: &[MeasureRow], turns_per_month: u64) -> Result<Vec<SweepRow>
         .map_err(pe)?
         .str()
         .map_err(pe)?
-        .equal("protocol-only");
+        .equal(SurfaceKind::PROTOCOL_ONLY.name());
     let mut base = df
         .filter(&is_protocol)
         .map_err(pe)?

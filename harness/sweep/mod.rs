@@ -176,7 +176,7 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
         .map(|c| {
             Ok(plot::ClientLimits {
                 client: c.name.clone(),
-                openai_format: c.format == crate::wire::Format::OpenaiChat,
+                format: c.format,
                 card: PriceCard::named(&c.model)?,
             })
         })

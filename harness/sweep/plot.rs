@@ -5,8 +5,8 @@
 use super::SweepRow;
 use crate::driver::TaskResult;
 use crate::error::{Error, Result};
-use crate::measure::{ANTHROPIC_MAX_DEFERRED, OPENAI_MAX_TOOLS};
 use crate::pricing::PriceCard;
+use crate::surface::SurfaceKind;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -84,18 +84,8 @@ fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
 
 /// One colour per surface, the same in every chart.
 pub fn colour(surface: &str) -> RGBColor {
-    match surface {
-        "per-row-mcp" => RGBColor(214, 39, 40),
-        "deferred-search" => RGBColor(255, 127, 14),
-        "deferred-search-regex" => RGBColor(127, 127, 127),
-        "deferred-search-client" => RGBColor(140, 86, 75),
-        "deferred-search-client-regex" => RGBColor(188, 189, 34),
-        "protocol-only" => RGBColor(44, 160, 44),
-        "small-mcp" => RGBColor(31, 119, 180),
-        "name-list" => RGBColor(148, 103, 189),
-        "code-mode" => RGBColor(23, 190, 207),
-        _ => RGBColor(0, 0, 0),
-    }
+    let [r, g, b] = crate::surface::colour(surface);
+    RGBColor(r, g, b)
 }
 
 /// 1, 10, 100, 1k, 10k, 100k, 1M ...
@@ -514,7 +504,7 @@ fn by_surface(
 /// of its provider format.
 pub struct ClientLimits {
     pub client: String,
-    pub openai_format: bool,
+    pub format: crate::provider::Format,
     pub card: PriceCard,
 }
 
@@ -548,20 +538,8 @@ pub fn sweep_plots(
             format!("-{client}")
         };
         let window = context_windows(&c.card);
-        let limit = if c.openai_format {
-            (
-                OPENAI_MAX_TOOLS as f64,
-                format!("OpenAI: {OPENAI_MAX_TOOLS} tools per request"),
-            )
-        } else {
-            (
-                ANTHROPIC_MAX_DEFERRED as f64,
-                format!(
-                    "Anthropic: {} deferred tools",
-                    crate::report::thousands(ANTHROPIC_MAX_DEFERRED as u64)
-                ),
-            )
-        };
+        let limit = c.format.spec().tool_limit();
+        let limit = (limit.tools as f64, limit.label);
         files.extend(write(
             dir,
             &PerSurface {
@@ -593,7 +571,10 @@ pub fn sweep_plots(
             },
         )?);
         let mut series = Vec::new();
-        for surface in ["deferred-search", "per-row-mcp"] {
+        for surface in [
+            SurfaceKind::DEFERRED_SEARCH.name(),
+            SurfaceKind::PER_ROW_MCP.name(),
+        ] {
             let pts: Vec<(f64, f64, usize)> = rows
                 .iter()
                 .filter(|r| {

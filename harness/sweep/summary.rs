@@ -8,6 +8,7 @@ use super::{Config, SweepRow};
 use crate::driver::TaskResult;
 use crate::error::Result;
 use crate::report::{percent, thousands};
+use crate::surface::SurfaceKind;
 use std::fmt::Write as _;
 
 fn ns(rows: &[SweepRow]) -> Vec<usize> {
@@ -297,7 +298,10 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
     };
     let at = |surface: &str, n: usize| find(rows, &client, &tok, surface, n);
     let mut out = format!("With {client} and {tok}: ");
-    if let (Some(a), Some(b)) = (at("per-row-mcp", lo), at("per-row-mcp", hi)) {
+    if let (Some(a), Some(b)) = (
+        at(SurfaceKind::PER_ROW_MCP.name(), lo),
+        at(SurfaceKind::PER_ROW_MCP.name(), hi),
+    ) {
         let _ = write!(
             out,
             "per-row MCP bills {} input tokens per turn at N={} and {} at N={} ({:.0}x for {:.0}x the rows, about {} tokens per definition)",
@@ -316,7 +320,7 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
     }
     let flat: Vec<String> = surfaces(rows)
         .into_iter()
-        .filter(|s| s != "per-row-mcp" && s != "name-list")
+        .filter(|s| s != SurfaceKind::PER_ROW_MCP.name() && s != SurfaceKind::NAME_LIST.name())
         .filter_map(|s| {
             let (a, b) = (at(&s, lo)?, at(&s, hi)?);
             let change = b.input_tokens as f64 / a.input_tokens.max(1) as f64 - 1.0;
@@ -332,7 +336,10 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
             flat.join(", ")
         );
     }
-    if let (Some(a), Some(b)) = (at("deferred-search", lo), at("deferred-search", hi)) {
+    if let (Some(a), Some(b)) = (
+        at(SurfaceKind::DEFERRED_SEARCH.name(), lo),
+        at(SurfaceKind::DEFERRED_SEARCH.name(), hi),
+    ) {
         let _ = write!(
             out,
             "Deferred search sends {} bytes at N={} but {} at N={} while billing {} and {} tokens: the definitions travel on every request without being billed. ",
@@ -350,21 +357,23 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
             .map(|r| (r.rows, r.client.clone()))
             .min()
     };
-    if let Some((n, c)) = first_crossing("per-row-mcp", "context window") {
+    if let Some((n, c)) = first_crossing(SurfaceKind::PER_ROW_MCP.name(), "context window") {
         let _ = write!(
             out,
             "Per-row MCP no longer fits {c}'s context window from N={}. ",
             thousands(n as u64)
         );
     }
-    if let Some((n, c)) = first_crossing("per-row-mcp", "OpenAI's limit") {
+    if let Some((n, c)) = first_crossing(SurfaceKind::PER_ROW_MCP.name(), "OpenAI's limit") {
         let _ = write!(
             out,
             "For {c}, per-row MCP exceeds OpenAI's 128 tools per request from N={}. ",
             thousands(n as u64)
         );
     }
-    if let Some((n, _)) = first_crossing("deferred-search", "deferred tools exceed") {
+    if let Some((n, _)) =
+        first_crossing(SurfaceKind::DEFERRED_SEARCH.name(), "deferred tools exceed")
+    {
         let _ = write!(
             out,
             "Deferred search passes Anthropic's 10,000 deferred tools at N={}. ",

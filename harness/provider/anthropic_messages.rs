@@ -1,0 +1,202 @@
+//! Anthropic Messages (`POST /v1/messages`, `POST /v1/messages/count_tokens`): system blocks,
+//! `{name, description, input_schema}` tools with `defer_loading`, `tool_use` /
+//! `tool_result` blocks with `tool_reference` expansion, usage split into uncached, cache-read
+//! and cache-write input, and the `event:`-named stream grammar.
+
+use super::{
+    count, sse, sse_documents, Endpoint, ObservedUsage, Provider, Reply, RequestParts, ToolLimit,
+};
+use serde_json::{json, Map, Value};
+
+/// Most tools with `defer_loading` in one request (FACTS section 3).
+pub const MAX_DEFERRED: usize = 10_000;
+
+pub struct AnthropicMessages;
+
+fn usage(reply: &Reply) -> Value {
+    let u = reply.usage;
+    json!({"input_tokens": u.uncached_input, "cache_creation_input_tokens": u.cache_write,
+           "cache_read_input_tokens": u.cached_input, "output_tokens": u.output})
+}
+
+impl Provider for AnthropicMessages {
+    fn name(&self) -> &'static str {
+        "anthropic-messages"
+    }
+
+    fn endpoints(&self) -> &'static [Endpoint] {
+        &[
+            Endpoint {
+                path: "/v1/messages",
+                count_only: false,
+            },
+            Endpoint {
+                path: "/v1/messages/count_tokens",
+                count_only: true,
+            },
+        ]
+    }
+
+    fn request(&self, r: RequestParts) -> Value {
+        json!({
+            "model": r.model,
+            "max_tokens": r.max_tokens,
+            "tools": r.tools,
+            "system": [{"type": "text", "text": r.system}],
+            "messages": [r.user],
+        })
+    }
+
+    fn function_definition(
+        &self,
+        name: &str,
+        description: &str,
+        schema: Value,
+        defer: bool,
+    ) -> Value {
+        let mut def = Map::new();
+        def.insert("name".into(), json!(name));
+        def.insert("description".into(), json!(description));
+        def.insert("input_schema".into(), schema);
+        if defer {
+            def.insert("defer_loading".into(), json!(true));
+        }
+        Value::Object(def)
+    }
+
+    fn user_message(&self, context: Option<&str>, text: &str) -> Value {
+        let mut blocks: Vec<Value> = context
+            .map(|c| json!({"type": "text", "text": c}))
+            .into_iter()
+            .collect();
+        blocks.push(json!({"type": "text", "text": text}));
+        json!({"role": "user", "content": blocks})
+    }
+
+    fn tool_call(&self, id: &str, name: &str, input: Value) -> Value {
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]})
+    }
+
+    fn tool_result(&self, id: &str, text: &str, references: &[String]) -> Value {
+        let mut content = vec![json!({"type": "text", "text": text})];
+        content.extend(
+            references
+                .iter()
+                .map(|r| json!({"type": "tool_reference", "tool_name": r})),
+        );
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content}]})
+    }
+
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        let ty = match status {
+            400 | 413 | 422 => "invalid_request_error",
+            401 => "authentication_error",
+            404 => "not_found_error",
+            429 => "rate_limit_error",
+            529 | 503 => "overloaded_error",
+            _ => "api_error",
+        };
+        json!({"type": "error", "error": {"type": ty, "message": message}})
+    }
+
+    fn answer(&self, model: &str, id: u64, reply: Reply) -> Value {
+        json!({
+            "id": format!("msg_mock_{id}"), "type": "message", "role": "assistant", "model": model,
+            "content": reply.content, "stop_reason": reply.stop_reason, "stop_sequence": null, "usage": usage(&reply),
+        })
+    }
+
+    fn events(&self, model: &str, id: u64, reply: Reply, _request: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut start_usage = usage(&reply);
+        start_usage["output_tokens"] = json!(1);
+        out.push(sse(Some("message_start"), &json!({"type": "message_start", "message": {
+            "id": format!("msg_mock_{id}"), "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": null, "stop_sequence": null, "usage": start_usage}})));
+        for (i, b) in reply.content.iter().enumerate() {
+            match b["type"].as_str() {
+                Some("text") => {
+                    out.push(sse(Some("content_block_start"), &json!({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}})));
+                    out.push(sse(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"]}})));
+                }
+                Some("tool_use") => {
+                    out.push(sse(Some("content_block_start"), &json!({"type": "content_block_start", "index": i,
+                        "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}})));
+                    out.push(sse(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": crate::json::compact(&b["input"])}})));
+                }
+                _ => out.push(sse(
+                    Some("content_block_start"),
+                    &json!({"type": "content_block_start", "index": i, "content_block": b}),
+                )),
+            }
+            out.push(sse(
+                Some("content_block_stop"),
+                &json!({"type": "content_block_stop", "index": i}),
+            ));
+        }
+        out.push(sse(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": reply.stop_reason, "stop_sequence": null},
+            "usage": {"output_tokens": reply.usage.output}})));
+        out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
+        out
+    }
+
+    fn observed_usage(&self, text: &str, streamed: bool) -> Option<ObservedUsage> {
+        let docs = if streamed {
+            sse_documents(text)
+        } else {
+            vec![serde_json::from_str(text).ok()?]
+        };
+        let mut found = None;
+        let mut u = ObservedUsage::default();
+        for d in &docs {
+            let Some(usage) = d.get("usage").or_else(|| d.pointer("/message/usage")) else {
+                continue;
+            };
+            if usage.get("input_tokens").is_some() {
+                u.input = count(usage, "input_tokens");
+                u.cached = count(usage, "cache_read_input_tokens");
+                u.written = count(usage, "cache_creation_input_tokens");
+            }
+            u.output = u.output.max(count(usage, "output_tokens"));
+            found = Some(());
+        }
+        found.map(|_| ObservedUsage {
+            input: u.input + u.cached + u.written,
+            ..u
+        })
+    }
+
+    fn auth_header(&self, key: &str) -> (&'static str, String) {
+        ("x-api-key", key.to_string())
+    }
+
+    fn limits(&self, tools: &[Value], _max_tools: Option<usize>) -> Vec<String> {
+        let deferred = tools.iter().filter(|t| crate::wire::is_deferred(t)).count();
+        if deferred > MAX_DEFERRED {
+            vec![format!(
+                "{deferred} deferred tools exceed Anthropic's limit of {MAX_DEFERRED}"
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn tool_limit(&self) -> ToolLimit {
+        ToolLimit {
+            tools: MAX_DEFERRED,
+            label: format!(
+                "Anthropic: {} deferred tools",
+                crate::report::thousands(MAX_DEFERRED as u64)
+            ),
+        }
+    }
+
+    fn cache_marks(&self) -> bool {
+        true
+    }
+
+    fn default_card(&self) -> &'static str {
+        "claude-sonnet-4.5"
+    }
+}

@@ -1,0 +1,148 @@
+//! Provider wire formats, one module each: the request body and tool-definition shape, the
+//! answer (whole and as server-sent events), usage parsing, the error shape, the auth header,
+//! and the limits the provider enforces on a request.
+//!
+//! [`Format`] names a format; [`Format::spec`] is the one place that maps a name to its module.
+//! Adding a format means one file here, one variant and one arm in `spec`; everything else
+//! (surfaces, the gateway and its mock upstream, measure, sweep) goes through [`Provider`].
+
+mod anthropic_messages;
+mod openai_chat;
+
+use crate::pricing::Usage;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A provider request format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Anthropic Messages: `POST /v1/messages`.
+    AnthropicMessages,
+    /// OpenAI Chat Completions: `POST /v1/chat/completions`.
+    OpenaiChat,
+}
+
+impl Format {
+    /// Every format, in the order the gateway mounts them.
+    pub const ALL: [Format; 2] = [Format::AnthropicMessages, Format::OpenaiChat];
+
+    /// The module that implements this format.
+    pub fn spec(self) -> &'static dyn Provider {
+        match self {
+            Format::AnthropicMessages => &anthropic_messages::AnthropicMessages,
+            Format::OpenaiChat => &openai_chat::OpenaiChat,
+        }
+    }
+
+    /// The format's name in logs and reports (`anthropic-messages`, `openai-chat`).
+    pub fn name(self) -> &'static str {
+        self.spec().name()
+    }
+}
+
+/// One endpoint a format serves: its path and whether it only counts tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoint {
+    pub path: &'static str,
+    /// `count_tokens`: bills the request without answering it.
+    pub count_only: bool,
+}
+
+/// A model's answer, whatever the format: content blocks in Anthropic form (`text`,
+/// `tool_use`, `server_tool_use`, `tool_search_tool_result`), the stop reason and the usage.
+#[derive(Debug, Clone, Copy)]
+pub struct Reply<'a> {
+    pub content: &'a [Value],
+    pub stop_reason: &'a str,
+    pub usage: &'a Usage,
+}
+
+/// Usage read from a provider's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ObservedUsage {
+    /// All input tokens, cached and written included.
+    pub input: u64,
+    pub cached: u64,
+    pub written: u64,
+    pub output: u64,
+}
+
+/// A limit drawn as a line in plots: the value and its legend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolLimit {
+    pub tools: usize,
+    pub label: String,
+}
+
+/// What a provider format is.
+pub trait Provider: Sync {
+    /// The name in logs and reports.
+    fn name(&self) -> &'static str;
+    /// The endpoints the gateway mounts for it.
+    fn endpoints(&self) -> &'static [Endpoint];
+    /// The request body of round one.
+    fn request(&self, r: RequestParts) -> Value;
+    /// A function (tool) definition in this format's shape.
+    fn function_definition(
+        &self,
+        name: &str,
+        description: &str,
+        schema: Value,
+        defer: bool,
+    ) -> Value;
+    /// The user's turn, after the client's context if it has one.
+    fn user_message(&self, context: Option<&str>, text: &str) -> Value;
+    /// The assistant's tool call.
+    fn tool_call(&self, id: &str, name: &str, input: Value) -> Value;
+    /// A tool result; `references` expand deferred definitions where the format has them.
+    fn tool_result(&self, id: &str, text: &str, references: &[String]) -> Value;
+    /// The provider's error body for a status.
+    fn error_body(&self, status: u16, message: &str) -> Value;
+    /// The whole answer.
+    fn answer(&self, model: &str, id: u64, reply: Reply) -> Value;
+    /// The answer as server-sent events in the provider's grammar; `request` decides options
+    /// such as whether usage rides on the last chunk.
+    fn events(&self, model: &str, id: u64, reply: Reply, request: &Value) -> Vec<String>;
+    /// Usage from an answer (whole JSON or the text of an event stream).
+    fn observed_usage(&self, text: &str, streamed: bool) -> Option<ObservedUsage>;
+    /// The header that carries an API key.
+    fn auth_header(&self, key: &str) -> (&'static str, String);
+    /// Provider limits a request's tools cross (`max_tools`: the client profile's own cap).
+    fn limits(&self, tools: &[Value], max_tools: Option<usize>) -> Vec<String>;
+    /// The tool-count limit drawn in plots.
+    fn tool_limit(&self) -> ToolLimit;
+    /// Whether `cache_control` marks in a request write the prompt cache (billed as writes).
+    fn cache_marks(&self) -> bool;
+    /// The price card for a model no card names.
+    fn default_card(&self) -> &'static str;
+}
+
+/// What every round-one request is made of.
+pub struct RequestParts<'a> {
+    pub model: &'a str,
+    pub max_tokens: u32,
+    pub system: String,
+    pub tools: Vec<Value>,
+    pub user: Value,
+}
+
+/// Read server-sent `data:` lines as JSON documents.
+fn sse_documents(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .collect()
+}
+
+/// One server-sent event.
+fn sse(event: Option<&str>, data: &Value) -> String {
+    match event {
+        Some(e) => format!("event: {e}\ndata: {}\n\n", crate::json::compact(data)),
+        None => format!("data: {}\n\n", crate::json::compact(data)),
+    }
+}
+
+fn count(v: &Value, k: &str) -> u64 {
+    v.get(k).and_then(Value::as_u64).unwrap_or(0)
+}

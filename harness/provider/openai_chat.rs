@@ -1,0 +1,206 @@
+//! OpenAI Chat Completions (`POST /v1/chat/completions`): a system message, `{"type":
+//! "function", "function": {...}}` tools, `tool_calls` and `role: tool` results, usage with
+//! cached tokens inside `prompt_tokens`, and the `data:`-only stream ending in `[DONE]`.
+
+use super::{
+    count, sse, sse_documents, Endpoint, ObservedUsage, Provider, Reply, RequestParts, ToolLimit,
+};
+use serde_json::{json, Map, Value};
+
+/// Most tools in one request (FACTS section 3).
+pub const MAX_TOOLS: usize = 128;
+
+pub struct OpenaiChat;
+
+fn usage(reply: &Reply) -> Value {
+    let u = reply.usage;
+    let prompt = u.total_input();
+    json!({"prompt_tokens": prompt, "completion_tokens": u.output, "total_tokens": prompt + u.output,
+           "prompt_tokens_details": {"cached_tokens": u.cached_input}})
+}
+
+/// The assistant message and finish reason for an answer's Anthropic-form blocks.
+fn message(reply: &Reply) -> (Value, &'static str) {
+    let text: String = reply
+        .content
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    let calls: Vec<Value> = reply
+        .content
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| json!({"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": crate::json::compact(&b["input"])}}))
+        .collect();
+    let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    if !calls.is_empty() {
+        m["tool_calls"] = json!(calls);
+    }
+    (m, finish)
+}
+
+impl Provider for OpenaiChat {
+    fn name(&self) -> &'static str {
+        "openai-chat"
+    }
+
+    fn endpoints(&self) -> &'static [Endpoint] {
+        &[Endpoint {
+            path: "/v1/chat/completions",
+            count_only: false,
+        }]
+    }
+
+    fn request(&self, r: RequestParts) -> Value {
+        json!({
+            "model": r.model,
+            "max_tokens": r.max_tokens,
+            "tools": r.tools,
+            "messages": [{"role": "system", "content": r.system}, r.user],
+        })
+    }
+
+    fn function_definition(
+        &self,
+        name: &str,
+        description: &str,
+        schema: Value,
+        defer: bool,
+    ) -> Value {
+        let mut def = Map::new();
+        def.insert("type".into(), json!("function"));
+        def.insert(
+            "function".into(),
+            json!({"name": name, "description": description, "parameters": schema}),
+        );
+        if defer {
+            def.insert("defer_loading".into(), json!(true));
+        }
+        Value::Object(def)
+    }
+
+    fn user_message(&self, context: Option<&str>, text: &str) -> Value {
+        match context {
+            Some(c) => json!({"role": "user", "content": format!("{c}\n\n{text}")}),
+            None => json!({"role": "user", "content": text}),
+        }
+    }
+
+    fn tool_call(&self, id: &str, name: &str, input: Value) -> Value {
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": name, "arguments": crate::json::compact(&input)}}
+        ]})
+    }
+
+    fn tool_result(&self, id: &str, text: &str, _references: &[String]) -> Value {
+        json!({"role": "tool", "tool_call_id": id, "content": text})
+    }
+
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        let ty = if status < 500 {
+            "invalid_request_error"
+        } else {
+            "server_error"
+        };
+        json!({"error": {"message": message, "type": ty, "param": null, "code": null}})
+    }
+
+    fn answer(&self, model: &str, id: u64, reply: Reply) -> Value {
+        let (message, finish) = message(&reply);
+        json!({"id": format!("chatcmpl-mock-{id}"), "object": "chat.completion", "created": crate::clock::now().0, "model": model,
+               "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish}], "usage": usage(&reply)})
+    }
+
+    fn events(&self, model: &str, id: u64, reply: Reply, request: &Value) -> Vec<String> {
+        let include_usage = request
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let mut out = Vec::new();
+        let base = |delta: Value, finish: Value| {
+            json!({"id": format!("chatcmpl-mock-{id}"), "object": "chat.completion.chunk",
+            "created": crate::clock::now().0, "model": model, "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
+        };
+        let (message, finish) = message(&reply);
+        out.push(sse(
+            None,
+            &base(json!({"role": "assistant", "content": ""}), Value::Null),
+        ));
+        if let Some(t) = message["content"].as_str() {
+            out.push(sse(None, &base(json!({"content": t}), Value::Null)));
+        }
+        for (i, c) in message["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            out.push(sse(None, &base(json!({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
+                "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}]}), Value::Null)));
+        }
+        out.push(sse(None, &base(json!({}), json!(finish))));
+        if include_usage {
+            out.push(sse(None, &json!({"id": format!("chatcmpl-mock-{id}"), "object": "chat.completion.chunk", "created": crate::clock::now().0,
+                "model": model, "choices": [], "usage": usage(&reply)})));
+        }
+        out.push("data: [DONE]\n\n".to_string());
+        out
+    }
+
+    fn observed_usage(&self, text: &str, streamed: bool) -> Option<ObservedUsage> {
+        let docs = if streamed {
+            sse_documents(text)
+        } else {
+            vec![serde_json::from_str(text).ok()?]
+        };
+        docs.iter()
+            .rev()
+            .find_map(|d| d.get("usage").filter(|u| !u.is_null()))
+            .map(|u| ObservedUsage {
+                input: count(u, "prompt_tokens"),
+                cached: u
+                    .pointer("/prompt_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+                written: 0,
+                output: count(u, "completion_tokens"),
+            })
+    }
+
+    fn auth_header(&self, key: &str) -> (&'static str, String) {
+        ("authorization", format!("Bearer {key}"))
+    }
+
+    fn limits(&self, tools: &[Value], max_tools: Option<usize>) -> Vec<String> {
+        let max = max_tools.unwrap_or(MAX_TOOLS);
+        if tools.len() > max {
+            vec![format!(
+                "{} tools exceed OpenAI's limit of {max} per request",
+                tools.len()
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn tool_limit(&self) -> ToolLimit {
+        ToolLimit {
+            tools: MAX_TOOLS,
+            label: format!("OpenAI: {MAX_TOOLS} tools per request"),
+        }
+    }
+
+    fn cache_marks(&self) -> bool {
+        false
+    }
+
+    fn default_card(&self) -> &'static str {
+        "gpt-4o"
+    }
+}

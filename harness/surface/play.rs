@@ -1,0 +1,188 @@
+//! How the driver's scripted model plays a task on a surface. The driver owns the mechanics
+//! (rounds, the gateway, running HTTP and MCP calls for real, the log rows); each surface's
+//! [`Player`] owns the decisions: which move the model makes in each phase of a task, which tools
+//! the client runs itself, and how a result moves the task on.
+//!
+//! Everything here is `simulated`: a competent model's choices, scripted.
+
+use super::Context;
+use crate::wire::{self, Request};
+use serde_json::{json, Value};
+
+/// Where a task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Searching; the attempt (0, then 1 after a miss).
+    Discover(u8),
+    /// Reading the found row's contract.
+    Contract,
+    /// Making call `i` of the task.
+    Call(usize),
+    /// Answering the user.
+    Final,
+}
+
+/// What the scripted model knows when it plans a move.
+pub struct Turn<'a> {
+    pub ctx: &'a Context<'a>,
+    /// Round one's request: its deferred definitions are what a search sees.
+    pub base: &'a Request,
+    /// The task's name (`now`, `orders`, ...).
+    pub task: &'a str,
+    /// The row the task needs.
+    pub key: &'static str,
+    /// The arguments of every call the task makes.
+    pub calls: &'a [Value],
+    /// The words of the current search attempt.
+    pub query: &'static str,
+    /// The reference server's base URL.
+    pub server: &'a str,
+}
+
+impl Turn<'_> {
+    /// The name the model sees for a catalogue tool.
+    pub fn tool_name(&self, key: &str) -> String {
+        self.ctx.client.tool_name(&self.ctx.catalogue.server, key)
+    }
+
+    /// Name and description of every deferred definition in round one's request.
+    pub fn deferred(&self) -> Vec<(String, String)> {
+        self.base
+            .tools()
+            .iter()
+            .filter(|t| wire::is_deferred(t))
+            .filter_map(|t| {
+                wire::definition_parts(t).map(|(n, d, _)| (n.to_string(), d.to_string()))
+            })
+            .collect()
+    }
+
+    /// A direct call of the task's row by its tool name, with call `i`'s arguments.
+    pub fn call_row(&self, i: usize) -> Move {
+        Move::Tool {
+            name: self.tool_name(self.key),
+            input: self.calls[i].clone(),
+        }
+    }
+}
+
+/// One HTTP request a shell command makes against the reference server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpCall {
+    pub method: &'static str,
+    pub url: String,
+    pub body: Option<String>,
+}
+
+/// What the model does in a round.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Move {
+    /// Call a tool by the name it sees.
+    Tool { name: String, input: Value },
+    /// Run a shell command with the client's shell tool; `requests` is what it does.
+    Shell {
+        command: String,
+        description: &'static str,
+        requests: Vec<HttpCall>,
+    },
+    /// A provider-side tool search the upstream runs, then `then` in the same answer.
+    ProviderSearch {
+        search: Value,
+        /// Whether the search returns the task's row.
+        hit: bool,
+        then: Box<Move>,
+    },
+    /// Plain text (after a provider-side search that missed).
+    Text(String),
+}
+
+impl Move {
+    /// The step as the gateway's mock reads it from `x-toolcost-next`.
+    pub fn step(&self, shell_tool: &str) -> Value {
+        match self {
+            Move::Tool { name, input } => json!({"tool": name, "input": input}),
+            Move::Shell {
+                command,
+                description,
+                ..
+            } => {
+                json!({"tool": shell_tool, "input": {"command": command, "description": description}})
+            }
+            Move::ProviderSearch { search, then, .. } => {
+                json!({"search": search, "then": then.step(shell_tool)})
+            }
+            Move::Text(text) => json!({"text": text}),
+        }
+    }
+}
+
+/// What came back from a move's tool call.
+pub enum Output<'a> {
+    /// The shell's output, one text per request.
+    Shell(&'a [String]),
+    /// An MCP `tools/call` result: the tool's name on the server and its structured content.
+    Mcp {
+        tool: &'a str,
+        structured: &'a Value,
+    },
+}
+
+/// A tool the client runs itself, answered.
+pub struct Local {
+    /// The tool result's text.
+    pub text: String,
+    /// Definitions the result expands (`tool_reference`).
+    pub references: Vec<String>,
+    pub read: Read,
+}
+
+/// How a result moves the task on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// A search (or an enable) answered: `hit` whether it found the task's row; on a hit the
+    /// task goes to `next`, on a miss it reformulates once, then gives up.
+    Searched { hit: bool, next: Phase },
+    /// The contract was read: the calls come next.
+    Contract,
+    /// Call results; `all` when this one round made every remaining call.
+    Results { items: Vec<Value>, all: bool },
+    /// The calls failed (a program that errored): the task fails.
+    Failed,
+    /// Nothing that moves the task.
+    Nothing,
+}
+
+/// The scripted model on one surface, for one task.
+pub trait Player: Send {
+    /// The phase a task that needs a row starts in.
+    fn opening(&self) -> Phase;
+    /// The move in a phase (never called in `Final`).
+    fn next(&mut self, phase: Phase, t: &Turn) -> Move;
+    /// Run a tool the client runs itself; `None` when `name` is not one.
+    fn local(&mut self, name: &str, input: &Value, t: &Turn) -> Option<Local>;
+    /// Why the client would refuse a call to `name` now, if it would.
+    fn refuse(&self, name: &str, t: &Turn) -> Option<String>;
+    /// How a result moves the task on.
+    fn read(&mut self, phase: Phase, out: Output, t: &Turn) -> Read;
+}
+
+/// Whether a list of candidates (`[{ "key": ... }]`) holds the task's row.
+pub fn holds_key(candidates: &Value, key: &str) -> bool {
+    candidates
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["key"] == key)
+}
+
+/// The result of an MCP call in phase `Call(i)`: one result; done after the last call.
+pub fn one_result(phase: Phase, structured: &Value, t: &Turn) -> Read {
+    match phase {
+        Phase::Call(i) => Read::Results {
+            items: vec![structured.clone()],
+            all: i + 1 >= t.calls.len(),
+        },
+        Phase::Contract => Read::Contract,
+        Phase::Discover(_) | Phase::Final => Read::Nothing,
+    }
+}
