@@ -119,120 +119,38 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         .map(|x| SurfaceKind::parse(x))
         .collect::<Result<Vec<_>>>()?;
     let dir = tempfile_dir()?;
-    let mut out = Vec::new();
-    let ep = &s.endpoints;
-    let token = match &ep.token_env {
+    let token = match &s.endpoints.token_env {
         Some(name) => crate::error::env_secret("[endpoints] token_env", name)?,
         None => TOKEN.to_string(),
     };
     // With a running server there is one catalogue: the one it serves.
-    let sizes: Vec<Option<usize>> = match &ep.server {
+    let sizes: Vec<Option<usize>> = match &s.endpoints.server {
         Some(_) => vec![None],
         None => s.catalogue.rows.iter().map(|&n| Some(n)).collect(),
     };
+    let mut out = Vec::new();
     for size in sizes {
         let mut stops = Vec::new();
-        let (cat, server_base) = match (size, &ep.server) {
-            (_, Some(url)) => {
-                let target = crate::cli::TargetArgs {
-                    url: Some(format!("{}/mcp", url.trim_end_matches('/'))),
-                    header: vec![format!("Authorization: Bearer {token}")],
-                    timeout: 60,
-                    ..Default::default()
-                };
-                (
-                    crate::cli::fetch_target(&target).await?.0,
-                    url.trim_end_matches('/').to_string(),
-                )
-            }
-            (Some(n), None) => {
-                let rows: Vec<_> = Generator::new(
-                    Profile::named(&s.catalogue.profile)?,
-                    n,
-                    s.catalogue.seed,
-                    false,
-                )
-                .collect();
-                let cat =
-                    Catalogue::from_rows(format!("{} N={n}", s.catalogue.profile), rows.clone());
-                let state = server::state(&server::Options {
-                    rows: Some(rows),
-                    db: None,
-                    token: Some(token.clone()),
-                    allowlist: vec![],
-                    max_body: server::DEFAULT_MAX_BODY,
-                })?;
-                let (base, stop) = spawn_local(|listener, shutdown| {
-                    server::run(listener, state, server::DEFAULT_MAX_BODY, shutdown)
-                })
-                .await?;
-                stops.push(stop);
-                (cat, base)
-            }
-            (None, None) => unreachable!(),
+        let (cat, server_base) = server_for(s, size, &token, &mut stops).await?;
+        let (gateway_base, log_path) = gateway_for(
+            s,
+            &dir.join(format!("gateway-{}.sqlite", cat.tools.len())),
+            &mut stops,
+        )
+        .await?;
+        let setup = Setup {
+            scenario: s,
+            client: &client,
+            catalogue: &cat,
+            server: &server_base,
+            gateway: &gateway_base,
+            log: &log_path,
+            token: &token,
         };
-        let n = cat.tools.len();
-        let (gateway_base, log_path) = match (&ep.gateway, &ep.log) {
-            (Some(url), Some(log)) => (
-                url.trim_end_matches('/').to_string(),
-                std::path::PathBuf::from(log),
-            ),
-            _ => {
-                let log_path = dir.join(format!("gateway-{n}.sqlite"));
-                let upstream = match &s.upstream.url {
-                    Some(u) => gateway::Upstream::Url(u.clone()),
-                    None => gateway::Upstream::Mock,
-                };
-                let api_key = match &s.upstream.api_key_env {
-                    Some(name) => Some(crate::error::env_secret("[upstream] api_key_env", name)?),
-                    None => None,
-                };
-                let gw = gateway::Gateway::new(gateway::Options {
-                    upstream,
-                    api_key,
-                    log: log_path.clone(),
-                    timeout: std::time::Duration::from_secs(300),
-                    max_body: gateway::DEFAULT_MAX_BODY,
-                })?;
-                let (base, stop) =
-                    spawn_local(|listener, shutdown| gateway::run(listener, gw, shutdown)).await?;
-                stops.push(stop);
-                (base, log_path)
-            }
-        };
-        let endpoint = format!("{server_base}/api/dispatch");
         for &surface in &surfaces {
             for tname in &s.run.tasks {
-                let task = tasks::task(
-                    tname,
-                    s.run.orders,
-                    s.run.phrasing == scenario::Phrasing::Paraphrase,
-                );
-                let run_id = format!("{}-{}-{n}-{}", s.name, surface.name(), task.name);
-                let ctx = Context {
-                    catalogue: &cat,
-                    client: &client,
-                    turn: &task.prompt,
-                    endpoint: &endpoint,
-                };
-                let started = Instant::now();
-                let mut play = Play::new(
-                    &ctx,
-                    surface,
-                    &task,
-                    &server_base,
-                    &gateway_base,
-                    &run_id,
-                    s,
-                );
-                play.token = token.clone();
-                let outcome = play.play(s.run.max_rounds).await?;
-                let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
-                let rows = gateway::log::read_all(&log_path)?;
-                out.push(summarise(
-                    s, surface, n, &task, &run_id, outcome, wall_ms, &rows,
-                ));
-                progress(&run_id);
+                out.push(setup.play(surface, tname).await?);
+                progress(&out.last().map(|r| r.run_id(s)).unwrap_or_default());
             }
         }
         for stop in stops {
@@ -241,6 +159,132 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(out)
+}
+
+type Stop = tokio::sync::oneshot::Sender<()>;
+
+/// The catalogue and the reference server a size plays against: the scenario's running server
+/// (its live projection), or one started here on the generated rows.
+async fn server_for(
+    s: &Scenario,
+    size: Option<usize>,
+    token: &str,
+    stops: &mut Vec<Stop>,
+) -> Result<(Catalogue, String)> {
+    if let Some(url) = &s.endpoints.server {
+        let base = url.trim_end_matches('/').to_string();
+        let target = crate::cli::TargetArgs {
+            url: Some(format!("{base}/mcp")),
+            header: vec![format!("Authorization: Bearer {token}")],
+            timeout: 60,
+            ..Default::default()
+        };
+        return Ok((crate::cli::fetch_target(&target).await?.0, base));
+    }
+    let n = size.ok_or_else(|| Error::input("a scenario without a server needs catalogue rows"))?;
+    let rows: Vec<_> = Generator::new(
+        Profile::named(&s.catalogue.profile)?,
+        n,
+        s.catalogue.seed,
+        false,
+    )
+    .collect();
+    let cat = Catalogue::from_rows(format!("{} N={n}", s.catalogue.profile), rows.clone());
+    let state = server::state(&server::Options {
+        rows: Some(rows),
+        db: None,
+        token: Some(token.to_string()),
+        allowlist: vec![],
+        max_body: server::DEFAULT_MAX_BODY,
+    })?;
+    let (base, stop) = spawn_local(|listener, shutdown| {
+        server::run(listener, state, server::DEFAULT_MAX_BODY, shutdown)
+    })
+    .await?;
+    stops.push(stop);
+    Ok((cat, base))
+}
+
+/// The gateway a size plays through and the log its rows are read from: the scenario's
+/// running gateway, or one started here (mock or the scenario's upstream) logging to `log`.
+async fn gateway_for(
+    s: &Scenario,
+    log: &std::path::Path,
+    stops: &mut Vec<Stop>,
+) -> Result<(String, std::path::PathBuf)> {
+    if let (Some(url), Some(log)) = (&s.endpoints.gateway, &s.endpoints.log) {
+        return Ok((
+            url.trim_end_matches('/').to_string(),
+            std::path::PathBuf::from(log),
+        ));
+    }
+    let upstream = match &s.upstream.url {
+        Some(u) => gateway::Upstream::Url(u.clone()),
+        None => gateway::Upstream::Mock,
+    };
+    let api_key = match &s.upstream.api_key_env {
+        Some(name) => Some(crate::error::env_secret("[upstream] api_key_env", name)?),
+        None => None,
+    };
+    let gw = gateway::Gateway::new(gateway::Options {
+        upstream,
+        api_key,
+        log: log.to_path_buf(),
+        timeout: std::time::Duration::from_secs(300),
+        max_body: gateway::DEFAULT_MAX_BODY,
+    })?;
+    let (base, stop) =
+        spawn_local(|listener, shutdown| gateway::run(listener, gw, shutdown)).await?;
+    stops.push(stop);
+    Ok((base, log.to_path_buf()))
+}
+
+/// What every task at one size plays against.
+struct Setup<'a> {
+    scenario: &'a Scenario,
+    client: &'a Client,
+    catalogue: &'a Catalogue,
+    server: &'a str,
+    gateway: &'a str,
+    log: &'a std::path::Path,
+    token: &'a str,
+}
+
+impl Setup<'_> {
+    /// Play one task on one surface and sum its log rows.
+    async fn play(&self, surface: SurfaceKind, tname: &str) -> Result<TaskResult> {
+        let s = self.scenario;
+        let n = self.catalogue.tools.len();
+        let task = tasks::task(
+            tname,
+            s.run.orders,
+            s.run.phrasing == scenario::Phrasing::Paraphrase,
+        );
+        let run_id = format!("{}-{}-{n}-{}", s.name, surface.name(), task.name);
+        let endpoint = format!("{}/api/dispatch", self.server);
+        let ctx = Context {
+            catalogue: self.catalogue,
+            client: self.client,
+            turn: &task.prompt,
+            endpoint: &endpoint,
+        };
+        let started = Instant::now();
+        let mut play = Play::new(&ctx, surface, &task, self.server, self.gateway, &run_id, s);
+        play.token = self.token.to_string();
+        let outcome = play.play(s.run.max_rounds).await?;
+        let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let rows = gateway::log::read_all(self.log)?;
+        Ok(summarise(
+            s, surface, n, &task, &run_id, outcome, wall_ms, &rows,
+        ))
+    }
+}
+
+impl TaskResult {
+    /// The run id the driver tags this task's log rows with.
+    pub fn run_id(&self, s: &Scenario) -> String {
+        format!("{}-{}-{}-{}", s.name, self.surface, self.rows, self.task)
+    }
 }
 
 /// Start a server on 127.0.0.1:0; returns its base URL and the handle that stops it.

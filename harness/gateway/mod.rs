@@ -286,31 +286,7 @@ async fn forward(
     headers: &HeaderMap,
     base: &str,
 ) -> Response {
-    let url = format!("{}{}", base.trim_end_matches('/'), p.path);
-    let mut rb = gw.http.post(&url).body(bytes);
-    // Pass the client's headers on, except hop-by-hop ones, our own, and the credential when the
-    // gateway holds the key.
-    for (name, value) in headers {
-        let n = name.as_str();
-        let ours = n.starts_with("x-toolcost-");
-        let hop = matches!(
-            n,
-            "host"
-                | "content-length"
-                | "connection"
-                | "transfer-encoding"
-                | "keep-alive"
-                | "upgrade"
-        );
-        let credential = matches!(n, "authorization" | "x-api-key");
-        if !(ours || hop || (credential && gw.opts.api_key.is_some())) {
-            rb = rb.header(name.clone(), value.clone());
-        }
-    }
-    if let Some(k) = &gw.opts.api_key {
-        let (name, value) = p.format.spec().auth_header(k);
-        rb = rb.header(name, value);
-    }
+    let rb = upstream_request(&gw, &p, bytes, headers, base);
     let resp = match rb.send().await {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {
@@ -350,32 +326,93 @@ async fn forward(
     let streamed = content_type.starts_with("text/event-stream");
     let card = mock::card_for(p.format, &p.model);
     if !streamed {
-        let body = match resp.bytes().await {
-            Ok(b) => b,
-            Err(e) => return p.fail(&gw, 502, &format!("the upstream's answer was cut off: {e}")),
-        };
-        let text = String::from_utf8_lossy(&body);
-        let usage = p.format.spec().observed_usage(&text, false);
-        let error = match (status, &usage) {
-            (200..=299, None) if serde_json::from_str::<Value>(&text).is_err() => {
-                return p.fail(&gw, 502, "the upstream answered with malformed JSON");
-            }
-            (200..=299, _) => None,
-            _ => Some(format!("upstream HTTP {status}")),
-        };
-        let u = usage.map(to_usage);
-        gw.record(&p.row(
-            status,
-            body.len(),
-            u.map(|u| (u, card.cost(&u))),
-            if u.is_some() { "observed" } else { "none" },
-            error,
-        ));
-        let mut r = json_response(status, body, &content_type);
-        r.headers_mut().extend(passed);
-        return r;
+        return forward_whole(gw, p, resp, status, &content_type, passed, &card).await;
     }
-    // Streaming: pass chunks through, one behind, so the row is committed before the last.
+    forward_stream(gw, p, resp, status, &content_type, passed)
+}
+
+/// The upstream request: the client's bytes and headers, less hop-by-hop ones, ours, and the
+/// credential when the gateway holds the key (then the key goes in the format's header).
+fn upstream_request(
+    gw: &Gateway,
+    p: &Pending,
+    bytes: Bytes,
+    headers: &HeaderMap,
+    base: &str,
+) -> reqwest::RequestBuilder {
+    let url = format!("{}{}", base.trim_end_matches('/'), p.path);
+    let mut rb = gw.http.post(&url).body(bytes);
+    for (name, value) in headers {
+        let n = name.as_str();
+        let ours = n.starts_with("x-toolcost-");
+        let hop = matches!(
+            n,
+            "host"
+                | "content-length"
+                | "connection"
+                | "transfer-encoding"
+                | "keep-alive"
+                | "upgrade"
+        );
+        let credential = matches!(n, "authorization" | "x-api-key");
+        if !(ours || hop || (credential && gw.opts.api_key.is_some())) {
+            rb = rb.header(name.clone(), value.clone());
+        }
+    }
+    if let Some(k) = &gw.opts.api_key {
+        let (name, value) = p.format.spec().auth_header(k);
+        rb = rb.header(name, value);
+    }
+    rb
+}
+
+type Passed = Vec<(header::HeaderName, header::HeaderValue)>;
+
+/// A whole (not streamed) answer: read it, log it, pass it on.
+async fn forward_whole(
+    gw: Arc<Gateway>,
+    p: Pending,
+    resp: reqwest::Response,
+    status: u16,
+    content_type: &str,
+    passed: Passed,
+    card: &crate::pricing::PriceCard,
+) -> Response {
+    let body = match resp.bytes().await {
+        Ok(b) => b,
+        Err(e) => return p.fail(&gw, 502, &format!("the upstream's answer was cut off: {e}")),
+    };
+    let text = String::from_utf8_lossy(&body);
+    let usage = p.format.spec().observed_usage(&text, false);
+    let error = match (status, &usage) {
+        (200..=299, None) if serde_json::from_str::<Value>(&text).is_err() => {
+            return p.fail(&gw, 502, "the upstream answered with malformed JSON");
+        }
+        (200..=299, _) => None,
+        _ => Some(format!("upstream HTTP {status}")),
+    };
+    let u = usage.map(to_usage);
+    gw.record(&p.row(
+        status,
+        body.len(),
+        u.map(|u| (u, card.cost(&u))),
+        if u.is_some() { "observed" } else { "none" },
+        error,
+    ));
+    let mut r = json_response(status, body, content_type);
+    r.headers_mut().extend(passed);
+    r
+}
+
+/// A streamed answer: pass chunks through, one behind, so the row is committed before the last.
+fn forward_stream(
+    gw: Arc<Gateway>,
+    p: Pending,
+    resp: reqwest::Response,
+    status: u16,
+    content_type: &str,
+    passed: Passed,
+) -> Response {
     let upstream = resp.bytes_stream();
     struct S<St> {
         upstream: St,

@@ -224,36 +224,8 @@ async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -
     if !args.is_object() {
         return rpc_error(id.clone(), INVALID_PARAMS, "`arguments` must be an object");
     }
-    let run = |key: String, args: Value| InvokeRequest {
-        key,
-        args,
-        shape: false,
-        repairs: None,
-    };
     let request = match endpoint.calls {
-        Calls::Program => {
-            if name != "execute" {
-                return rpc_error(
-                    id.clone(),
-                    INVALID_PARAMS,
-                    format!("unknown tool `{name}`; this surface has one tool, `execute`"),
-                );
-            }
-            let Some(code) = args.get("code").and_then(Value::as_str) else {
-                return rpc_error(
-                    id.clone(),
-                    INVALID_PARAMS,
-                    "execute needs `code` (a string)",
-                );
-            };
-            let outcome = super::code::execute(st.clone(), code.to_string()).await;
-            let text = outcome.result_text();
-            return ok(
-                id,
-                json!({"content": [{"type": "text", "text": text}],
-                       "structuredContent": outcome, "isError": outcome.error.is_some()}),
-            );
-        }
+        Calls::Program => return call_program(st, id, name, &args).await,
         Calls::ByKey => {
             if !st.snapshot().row(name).is_some_and(|r| r.projected()) {
                 return rpc_error(
@@ -262,77 +234,11 @@ async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -
                     format!("unknown tool `{name}`; tools/list names them"),
                 );
             }
-            run(name.to_string(), args)
+            invocation(name.to_string(), args)
         }
-        Calls::Generic => match name {
-            "dispatch" => {
-                let Some(key) = args.get("key").and_then(Value::as_str) else {
-                    return rpc_error(id.clone(), INVALID_PARAMS, "dispatch needs `key`");
-                };
-                run(
-                    key.to_string(),
-                    args.get("body").cloned().unwrap_or(json!({})),
-                )
-            }
-            "search_directory" => {
-                let Some(q) = args.get("query").and_then(Value::as_str) else {
-                    return rpc_error(id.clone(), INVALID_PARAMS, "search_directory needs `query`");
-                };
-                let limit = args
-                    .get("limit")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(12)
-                    .clamp(1, 12) as usize;
-                let found = http::search(st, q, resolve::Kind::Bm25, limit);
-                return ok(
-                    id,
-                    tool_result(&json!({"query": q, "candidates": found}), false),
-                );
-            }
-            "read_contract" => {
-                let key = args.get("key").and_then(Value::as_str).unwrap_or("");
-                let snap = st.snapshot();
-                return match snap.row(key) {
-                    Some(row) => ok(id, tool_result(&contract_value(row, &st.base_url()), false)),
-                    None => {
-                        let r = Refusal::UnknownKey {
-                            key: key.into(),
-                            suggestions: Vec::new(),
-                        };
-                        ok(
-                            id,
-                            tool_result(
-                                &json!({"error": "unknown_key", "message": r.message()}),
-                                true,
-                            ),
-                        )
-                    }
-                };
-            }
-            "read_receipt" => {
-                let rid = args.get("id").and_then(Value::as_str).unwrap_or("");
-                let r = store::receipt(&st.db.lock().unwrap(), rid);
-                return match r {
-                    Ok(Some(r)) => ok(
-                        id,
-                        tool_result(&serde_json::to_value(r).expect("serialises"), false),
-                    ),
-                    _ => ok(
-                        id,
-                        tool_result(
-                            &json!({"error": "unknown_receipt", "message": format!("no receipt `{rid}`")}),
-                            true,
-                        ),
-                    ),
-                };
-            }
-            other => {
-                return rpc_error(
-                    id.clone(),
-                    INVALID_PARAMS,
-                    format!("unknown tool `{other}`"),
-                )
-            }
+        Calls::Generic => match call_generic(st, id, name, &args) {
+            Generic::Answered(v) => return v,
+            Generic::Invoke(r) => r,
         },
     };
     match invoke::invoke(st, request).await {
@@ -350,6 +256,127 @@ async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -
             id,
             tool_result(&json!({"error": "refused", "message": r.message()}), true),
         ),
+    }
+}
+
+fn invocation(key: String, args: Value) -> InvokeRequest {
+    InvokeRequest {
+        key,
+        args,
+        shape: false,
+        repairs: None,
+    }
+}
+
+/// Code mode's `execute`: run the program in the sandbox.
+async fn call_program(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> Value {
+    if name != "execute" {
+        return rpc_error(
+            id.clone(),
+            INVALID_PARAMS,
+            format!("unknown tool `{name}`; this surface has one tool, `execute`"),
+        );
+    }
+    let Some(code) = args.get("code").and_then(Value::as_str) else {
+        return rpc_error(
+            id.clone(),
+            INVALID_PARAMS,
+            "execute needs `code` (a string)",
+        );
+    };
+    let outcome = super::code::execute(st.clone(), code.to_string()).await;
+    let text = outcome.result_text();
+    ok(
+        id,
+        json!({"content": [{"type": "text", "text": text}],
+               "structuredContent": outcome, "isError": outcome.error.is_some()}),
+    )
+}
+
+/// A generic tool's call: answered here, or an invocation to run.
+enum Generic {
+    Answered(Value),
+    Invoke(InvokeRequest),
+}
+
+/// The small surface's tools: dispatch, search_directory, read_contract, read_receipt.
+fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> Generic {
+    let answered = Generic::Answered;
+    match name {
+        "dispatch" => {
+            let Some(key) = args.get("key").and_then(Value::as_str) else {
+                return answered(rpc_error(
+                    id.clone(),
+                    INVALID_PARAMS,
+                    "dispatch needs `key`",
+                ));
+            };
+            Generic::Invoke(invocation(
+                key.to_string(),
+                args.get("body").cloned().unwrap_or(json!({})),
+            ))
+        }
+        "search_directory" => {
+            let Some(q) = args.get("query").and_then(Value::as_str) else {
+                return answered(rpc_error(
+                    id.clone(),
+                    INVALID_PARAMS,
+                    "search_directory needs `query`",
+                ));
+            };
+            let limit = args
+                .get("limit")
+                .and_then(Value::as_u64)
+                .unwrap_or(12)
+                .clamp(1, 12) as usize;
+            let found = http::search(st, q, resolve::Kind::Bm25, limit);
+            answered(ok(
+                id,
+                tool_result(&json!({"query": q, "candidates": found}), false),
+            ))
+        }
+        "read_contract" => {
+            let key = args.get("key").and_then(Value::as_str).unwrap_or("");
+            let snap = st.snapshot();
+            answered(match snap.row(key) {
+                Some(row) => ok(id, tool_result(&contract_value(row, &st.base_url()), false)),
+                None => {
+                    let r = Refusal::UnknownKey {
+                        key: key.into(),
+                        suggestions: Vec::new(),
+                    };
+                    ok(
+                        id,
+                        tool_result(
+                            &json!({"error": "unknown_key", "message": r.message()}),
+                            true,
+                        ),
+                    )
+                }
+            })
+        }
+        "read_receipt" => {
+            let rid = args.get("id").and_then(Value::as_str).unwrap_or("");
+            let r = store::receipt(&st.db.lock().unwrap(), rid);
+            answered(match r {
+                Ok(Some(r)) => ok(
+                    id,
+                    tool_result(&serde_json::to_value(r).expect("serialises"), false),
+                ),
+                _ => ok(
+                    id,
+                    tool_result(
+                        &json!({"error": "unknown_receipt", "message": format!("no receipt `{rid}`")}),
+                        true,
+                    ),
+                ),
+            })
+        }
+        other => answered(rpc_error(
+            id.clone(),
+            INVALID_PARAMS,
+            format!("unknown tool `{other}`"),
+        )),
     }
 }
 
