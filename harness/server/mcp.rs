@@ -9,7 +9,6 @@ use super::http::{self, contract_value};
 use super::invoke::{self, InvokeRequest, Refusal};
 use super::state::State;
 use crate::resolve;
-use crate::store;
 use crate::surface::{code_mode, small_mcp};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -317,7 +316,7 @@ async fn call(st: &Arc<State>, surface: Surface, id: &Value, params: &Value) -> 
             }
             "read_receipt" => {
                 let rid = args.get("id").and_then(Value::as_str).unwrap_or("");
-                let r = store::receipt(&st.db.lock().unwrap(), rid);
+                let r = st.receipt(rid);
                 return match r {
                     Ok(Some(r)) => ok(
                         id,
