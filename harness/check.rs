@@ -3,6 +3,7 @@
 
 use crate::catalogue::Catalogue;
 use crate::error::{Error, Result};
+use crate::report::{markdown, Align};
 use crate::tokens::Tokenizer;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -393,37 +394,47 @@ pub fn render(o: &Outcome, label: &str, format: Format) -> String {
                 }
             );
             if !o.violations.is_empty() {
-                out.push_str("| rule | tool | problem |\n| --- | --- | --- |\n");
-                for v in &o.violations {
-                    out.push_str(&format!(
-                        "| {} | {} | {} |\n",
-                        v.rule,
-                        if v.tool.is_empty() { "(all)" } else { &v.tool },
-                        v.message
-                    ));
-                }
+                out.push_str(&markdown::table(
+                    &[
+                        ("rule", Align::Spaced),
+                        ("tool", Align::Spaced),
+                        ("problem", Align::Spaced),
+                    ],
+                    o.violations.iter().map(|v| {
+                        vec![
+                            v.rule.clone(),
+                            if v.tool.is_empty() { "(all)" } else { &v.tool }.to_string(),
+                            v.message.clone(),
+                        ]
+                    }),
+                ));
                 out.push('\n');
             }
             if !o.changes.is_empty() {
-                out.push_str(&format!(
-                    "| tool | change | bytes | {tok} tokens |\n| --- | --- | --- | --- |\n"
+                let columns = [
+                    ("tool".to_string(), Align::Spaced),
+                    ("change".to_string(), Align::Spaced),
+                    ("bytes".to_string(), Align::Spaced),
+                    (format!("{tok} tokens"), Align::Spaced),
+                ];
+                out.push_str(&markdown::table(
+                    &columns,
+                    o.changes.iter().map(|c| {
+                        let fmt = |f: fn(&Weight) -> String| {
+                            format!(
+                                "{} -> {}",
+                                c.before.as_ref().map(f).unwrap_or_else(|| "-".into()),
+                                c.after.as_ref().map(f).unwrap_or_else(|| "-".into())
+                            )
+                        };
+                        vec![
+                            c.name.clone(),
+                            format!("{:?}", c.change).to_lowercase(),
+                            fmt(|w| w.bytes.to_string()),
+                            fmt(|w| w.tokens.to_string()),
+                        ]
+                    }),
                 ));
-                for c in &o.changes {
-                    let fmt = |f: fn(&Weight) -> String| {
-                        format!(
-                            "{} -> {}",
-                            c.before.as_ref().map(f).unwrap_or_else(|| "-".into()),
-                            c.after.as_ref().map(f).unwrap_or_else(|| "-".into())
-                        )
-                    };
-                    out.push_str(&format!(
-                        "| {} | {} | {} | {} |\n",
-                        c.name,
-                        format!("{:?}", c.change).to_lowercase(),
-                        fmt(|w| w.bytes.to_string()),
-                        fmt(|w| w.tokens.to_string())
-                    ));
-                }
             }
             out
         }

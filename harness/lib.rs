@@ -29,6 +29,7 @@ pub mod server;
 pub mod store;
 pub mod surface;
 pub mod sweep;
+pub mod sync;
 pub mod tokens;
 pub mod weigh;
 pub mod wire;

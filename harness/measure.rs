@@ -4,6 +4,7 @@ use crate::catalogue::{generate::Generator, profile::Profile, Catalogue};
 use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::PriceCard;
+use crate::report::{Column, Tabular};
 use crate::surface::{Built, Context, SurfaceKind};
 use crate::tokens::{billed_input, Tokenizer};
 use serde::{Deserialize, Serialize};
@@ -186,59 +187,22 @@ fn limits(built: &Built, input_tokens: u64, cfg: &Config) -> Vec<String> {
     w
 }
 
-impl crate::report::Tabular for MeasureRow {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "surface",
-            "client",
-            "model",
-            "rows",
-            "definitions_in_context",
-            "definitions_on_wire",
-            "tools_in_request",
-            "wire_bytes",
-            "input_tokens",
-            "marginal_tokens_per_definition",
-            "cached_input_tokens",
-            "uncached_input_tokens",
-            "output_tokens",
-            "cost_usd",
-            "cost_usd_cold",
-            "label",
-            "tokenizer",
-            "render",
-            "warnings",
-        ]
-    }
-
-    fn brief_columns() -> Option<Vec<usize>> {
-        // surface, rows, in context, wire bytes, input tokens, marginal, cost, label, warnings
-        Some(vec![0, 3, 4, 7, 8, 9, 13, 15, 18])
-    }
-
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.surface.clone(),
-            self.client.clone(),
-            self.model.clone(),
-            self.rows.to_string(),
-            self.definitions_in_context.to_string(),
-            self.definitions_on_wire.to_string(),
-            self.tools_in_request.to_string(),
-            self.wire_bytes.to_string(),
-            self.input_tokens.to_string(),
-            self.marginal_tokens_per_definition
-                .map(|m| format!("{m:.2}"))
-                .unwrap_or_default(),
-            self.cached_input_tokens.to_string(),
-            self.uncached_input_tokens.to_string(),
-            self.output_tokens.to_string(),
-            format!("{:.8}", self.cost_usd),
-            format!("{:.8}", self.cost_usd_cold),
-            self.label.clone(),
-            self.tokenizer.clone(),
-            self.render.clone(),
-            self.warnings.join("; "),
-        ]
-    }
+impl Tabular for MeasureRow {
+    // `warnings` is written plainly: its items joined with `; `.
+    const COLUMNS: &'static [Column] = &[
+        Column::field("marginal_tokens_per_definition").places(2),
+        Column::field("cost_usd").places(8),
+        Column::field("cost_usd_cold").places(8),
+    ];
+    const BRIEF: &'static [&'static str] = &[
+        "surface",
+        "rows",
+        "definitions_in_context",
+        "wire_bytes",
+        "input_tokens",
+        "marginal_tokens_per_definition",
+        "cost_usd",
+        "label",
+        "warnings",
+    ];
 }

@@ -5,7 +5,7 @@ use crate::catalogue::{generate::Generator, profile::Profile, stats::Composition
 use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::{PriceCard, Usage};
-use crate::report::{self, thousands, Tabular};
+use crate::report::{self, thousands, Column, Tabular};
 use crate::surface::{small_mcp, Context, SurfaceKind, DEFAULT_ENDPOINT};
 use crate::tokens::{billed_input, Billing, Tokenizer, KIMI_PER_O200K};
 use crate::{json, measure};
@@ -44,31 +44,13 @@ pub struct ReproRow {
 }
 
 impl Tabular for ReproRow {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "figure",
-            "recorded",
-            "toolcost",
-            "difference",
-            "label",
-            "note",
-        ]
-    }
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.figure.clone(),
-            self.recorded.clone(),
-            self.toolcost.clone(),
-            self.difference_pct
-                .map(|d| format!("{d:+.2}%"))
-                .unwrap_or_else(|| "-".into()),
-            self.label.clone(),
-            self.note.clone(),
-        ]
-    }
-    fn brief_columns() -> Option<Vec<usize>> {
-        Some(vec![0, 1, 2, 3, 4])
-    }
+    const COLUMNS: &'static [Column] = &[Column::field("difference_pct")
+        .header("difference")
+        .places(2)
+        .signed("%")
+        .missing("-")];
+    const BRIEF: &'static [&'static str] =
+        &["figure", "recorded", "toolcost", "difference_pct", "label"];
 }
 
 /// The re-fit of the Kimi constant from the current generator.

@@ -8,14 +8,14 @@ use crate::error::Result;
 use crate::json;
 use crate::measure::{self, MeasureRow};
 use crate::pricing::PriceCard;
-use crate::report::{self, OutputFormat, Tabular};
+use crate::report::{self, Column, OutputFormat, Tabular};
 use crate::schema;
 use crate::surface::{SurfaceKind, DEFAULT_ENDPOINT};
 use crate::tokens::Tokenizer;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One tool's weight. `weigh --csv` writes these rows.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ToolWeight {
     pub name: String,
     /// Compact bytes of the definition as the server sent it.
@@ -31,7 +31,7 @@ pub struct ToolWeight {
 }
 
 /// Tokens one more definition costs under a provider's rendering.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Marginal {
     pub provider: String,
     pub model: String,
@@ -168,53 +168,18 @@ fn config(client: Client, model: PriceCard, surfaces: Vec<SurfaceKind>) -> measu
 }
 
 impl Tabular for ToolWeight {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "name",
-            "bytes",
-            "o200k_tokens",
-            "cl100k_tokens",
-            "name_pct",
-            "description_pct",
-            "schema_pct",
-            "violations",
-        ]
-    }
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.name.clone(),
-            self.bytes.to_string(),
-            self.o200k_tokens.to_string(),
-            self.cl100k_tokens.to_string(),
-            format!("{:.1}", self.name_pct),
-            format!("{:.1}", self.description_pct),
-            format!("{:.1}", self.schema_pct),
-            self.violations.len().to_string(),
-        ]
-    }
+    const COLUMNS: &'static [Column] = &[
+        Column::field("name_pct").places(1),
+        Column::field("description_pct").places(1),
+        Column::field("schema_pct").places(1),
+        Column::field("violations").count(),
+    ];
 }
 
 impl Tabular for Marginal {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "provider",
-            "model",
-            "tokenizer",
-            "tokens_per_definition",
-            "label",
-        ]
-    }
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.provider.clone(),
-            self.model.clone(),
-            self.tokenizer.clone(),
-            self.tokens_per_definition
-                .map(|t| format!("{t:.1}"))
-                .unwrap_or_else(|| "-".into()),
-            self.label.clone(),
-        ]
-    }
+    const COLUMNS: &'static [Column] = &[Column::field("tokens_per_definition")
+        .places(1)
+        .missing("-")];
 }
 
 /// Render the report in a format.

@@ -1,6 +1,8 @@
 //! The driver: whole tasks played round by round through the gateway against the reference
 //! server, summed from log rows.
 
+mod common;
+
 use toolcost::driver::{self, scenario::Scenario};
 
 fn scenario(text: &str) -> Scenario {
@@ -172,70 +174,22 @@ fn committed_scenarios_parse() {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_for(port: u16) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "nothing listens on {port}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
-struct Kill(std::process::Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_scenario_can_use_running_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let (sp, gp) = (free_port(), free_port());
     let log = dir.path().join("gw.sqlite");
-    let bin = env!("CARGO_BIN_EXE_toolcost");
-    let _server = Kill(
-        std::process::Command::new(bin)
-            .args([
-                "serve",
-                "--rows",
-                "40",
-                "--listen",
-                &format!("127.0.0.1:{sp}"),
-                "--token-env",
-                "DRIVER_TEST_TOKEN",
-            ])
-            .env("DRIVER_TEST_TOKEN", "t0k3n")
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
+    let server = common::serve(
+        &["serve", "--rows", "40", "--token-env", "DRIVER_TEST_TOKEN"],
+        &[("DRIVER_TEST_TOKEN", "t0k3n")],
     );
-    let _gateway = Kill(
-        std::process::Command::new(bin)
-            .args(["gateway", "--listen", &format!("127.0.0.1:{gp}"), "--log"])
-            .arg(&log)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for(sp);
-    wait_for(gp);
+    let gateway = common::serve(&["gateway", "--log", log.to_str().unwrap()], &[]);
     let p = dir.path().join("s.toml");
     std::fs::write(
         &p,
         format!(
-            "name = \"external\"\n[catalogue]\nrows = [999]\n[run]\nsurfaces = [\"per-row-mcp\", \"small-mcp\"]\ntasks = [\"now\"]\n[endpoints]\nserver = \"http://127.0.0.1:{sp}\"\ntoken_env = \"DRIVER_TEST_TOKEN\"\ngateway = \"http://127.0.0.1:{gp}\"\nlog = \"{}\"\n",
+            "name = \"external\"\n[catalogue]\nrows = [999]\n[run]\nsurfaces = [\"per-row-mcp\", \"small-mcp\"]\ntasks = [\"now\"]\n[endpoints]\nserver = \"{}\"\ntoken_env = \"DRIVER_TEST_TOKEN\"\ngateway = \"{}\"\nlog = \"{}\"\n",
+            server.base,
+            gateway.base,
             log.display()
         ),
     )

@@ -479,33 +479,17 @@ async fn five_thousand_requests_leave_five_thousand_rows() {
 fn a_killed_gateway_leaves_a_readable_log() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("log.sqlite");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
-        .args(["gateway", "--listen", &format!("127.0.0.1:{port}"), "--log"])
-        .arg(&log_path)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline);
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let gateway = common::serve(&["gateway", "--log", log_path.to_str().unwrap()], &[]);
     let client = reqwest::blocking::Client::new();
     for _ in 0..20 {
         let r = client
-            .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+            .post(format!("{}/v1/chat/completions", gateway.base))
             .body(r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#)
             .send()
             .unwrap();
         assert_eq!(r.status(), 200);
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    gateway.kill();
     assert_eq!(log::read_all(&log_path).unwrap().len(), 20);
 }
 

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use toolcost::catalogue::{generate::Generator, profile::Profile, Catalogue, Row};
 use toolcost::client::Client;
 use toolcost::server::{self, state::State};
-use toolcost::store;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
 
 const TOKEN: &str = "test-token-1";
@@ -99,7 +98,7 @@ impl Server {
     }
 
     fn receipts(&self) -> i64 {
-        store::receipt_count(&self.state.db.lock().unwrap()).unwrap()
+        self.state.receipt_count().unwrap()
     }
 }
 
@@ -795,12 +794,7 @@ async fn the_official_typescript_client_lists_and_calls() {
         let text = v["result"]["content"][0]["text"].as_str().unwrap();
         let result: Value = serde_json::from_str(text).unwrap();
         let id = result["receipt"].as_str().unwrap();
-        assert!(
-            store::receipt(&s.state.db.lock().unwrap(), id)
-                .unwrap()
-                .is_some(),
-            "receipt {id}"
-        );
+        assert!(s.state.receipt(id).unwrap().is_some(), "receipt {id}");
     }
 }
 

@@ -4,7 +4,6 @@
 mod common;
 
 use assert_cmd::Command;
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use toolcost::catalogue::Catalogue;
@@ -180,14 +179,6 @@ fn a_hanging_server_times_out_and_every_process_stops() {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[test]
 fn server_everything_over_stdio_and_http_agree() {
     let Some(entry) = everything() else { return };
@@ -203,23 +194,15 @@ fn server_everything_over_stdio_and_http_agree() {
         String::from_utf8_lossy(&stdio.stderr)
     );
 
-    let port = free_port();
-    let mut server = std::process::Command::new("node")
-        .arg(&entry)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "server-everything did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (mut server, port) = common::spawn_peer(|port| {
+        let mut c = std::process::Command::new("node");
+        c.arg(&entry)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    });
     let url = format!("http://127.0.0.1:{port}/mcp");
     let http = toolcost()
         .args(["weigh", "--json", "--url", &url])
@@ -244,9 +227,9 @@ fn server_everything_over_stdio_and_http_agree() {
 
 #[test]
 fn http_errors_are_clear() {
-    let port = free_port();
+    // Port 1 (tcpmux) has no listener on a test machine: the connection is refused.
     let out = toolcost()
-        .args(["weigh", "--url", &format!("http://127.0.0.1:{port}/mcp")])
+        .args(["weigh", "--url", "http://127.0.0.1:1/mcp"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -6,7 +6,7 @@ use crate::catalogue::{Catalogue, Row};
 use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::PriceCard;
-use crate::report::Tabular;
+use crate::report::{Column, Tabular};
 use crate::resolve::{self, Bm25, Substring};
 use crate::surface::{Context, SurfaceKind};
 use serde::{Deserialize, Serialize};
@@ -90,32 +90,12 @@ pub struct Score {
 }
 
 impl Tabular for Score {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "rows",
-            "resolver",
-            "kind",
-            "queries",
-            "recall_at_1",
-            "recall_at_5",
-            "mrr",
-            "mean_query_ms",
-            "label",
-        ]
-    }
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.rows.to_string(),
-            self.resolver.clone(),
-            self.kind.clone(),
-            self.queries.to_string(),
-            format!("{:.3}", self.recall_at_1),
-            format!("{:.3}", self.recall_at_5),
-            format!("{:.3}", self.mrr),
-            format!("{:.3}", self.mean_query_ms),
-            self.label.clone(),
-        ]
-    }
+    const COLUMNS: &'static [Column] = &[
+        Column::field("recall_at_1").places(3),
+        Column::field("recall_at_5").places(3),
+        Column::field("mrr").places(3),
+        Column::field("mean_query_ms").places(3),
+    ];
 }
 
 /// What misses add to a task on one surface (a row of `surfaces.csv`). The model searches
@@ -142,36 +122,12 @@ pub struct SurfaceCost {
 }
 
 impl Tabular for SurfaceCost {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "rows",
-            "surface",
-            "resolver",
-            "shown",
-            "tasks",
-            "first_miss_rate",
-            "fail_rate",
-            "extra_rounds_per_task",
-            "round_input_tokens",
-            "extra_input_tokens_per_task",
-            "label",
-        ]
-    }
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.rows.to_string(),
-            self.surface.clone(),
-            self.resolver.clone(),
-            self.shown.to_string(),
-            self.tasks.to_string(),
-            format!("{:.3}", self.first_miss_rate),
-            format!("{:.3}", self.fail_rate),
-            format!("{:.3}", self.extra_rounds_per_task),
-            self.round_input_tokens.to_string(),
-            format!("{:.0}", self.extra_input_tokens_per_task),
-            self.label.clone(),
-        ]
-    }
+    const COLUMNS: &'static [Column] = &[
+        Column::field("first_miss_rate").places(3),
+        Column::field("fail_rate").places(3),
+        Column::field("extra_rounds_per_task").places(3),
+        Column::field("extra_input_tokens_per_task").places(0),
+    ];
 }
 
 /// The surfaces that discover through a resolver, the method that answers their searches,

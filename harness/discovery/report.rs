@@ -4,7 +4,7 @@ use super::eval::{self, Method, Ranked, Score, SurfaceCost};
 use super::queries::{self, Query, QueryKind};
 use crate::catalogue::{profile::Profile, Catalogue, Row};
 use crate::error::{Error, Result};
-use crate::report::{self, percent};
+use crate::report::{self, markdown, percent, Align};
 use crate::surface::SurfaceKind;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -124,23 +124,26 @@ fn write_misses(out: &mut String, ev: &eval::Evaluation) {
         if missed.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "| kind | query | wanted | rank | top 3 instead |\n|---|---|---|---:|---|"
-        );
         const SHOWN: usize = 40;
         let more = missed.len().saturating_sub(SHOWN);
-        for r in missed.into_iter().take(SHOWN) {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                r.query.kind.name(),
-                r.query.text,
-                r.query.target,
-                r.rank.map(|x| x.to_string()).unwrap_or_else(|| "—".into()),
-                r.top.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
-            );
-        }
+        out.push_str(&markdown::table(
+            &[
+                ("kind", Align::Left),
+                ("query", Align::Left),
+                ("wanted", Align::Left),
+                ("rank", Align::Right),
+                ("top 3 instead", Align::Left),
+            ],
+            missed.into_iter().take(SHOWN).map(|r| {
+                vec![
+                    r.query.kind.name().to_string(),
+                    r.query.text.clone(),
+                    r.query.target.clone(),
+                    r.rank.map(|x| x.to_string()).unwrap_or_else(|| "—".into()),
+                    r.top.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+                ]
+            }),
+        ));
         if more > 0 {
             let _ = writeln!(out, "\n…and {more} more.");
         }
@@ -158,36 +161,56 @@ and the resource; the service named as a user names it). Any row generated from 
 resource and service counts as a hit. Recall and MRR are `derived` (counted over the query set); \
 query times are `observed` on the machine that wrote this file.\n\n",
     );
-    s.push_str("## Recall and MRR\n\n| N | resolver | queries | kind | recall@1 | recall@5 | MRR |\n|---:|---|---|---|---:|---:|---:|\n");
-    for r in scores {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {:.3} |",
-            report::thousands(r.rows as u64),
-            r.resolver,
-            r.queries,
-            r.kind,
-            percent(r.recall_at_1),
-            percent(r.recall_at_5),
-            r.mrr
-        );
-    }
-    s.push_str("\n## What misses add to a task\n\nThe model searches with the paraphrase first; after a miss it reformulates once in the row's words (one more round); after a second miss the task fails. Extra tokens are the extra rounds times one round's input on that surface (`estimated:kimi-est`, claude-cli profile), a lower bound since later rounds also resend the history.\n\n| N | surface | resolver | shown | first miss | fails | extra rounds/task | tokens/round | extra tokens/task |\n|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
-    for c in costs {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {:.3} | {} | {} |",
-            report::thousands(c.rows as u64),
-            c.surface,
-            c.resolver,
-            c.shown,
-            percent(c.first_miss_rate),
-            percent(c.fail_rate),
-            c.extra_rounds_per_task,
-            report::thousands(c.round_input_tokens),
-            report::thousands(c.extra_input_tokens_per_task.round() as u64)
-        );
-    }
+    s.push_str("## Recall and MRR\n\n");
+    s.push_str(&markdown::table(
+        &[
+            ("N", Align::Right),
+            ("resolver", Align::Left),
+            ("queries", Align::Left),
+            ("kind", Align::Left),
+            ("recall@1", Align::Right),
+            ("recall@5", Align::Right),
+            ("MRR", Align::Right),
+        ],
+        scores.iter().map(|r| {
+            vec![
+                report::thousands(r.rows as u64),
+                r.resolver.clone(),
+                r.queries.to_string(),
+                r.kind.clone(),
+                percent(r.recall_at_1),
+                percent(r.recall_at_5),
+                format!("{:.3}", r.mrr),
+            ]
+        }),
+    ));
+    s.push_str("\n## What misses add to a task\n\nThe model searches with the paraphrase first; after a miss it reformulates once in the row's words (one more round); after a second miss the task fails. Extra tokens are the extra rounds times one round's input on that surface (`estimated:kimi-est`, claude-cli profile), a lower bound since later rounds also resend the history.\n\n");
+    s.push_str(&markdown::table(
+        &[
+            ("N", Align::Right),
+            ("surface", Align::Left),
+            ("resolver", Align::Left),
+            ("shown", Align::Right),
+            ("first miss", Align::Right),
+            ("fails", Align::Right),
+            ("extra rounds/task", Align::Right),
+            ("tokens/round", Align::Right),
+            ("extra tokens/task", Align::Right),
+        ],
+        costs.iter().map(|c| {
+            vec![
+                report::thousands(c.rows as u64),
+                c.surface.clone(),
+                c.resolver.clone(),
+                c.shown.to_string(),
+                percent(c.first_miss_rate),
+                percent(c.fail_rate),
+                format!("{:.3}", c.extra_rounds_per_task),
+                report::thousands(c.round_input_tokens),
+                report::thousands(c.extra_input_tokens_per_task.round() as u64),
+            ]
+        }),
+    ));
     s.push_str("\n## Reading\n\n");
     s.push_str(&reading(scores));
     s.push_str(&reading_costs(costs));

@@ -55,49 +55,23 @@ pub struct TaskResult {
 }
 
 impl Tabular for TaskResult {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "scenario",
-            "surface",
-            "rows",
-            "task",
-            "success",
-            "rounds",
-            "misses",
-            "input_tokens",
-            "cached_input_tokens",
-            "cache_write_tokens",
-            "output_tokens",
-            "cost_usd",
-            "wire_bytes",
-            "wall_ms",
-            "label",
-            "answer",
-        ]
-    }
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.scenario.clone(),
-            self.surface.clone(),
-            self.rows.to_string(),
-            self.task.clone(),
-            self.success.to_string(),
-            self.rounds.to_string(),
-            self.misses.to_string(),
-            self.input_tokens.to_string(),
-            self.cached_input_tokens.to_string(),
-            self.cache_write_tokens.to_string(),
-            self.output_tokens.to_string(),
-            format!("{:.8}", self.cost_usd),
-            self.wire_bytes.to_string(),
-            format!("{:.0}", self.wall_ms),
-            self.label.clone(),
-            self.answer.clone(),
-        ]
-    }
-    fn brief_columns() -> Option<Vec<usize>> {
-        Some(vec![1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 14])
-    }
+    const COLUMNS: &'static [crate::report::Column] = &[
+        crate::report::Column::field("cost_usd").places(8),
+        crate::report::Column::field("wall_ms").places(0),
+    ];
+    const BRIEF: &'static [&'static str] = &[
+        "surface",
+        "rows",
+        "task",
+        "success",
+        "rounds",
+        "misses",
+        "input_tokens",
+        "cached_input_tokens",
+        "cost_usd",
+        "wire_bytes",
+        "label",
+    ];
 }
 
 /// Run a scenario; `progress` hears each finished task.

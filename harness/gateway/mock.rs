@@ -116,7 +116,7 @@ impl Mock {
         let render = card.render_model();
         let total = billed_input(req, render, tok).input_tokens;
         let links = chain(req);
-        let mut seen = self.seen.lock().unwrap();
+        let mut seen = crate::sync::lock(&self.seen);
         let known = seen.entry(card.id.clone()).or_default();
         // The longest prefix (tools+system, then whole messages) sent before.
         let hit = (0..links.len()).rev().find(|&i| known.contains(&links[i]));

@@ -71,7 +71,7 @@ impl Gateway {
 
     fn record(&self, row: &LogRow) {
         // A failed log write must not lose the answer silently; it is reported on stderr.
-        if let Err(e) = log::insert(&self.db.lock().unwrap(), row) {
+        if let Err(e) = log::insert(&crate::sync::lock(&self.db), row) {
             eprintln!("toolcost gateway: could not write the log row: {e}");
         }
     }

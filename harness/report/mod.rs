@@ -1,24 +1,32 @@
 //! Writing results: one file per export format behind the [`Tabular`] trait, and atomic file
 //! writes so that an error or a kill never leaves a partial report behind.
+//!
+//! A row type is defined once, as a serde struct: JSON is its serde form, and CSV, Markdown
+//! and the terminal table take their headers from its field names and their cells from its
+//! serialised values ([`record`]), written as its [`Column`]s declare. Markdown tables
+//! anywhere in the reports go through [`markdown::table`].
 
 mod csv;
 mod json;
-mod markdown;
+pub mod markdown;
+mod record;
 mod table;
 
+pub use markdown::Align;
+pub use record::{check_columns, Column};
+
 use crate::error::{Error, Result};
-use serde::Serialize;
+use serde::{de::DeserializeOwned, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// A result row that can be shown as a table.
-pub trait Tabular: Serialize {
-    fn headers() -> Vec<&'static str>;
-    fn cells(&self) -> Vec<String>;
-    /// The columns the terminal table shows (all when `None`).
-    fn brief_columns() -> Option<Vec<usize>> {
-        None
-    }
+/// A result row that can be shown as a table: a struct whose fields are the columns.
+pub trait Tabular: Serialize + DeserializeOwned {
+    /// Fields whose cells are not written plainly (decimal places, a header other than the
+    /// field name, ...). The JSON form is unaffected.
+    const COLUMNS: &'static [Column] = &[];
+    /// The fields the terminal table shows, in order (all when empty).
+    const BRIEF: &'static [&'static str] = &[];
 }
 
 /// Output formats shared by every command that prints results.
@@ -93,4 +101,41 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty<T: Tabular>() -> Vec<String> {
+        check_columns::<T>().unwrap();
+        let formats = [
+            OutputFormat::Table,
+            OutputFormat::Csv,
+            OutputFormat::Markdown,
+        ];
+        formats
+            .iter()
+            .map(|f| String::from_utf8(render::<T>(*f, &[])).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_row_type_declares_only_its_own_fields() {
+        empty::<crate::driver::TaskResult>();
+        empty::<crate::weigh::ToolWeight>();
+        empty::<crate::weigh::Marginal>();
+        empty::<crate::discovery::eval::Score>();
+        empty::<crate::discovery::eval::SurfaceCost>();
+        empty::<crate::sweep::SweepRow>();
+        empty::<crate::sweep::frame::LogSummary>();
+        empty::<crate::measure::MeasureRow>();
+        let repro = empty::<crate::reproduce::ReproRow>();
+        assert_eq!(repro[1], "figure,recorded,toolcost,difference,label,note\n");
+        assert_eq!(
+            repro[0],
+            "figure  recorded  toolcost  difference  label\n\
+             ------  --------  --------  ----------  -----\n"
+        );
+    }
 }

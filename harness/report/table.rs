@@ -1,17 +1,15 @@
 //! Aligned plain-text columns for a terminal.
 
-use super::Tabular;
+use super::{record, Tabular};
 
 pub fn render<T: Tabular>(rows: &[T]) -> Vec<u8> {
+    let brief = record::brief::<T>();
     let keep = |v: Vec<String>| -> Vec<String> {
-        match T::brief_columns() {
-            Some(cols) => cols.iter().filter_map(|&i| v.get(i).cloned()).collect(),
-            None => v,
-        }
+        brief.iter().filter_map(|&i| v.get(i).cloned()).collect()
     };
-    let headers = keep(T::headers().into_iter().map(String::from).collect());
+    let headers = keep(record::headers::<T>());
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
-    let cells: Vec<Vec<String>> = rows.iter().map(|r| keep(r.cells())).collect();
+    let cells: Vec<Vec<String>> = rows.iter().map(|r| keep(record::cells(r))).collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in &cells {
         for (w, c) in widths.iter_mut().zip(row) {

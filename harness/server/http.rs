@@ -5,7 +5,6 @@ use super::state::State;
 use crate::catalogue::Row;
 use crate::resolve::{self, Resolver};
 use crate::schema;
-use crate::store;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State as Extract};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -78,7 +77,7 @@ pub async fn dispatch_get(
         if let Some(denied) = require_token(&st, &headers) {
             return denied;
         }
-        return match store::receipt(&st.db.lock().unwrap(), id) {
+        return match st.receipt(id) {
             Ok(Some(r)) => answer(StatusCode::OK, serde_json::to_value(r).expect("serialises")),
             Ok(None) => error(
                 StatusCode::NOT_FOUND,
@@ -89,7 +88,7 @@ pub async fn dispatch_get(
         };
     }
     if let Some(id) = q.get("confirm") {
-        let confirmed = matches!(store::receipt(&st.db.lock().unwrap(), id), Ok(Some(r)) if r.ok);
+        let confirmed = matches!(st.receipt(id), Ok(Some(r)) if r.ok);
         return answer(StatusCode::OK, json!({"id": id, "confirmed": confirmed}));
     }
     if q.contains_key("registry") || q.contains_key("map") {
@@ -355,8 +354,7 @@ pub async fn directory_post(Extract(st): Shared, headers: HeaderMap, body: Bytes
             "`key` must not be empty",
         );
     }
-    let inserted = store::insert_row(&mut st.db.lock().unwrap(), &row);
-    match inserted {
+    match st.add_row(&row) {
         Ok(true) => {}
         Ok(false) => {
             return error(
@@ -366,9 +364,6 @@ pub async fn directory_post(Extract(st): Shared, headers: HeaderMap, body: Bytes
             )
         }
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string()),
-    }
-    if let Err(e) = st.reload() {
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string());
     }
     answer(
         StatusCode::CREATED,
@@ -385,8 +380,7 @@ pub async fn directory_delete(
     if let Some(denied) = require_token(&st, &headers) {
         return denied;
     }
-    let deleted = store::delete_row(&st.db.lock().unwrap(), &key);
-    match deleted {
+    match st.remove_row(&key) {
         Ok(true) => {}
         Ok(false) => {
             return error(
@@ -396,9 +390,6 @@ pub async fn directory_delete(
             )
         }
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string()),
-    }
-    if let Err(e) = st.reload() {
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string());
     }
     answer(StatusCode::OK, json!({"ok": true, "deleted": 1}))
 }

@@ -6,7 +6,7 @@ use crate::catalogue::{Row, Runner};
 use crate::clock;
 use crate::resolve::Resolver;
 use crate::schema::{self, instance};
-use crate::store::{self, Receipt};
+use crate::store::Receipt;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -99,34 +99,22 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
     // The id is a hash of what ran and the receipt's place in the store, so the same calls on
     // the same store give the same ids (and a run's token counts do not drift with them).
     // Another process appending to the same file can take the number first: then try the next.
-    let db = state.db.lock().unwrap();
-    let mut attempt = 0;
-    let receipt = loop {
-        let seq = store::next_receipt_seq(&db)
-            .map_err(|e| Refusal::Forbidden(format!("could not number the receipt: {e}")))?;
-        let id_src = format!("{}|{}|{seq}", row.key, crate::json::compact(&args));
-        let receipt = Receipt {
-            id: format!("inv_{}", &hash(&Value::String(id_src))[..16]),
-            key: row.key.clone(),
-            args_hash: hash(&args),
-            result_hash: hash(&result),
-            ok,
-            repairs: req.repairs.clone(),
-            created_at: clock::rfc3339(secs, nanos),
-            args: args.clone(),
-            result: result.clone(),
-        };
-        match store::insert_receipt(&db, &receipt) {
-            Ok(()) => break receipt,
-            Err(e) if attempt < 5 && e.to_string().contains("UNIQUE") => attempt += 1,
-            Err(e) => {
-                return Err(Refusal::Forbidden(format!(
-                    "could not write the receipt: {e}"
-                )))
+    let receipt = state
+        .write_receipt(|seq| {
+            let id_src = format!("{}|{}|{seq}", row.key, crate::json::compact(&args));
+            Receipt {
+                id: format!("inv_{}", &hash(&Value::String(id_src))[..16]),
+                key: row.key.clone(),
+                args_hash: hash(&args),
+                result_hash: hash(&result),
+                ok,
+                repairs: req.repairs.clone(),
+                created_at: clock::rfc3339(secs, nanos),
+                args: args.clone(),
+                result: result.clone(),
             }
-        }
-    };
-    drop(db);
+        })
+        .map_err(Refusal::Forbidden)?;
     Ok(Invocation {
         ok,
         result,
@@ -313,7 +301,7 @@ fn builtin(state: &State, row: &Row, args: &Value) -> Result<Value, String> {
         }
         "email_send" => {
             let at = clock::now_rfc3339();
-            let id = store::record_outbox(&state.db.lock().unwrap(), &row.key, args, &at).map_err(|e| e.to_string())?;
+            let id = state.record_outbox(&row.key, args, &at).map_err(|e| e.to_string())?;
             Ok(json!({"recorded": true, "sent": false, "outbox_id": id, "to": args["to"], "subject": args["subject"],
                       "note": "the reference server records messages and sends nothing"}))
         }

@@ -11,7 +11,6 @@ use super::http::{self, contract_value};
 use super::invoke::{self, InvokeRequest, Refusal};
 use super::state::State;
 use crate::resolve;
-use crate::store;
 use crate::surface::{Calls, Endpoint};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -38,14 +37,14 @@ impl Sessions {
             crate::catalogue::generate::Rng::new(s as u64 ^ (n as u64) << 20).next_u64(),
             n
         );
-        self.0.lock().unwrap().insert(id.clone());
+        crate::sync::lock(&self.0).insert(id.clone());
         id
     }
     pub fn known(&self, id: &str) -> bool {
-        self.0.lock().unwrap().contains(id)
+        crate::sync::lock(&self.0).contains(id)
     }
     pub fn close(&self, id: &str) -> bool {
-        self.0.lock().unwrap().remove(id)
+        crate::sync::lock(&self.0).remove(id)
     }
 }
 
@@ -357,7 +356,7 @@ fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> Generi
         }
         "read_receipt" => {
             let rid = args.get("id").and_then(Value::as_str).unwrap_or("");
-            let r = store::receipt(&st.db.lock().unwrap(), rid);
+            let r = st.receipt(rid);
             answered(match r {
                 Ok(Some(r)) => ok(
                     id,

@@ -125,7 +125,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
-    *state.base_url.write().unwrap() = format!("http://{addr}");
+    state.set_base_url(format!("http://{addr}"));
     axum::serve(listener, router(state, max_body))
         .with_graceful_shutdown(shutdown)
         .await

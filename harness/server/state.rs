@@ -1,14 +1,20 @@
 //! The server's state: the store, and a snapshot of the catalogue (rows, projection, resolver
 //! indexes) rebuilt on every change, so a new row shows on every surface at once.
+//!
+//! Handlers reach the store only through [`State`]'s methods, which take its lock through
+//! [`crate::sync`]: a handler that panics while holding it does not make every later request
+//! fail.
 
 use crate::catalogue::{Catalogue, Row, Tool};
 use crate::error::Result;
 use crate::resolve::{Bm25, Substring};
-use crate::store;
+use crate::store::{self, Receipt};
 use crate::surface::Listing;
+use crate::sync;
 use rusqlite::Connection;
+use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use tokio::sync::broadcast;
 
 /// Everything derived from the directory table at one moment.
@@ -67,14 +73,14 @@ impl Snapshot {
 
 /// Shared server state.
 pub struct State {
-    pub db: Mutex<Connection>,
+    db: Mutex<Connection>,
     snapshot: RwLock<Arc<Snapshot>>,
     /// The bearer token; `None` refuses every call that invokes or changes rows.
     pub token: Option<String>,
     /// Hosts the http runner may send to.
     pub allowlist: Vec<String>,
     /// Base URL clients reach this server at, for invoke URLs in answers.
-    pub base_url: RwLock<String>,
+    base_url: RwLock<String>,
     /// Fires when the projection changes (MCP sessions send list_changed).
     pub changes: broadcast::Sender<()>,
     /// Code-mode programs running at once: each may hold 64 MB for 5 seconds, so the rest wait
@@ -99,15 +105,74 @@ impl State {
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.read().unwrap().clone()
+        sync::read(&self.snapshot).clone()
+    }
+
+    /// The store, locked. Private: handlers go through the methods below.
+    fn db(&self) -> MutexGuard<'_, Connection> {
+        sync::lock(&self.db)
     }
 
     /// Re-read the directory after a change and tell open sessions.
     pub fn reload(&self) -> Result<()> {
-        let rows = store::rows(&self.db.lock().unwrap())?;
-        *self.snapshot.write().unwrap() = Arc::new(Snapshot::new(rows));
+        let rows = store::rows(&self.db())?;
+        *sync::write(&self.snapshot) = Arc::new(Snapshot::new(rows));
         let _ = self.changes.send(());
         Ok(())
+    }
+
+    /// Add a row to the directory and reload; false (nothing changed) when the key is taken.
+    pub fn add_row(&self, row: &Row) -> Result<bool> {
+        if !store::insert_row(&mut self.db(), row)? {
+            return Ok(false);
+        }
+        self.reload()?;
+        Ok(true)
+    }
+
+    /// Remove a row from the directory and reload; false when there was none.
+    pub fn remove_row(&self, key: &str) -> Result<bool> {
+        if !store::delete_row(&self.db(), key)? {
+            return Ok(false);
+        }
+        self.reload()?;
+        Ok(true)
+    }
+
+    /// A receipt by id.
+    pub fn receipt(&self, id: &str) -> Result<Option<Receipt>> {
+        store::receipt(&self.db(), id)
+    }
+
+    /// How many receipts the store holds.
+    pub fn receipt_count(&self) -> Result<i64> {
+        store::receipt_count(&self.db())
+    }
+
+    /// Number a receipt and write it: `make` builds it from its sequence number. Another
+    /// process appending to the same file can take the number first: then the next is tried,
+    /// up to five times. The error is the sentence to refuse the call with.
+    pub fn write_receipt(
+        &self,
+        make: impl Fn(u64) -> Receipt,
+    ) -> std::result::Result<Receipt, String> {
+        let db = self.db();
+        let mut attempt = 0;
+        loop {
+            let seq = store::next_receipt_seq(&db)
+                .map_err(|e| format!("could not number the receipt: {e}"))?;
+            let receipt = make(seq);
+            match store::insert_receipt(&db, &receipt) {
+                Ok(()) => return Ok(receipt),
+                Err(e) if attempt < 5 && e.to_string().contains("UNIQUE") => attempt += 1,
+                Err(e) => return Err(format!("could not write the receipt: {e}")),
+            }
+        }
+    }
+
+    /// Record an outgoing message in the outbox (nothing is sent); returns its id.
+    pub fn record_outbox(&self, key: &str, message: &Value, at: &str) -> Result<i64> {
+        store::record_outbox(&self.db(), key, message, at)
     }
 
     /// Whether a presented token is the server's.
@@ -119,10 +184,49 @@ impl State {
     }
 
     pub fn base_url(&self) -> String {
-        self.base_url.read().unwrap().clone()
+        sync::read(&self.base_url).clone()
+    }
+
+    /// Set the base URL once the listener's address is known.
+    pub fn set_base_url(&self, url: String) {
+        *sync::write(&self.base_url) = url;
     }
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{generate::Generator, profile::Profile};
+
+    fn state() -> Arc<State> {
+        let rows: Vec<Row> =
+            Generator::new(Profile::named("seed-2026-07").unwrap(), 5, 1, false).collect();
+        let mut conn = store::open(None).unwrap();
+        store::replace_directory(&mut conn, &rows).unwrap();
+        Arc::new(State::new(conn, Some("t".into()), vec![]).unwrap())
+    }
+
+    #[test]
+    fn a_panic_holding_the_store_does_not_refuse_later_requests() {
+        let st = state();
+        let held = st.clone();
+        let panicked = std::thread::spawn(move || {
+            let _db = held.db();
+            panic!("a handler fails while holding the store");
+        })
+        .join();
+        assert!(panicked.is_err());
+        assert!(st.db.is_poisoned(), "the panic poisoned the lock");
+        assert_eq!(st.receipt_count().unwrap(), 0);
+        assert!(st.receipt("inv_none").unwrap().is_none());
+        let key = st.snapshot().rows[0].key.clone();
+        assert!(st.remove_row(&key).unwrap());
+        assert_eq!(st.snapshot().rows.len(), 4);
+        let at = "2026-01-01T00:00:00Z";
+        assert_eq!(st.record_outbox(&key, &Value::Null, at).unwrap(), 1);
+    }
 }

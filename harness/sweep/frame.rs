@@ -299,38 +299,9 @@ pub struct LogSummary {
 }
 
 impl crate::report::Tabular for LogSummary {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "scenario",
-            "surface",
-            "rows",
-            "task",
-            "requests",
-            "errors",
-            "input_tokens",
-            "cached_input_tokens",
-            "output_tokens",
-            "request_bytes",
-            "cost_usd",
-            "label",
-        ]
-    }
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.scenario.clone(),
-            self.surface.clone(),
-            self.rows.to_string(),
-            self.task.clone(),
-            self.requests.to_string(),
-            self.errors.to_string(),
-            self.input_tokens.to_string(),
-            self.cached_input_tokens.to_string(),
-            self.output_tokens.to_string(),
-            self.request_bytes.to_string(),
-            format!("{:.8}", self.cost_usd),
-            self.label.clone(),
-        ]
-    }
+    // polars has a `Column` too.
+    const COLUMNS: &'static [crate::report::Column] =
+        &[crate::report::Column::field("cost_usd").places(8)];
 }
 
 /// Sum a gateway log per (scenario, surface, N, task), in first-seen order.

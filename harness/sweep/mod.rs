@@ -15,7 +15,7 @@ use crate::driver::{self, scenario::Scenario, TaskResult};
 use crate::error::{Error, Result};
 use crate::measure::{self, MeasureRow};
 use crate::pricing::PriceCard;
-use crate::report::{self, Tabular};
+use crate::report::{self, Column, Tabular};
 use crate::surface::{SurfaceKind, DEFAULT_ENDPOINT};
 use crate::tokens::Tokenizer;
 use serde::{Deserialize, Serialize};
@@ -99,50 +99,25 @@ pub struct SweepRow {
 }
 
 impl Tabular for SweepRow {
-    fn headers() -> Vec<&'static str> {
-        vec![
-            "surface",
-            "client",
-            "model",
-            "tokenizer",
-            "rows",
-            "definitions_in_context",
-            "tools_in_request",
-            "wire_bytes",
-            "input_tokens",
-            "ratio_to_protocol_only",
-            "marginal_tokens_per_definition",
-            "cost_usd",
-            "cost_usd_cold",
-            "cost_per_month_usd",
-            "label",
-            "warnings",
-        ]
-    }
-    fn cells(&self) -> Vec<String> {
-        let opt = |v: Option<f64>, p: usize| v.map(|x| format!("{x:.p$}")).unwrap_or_default();
-        vec![
-            self.surface.clone(),
-            self.client.clone(),
-            self.model.clone(),
-            self.tokenizer.clone(),
-            self.rows.to_string(),
-            self.definitions_in_context.to_string(),
-            self.tools_in_request.to_string(),
-            self.wire_bytes.to_string(),
-            self.input_tokens.to_string(),
-            opt(self.ratio_to_protocol_only, 3),
-            opt(self.marginal_tokens_per_definition, 2),
-            format!("{:.8}", self.cost_usd),
-            format!("{:.8}", self.cost_usd_cold),
-            format!("{:.2}", self.cost_per_month_usd),
-            self.label.clone(),
-            self.warnings.clone(),
-        ]
-    }
-    fn brief_columns() -> Option<Vec<usize>> {
-        Some(vec![0, 1, 3, 4, 7, 8, 9, 10, 13, 14])
-    }
+    const COLUMNS: &'static [Column] = &[
+        Column::field("ratio_to_protocol_only").places(3),
+        Column::field("marginal_tokens_per_definition").places(2),
+        Column::field("cost_usd").places(8),
+        Column::field("cost_usd_cold").places(8),
+        Column::field("cost_per_month_usd").places(2),
+    ];
+    const BRIEF: &'static [&'static str] = &[
+        "surface",
+        "client",
+        "tokenizer",
+        "rows",
+        "wire_bytes",
+        "input_tokens",
+        "ratio_to_protocol_only",
+        "marginal_tokens_per_definition",
+        "cost_per_month_usd",
+        "label",
+    ];
 }
 
 /// What a sweep produced.

@@ -7,7 +7,7 @@ use super::plot::ClientLimits;
 use super::{Config, SweepRow};
 use crate::driver::TaskResult;
 use crate::error::Result;
-use crate::report::{percent, thousands};
+use crate::report::{markdown, percent, thousands, Align};
 use crate::surface::SurfaceKind;
 use std::fmt::Write as _;
 
@@ -69,26 +69,21 @@ fn grid(
     cell: &dyn Fn(&SweepRow) -> String,
 ) {
     let n = ns(rows);
-    let _ = write!(s, "| surface |");
-    for x in &n {
-        let _ = write!(s, " N={} |", thousands(*x as u64));
-    }
-    s.push('\n');
-    s.push_str("|---|");
-    for _ in &n {
-        s.push_str("---:|");
-    }
-    s.push('\n');
-    for surface in surfaces(rows) {
-        let _ = write!(s, "| {surface} |");
-        for x in &n {
-            let c = find(rows, client, tok, &surface, *x)
+    let columns: Vec<(String, Align)> = std::iter::once(("surface".to_string(), Align::Left))
+        .chain(
+            n.iter()
+                .map(|x| (format!("N={}", thousands(*x as u64)), Align::Right)),
+        )
+        .collect();
+    let body = surfaces(rows).into_iter().map(|surface| {
+        let cells = n.iter().map(|x| {
+            find(rows, client, tok, &surface, *x)
                 .map(cell)
-                .unwrap_or_default();
-            let _ = write!(s, " {c} |");
-        }
-        s.push('\n');
-    }
+                .unwrap_or_default()
+        });
+        std::iter::once(surface.clone()).chain(cells).collect()
+    });
+    s.push_str(&markdown::table(&columns, body));
     s.push('\n');
 }
 
@@ -117,19 +112,23 @@ turns a day for {} days, with a warm prompt cache.\n",
         cfg.turns_per_day,
         cfg.days
     );
-    s.push_str("| client | price card | context window | source |\n|---|---|---:|---|\n");
-    for c in clients {
-        let card = &c.card;
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} ({}) |",
-            c.client,
-            card.id,
-            thousands(card.context_window),
-            card.source,
-            card.date
-        );
-    }
+    s.push_str(&markdown::table(
+        &[
+            ("client", Align::Left),
+            ("price card", Align::Left),
+            ("context window", Align::Right),
+            ("source", Align::Left),
+        ],
+        clients.iter().map(|c| {
+            let card = &c.card;
+            vec![
+                c.client.clone(),
+                card.id.clone(),
+                thousands(card.context_window),
+                format!("{} ({})", card.source, card.date),
+            ]
+        }),
+    ));
     s.push('\n');
     for (client, tok) in combos(rows) {
         let _ = writeln!(s, "## Input tokens per turn: {client}, estimated:{tok}\n");
@@ -159,29 +158,35 @@ turns a day for {} days, with a warm prompt cache.\n",
     }
     let growth = frame::growth(rows)?;
     if let Some(g0) = growth.first() {
-        let _ = writeln!(
-            s,
-            "## Growth from N={} to N={} (derived)\n\n| surface | client | tokenizer | tokens at N={} | tokens at N={} | growth | mean marginal tokens per definition |\n|---|---|---|---:|---:|---:|---:|",
-            thousands(g0.from_rows as u64),
-            thousands(g0.to_rows as u64),
-            thousands(g0.from_rows as u64),
-            thousands(g0.to_rows as u64)
-        );
-        for g in &growth {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {:.2}x | {} |",
-                g.surface,
-                g.client,
-                g.tokenizer,
-                thousands(g.from_tokens),
-                thousands(g.to_tokens),
-                g.factor,
-                g.mean_marginal
-                    .map(|m| format!("{m:.2}"))
-                    .unwrap_or_default()
-            );
-        }
+        let (from, to) = (thousands(g0.from_rows as u64), thousands(g0.to_rows as u64));
+        let _ = writeln!(s, "## Growth from N={from} to N={to} (derived)\n");
+        s.push_str(&markdown::table(
+            &[
+                ("surface".to_string(), Align::Left),
+                ("client".to_string(), Align::Left),
+                ("tokenizer".to_string(), Align::Left),
+                (format!("tokens at N={from}"), Align::Right),
+                (format!("tokens at N={to}"), Align::Right),
+                ("growth".to_string(), Align::Right),
+                (
+                    "mean marginal tokens per definition".to_string(),
+                    Align::Right,
+                ),
+            ],
+            growth.iter().map(|g| {
+                vec![
+                    g.surface.clone(),
+                    g.client.clone(),
+                    g.tokenizer.clone(),
+                    thousands(g.from_tokens),
+                    thousands(g.to_tokens),
+                    format!("{:.2}x", g.factor),
+                    g.mean_marginal
+                        .map(|m| format!("{m:.2}"))
+                        .unwrap_or_default(),
+                ]
+            }),
+        ));
         s.push('\n');
     }
     s.push_str("## Provider limits crossed\n\n");
@@ -215,23 +220,38 @@ turns a day for {} days, with a warm prompt cache.\n",
     }
     if !tasks.is_empty() {
         let label = tasks.first().map(|t| t.label.as_str()).unwrap_or("");
-        let _ = writeln!(s, "## Whole tasks (gateway log rows; tokens {label}, cost derived)\n\n| N | surface | task | success | rounds | misses | input tokens | cached | output | cost |\n|---:|---|---|---|---:|---:|---:|---:|---:|---:|");
-        for t in tasks {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                thousands(t.rows as u64),
-                t.surface,
-                t.task,
-                if t.success { "yes" } else { "no" },
-                t.rounds,
-                t.misses,
-                thousands(t.input_tokens),
-                thousands(t.cached_input_tokens),
-                thousands(t.output_tokens),
-                money(t.cost_usd)
-            );
-        }
+        let _ = writeln!(
+            s,
+            "## Whole tasks (gateway log rows; tokens {label}, cost derived)\n"
+        );
+        s.push_str(&markdown::table(
+            &[
+                ("N", Align::Right),
+                ("surface", Align::Left),
+                ("task", Align::Left),
+                ("success", Align::Left),
+                ("rounds", Align::Right),
+                ("misses", Align::Right),
+                ("input tokens", Align::Right),
+                ("cached", Align::Right),
+                ("output", Align::Right),
+                ("cost", Align::Right),
+            ],
+            tasks.iter().map(|t| {
+                vec![
+                    thousands(t.rows as u64),
+                    t.surface.clone(),
+                    t.task.clone(),
+                    (if t.success { "yes" } else { "no" }).to_string(),
+                    t.rounds.to_string(),
+                    t.misses.to_string(),
+                    thousands(t.input_tokens),
+                    thousands(t.cached_input_tokens),
+                    thousands(t.output_tokens),
+                    money(t.cost_usd),
+                ]
+            }),
+        ));
         s.push('\n');
     }
     s.push_str("## Plots\n\nEach as PNG and SVG; log scales skip N=0. The per-N charts are drawn for each client with the first tokenizer.\n\n");
@@ -412,26 +432,40 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
 /// summary.md for a gateway log.
 pub fn log(source: &str, rows: &[LogSummary]) -> String {
     let mut s = format!(
-        "# Gateway log: {source}\n\nOne row per run (scenario, surface, N and task from each request's metadata; requests without a surface are grouped by model). Token figures carry the log's usage source: `observed` when a provider returned them, `estimated:<tokenizer>` from the mock upstream. Costs are `derived` from the price card the gateway used.\n\n| scenario | surface | N | task | requests | errors | input tokens | cached | output | request bytes | cost | label |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+        "# Gateway log: {source}\n\nOne row per run (scenario, surface, N and task from each request's metadata; requests without a surface are grouped by model). Token figures carry the log's usage source: `observed` when a provider returned them, `estimated:<tokenizer>` from the mock upstream. Costs are `derived` from the price card the gateway used.\n\n"
     );
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.scenario,
-            r.surface,
-            thousands(r.rows as u64),
-            r.task,
-            r.requests,
-            r.errors,
-            thousands(r.input_tokens),
-            thousands(r.cached_input_tokens),
-            thousands(r.output_tokens),
-            thousands(r.request_bytes),
-            money(r.cost_usd),
-            r.label
-        );
-    }
+    s.push_str(&markdown::table(
+        &[
+            ("scenario", Align::Left),
+            ("surface", Align::Left),
+            ("N", Align::Right),
+            ("task", Align::Left),
+            ("requests", Align::Right),
+            ("errors", Align::Right),
+            ("input tokens", Align::Right),
+            ("cached", Align::Right),
+            ("output", Align::Right),
+            ("request bytes", Align::Right),
+            ("cost", Align::Right),
+            ("label", Align::Left),
+        ],
+        rows.iter().map(|r| {
+            vec![
+                r.scenario.clone(),
+                r.surface.clone(),
+                thousands(r.rows as u64),
+                r.task.clone(),
+                r.requests.to_string(),
+                r.errors.to_string(),
+                thousands(r.input_tokens),
+                thousands(r.cached_input_tokens),
+                thousands(r.output_tokens),
+                thousands(r.request_bytes),
+                money(r.cost_usd),
+                r.label.clone(),
+            ]
+        }),
+    ));
     let total: f64 = rows.iter().map(|r| r.cost_usd).sum();
     let requests: usize = rows.iter().map(|r| r.requests).sum();
     let _ = writeln!(
