@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use toolcost::catalogue::{generate::Generator, profile::Profile, Catalogue, Row};
 use toolcost::client::Client;
+use toolcost::server::store;
 use toolcost::server::{self, state::State};
-use toolcost::store;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
 
 const TOKEN: &str = "test-token-1";

@@ -133,14 +133,13 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         let mut stops = Vec::new();
         let (cat, server_base) = match (size, &ep.server) {
             (_, Some(url)) => {
-                let target = crate::cli::TargetArgs {
-                    url: Some(format!("{}/mcp", url.trim_end_matches('/'))),
-                    header: vec![format!("Authorization: Bearer {token}")],
-                    timeout: 60,
-                    ..Default::default()
+                let target = crate::mcp::Target::Http {
+                    url: format!("{}/mcp", url.trim_end_matches('/')),
+                    headers: vec![format!("Authorization: Bearer {token}")],
+                    timeout: std::time::Duration::from_secs(60),
                 };
                 (
-                    crate::cli::fetch_target(&target).await?.0,
+                    target.fetch().await?.0,
                     url.trim_end_matches('/').to_string(),
                 )
             }

@@ -2,10 +2,10 @@
 
 use super::invoke::{self, InvokeRequest, Refusal};
 use super::state::State;
+use super::store;
 use crate::catalogue::Row;
 use crate::resolve::{self, Resolver};
 use crate::schema;
-use crate::store;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State as Extract};
 use axum::http::{header, HeaderMap, StatusCode};

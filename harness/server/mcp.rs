@@ -8,8 +8,8 @@
 use super::http::{self, contract_value};
 use super::invoke::{self, InvokeRequest, Refusal};
 use super::state::State;
+use super::store;
 use crate::resolve;
-use crate::store;
 use crate::surface::{code_mode, small_mcp};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -42,7 +42,7 @@ impl Sessions {
         let (s, n) = crate::clock::now();
         let id = format!(
             "{:016x}{:08x}",
-            crate::catalogue::generate::Rng::new(s as u64 ^ (n as u64) << 20).next_u64(),
+            crate::rng::Rng::new(s as u64 ^ (n as u64) << 20).next_u64(),
             n
         );
         self.0.lock().unwrap().insert(id.clone());

@@ -1,10 +1,10 @@
 //! The server's state: the store, and a snapshot of the catalogue (rows, projection, resolver
 //! indexes) rebuilt on every change, so a new row shows on every surface at once.
 
+use super::store;
 use crate::catalogue::{Catalogue, Row};
 use crate::error::Result;
 use crate::resolve::{Bm25, Substring};
-use crate::store;
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
