@@ -61,14 +61,3 @@ pub fn env_secret(flag: &str, name: &str) -> Result<String> {
             ))
         })
 }
-
-/// N within what the generator accepts.
-pub fn check_rows(n: usize) -> Result<usize> {
-    let max = crate::catalogue::generate::MAX_ROWS;
-    if n > max {
-        return Err(Error::input(format!(
-            "--rows {n} is over the limit of {max}; generate at most a million rows"
-        )));
-    }
-    Ok(n)
-}

@@ -36,13 +36,12 @@ impl CatalogueSource {
         match self {
             CatalogueSource::File(path) => Catalogue::load(path),
             CatalogueSource::Server { url, headers } => {
-                let target = crate::cli::TargetArgs {
-                    url: Some(url.clone()),
-                    header: headers.clone(),
-                    timeout: 60,
-                    ..Default::default()
+                let target = crate::mcp::Target::Http {
+                    url: url.clone(),
+                    headers: headers.clone(),
+                    timeout: std::time::Duration::from_secs(60),
                 };
-                Ok(crate::cli::load_target(&target)?.0)
+                Ok(target.load()?.0)
             }
             CatalogueSource::Generated {
                 rows,

@@ -7,42 +7,23 @@
 use super::profile::{KeyStyle, Profile};
 use super::words::*;
 use super::{Row, Runner};
+use crate::error::{Error, Result};
 use crate::json;
+use crate::rng::Rng;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 
 /// The largest catalogue `generate` accepts.
 pub const MAX_ROWS: usize = 1_000_000;
 
-/// SplitMix64: small, fast, and stable across versions (the output is a contract).
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+/// N within what the generator accepts.
+pub fn check_rows(n: usize) -> Result<usize> {
+    if n > MAX_ROWS {
+        return Err(Error::input(format!(
+            "--rows {n} is over the limit of {MAX_ROWS}; generate at most a million rows"
+        )));
     }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, [lo, hi]: [usize; 2]) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-    pub fn chance(&mut self, p: f64) -> bool {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 1.0 < p
-    }
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
+    Ok(n)
 }
 
 /// The index whose count lags its weighted share the most: exact proportions at any prefix.
@@ -59,6 +40,46 @@ fn quota(weights: &[f64], counts: &[usize]) -> usize {
         }
     }
     best
+}
+
+/// A generated row's `target` and the payload line its content ends with, both from its runner.
+fn target_and_payload(
+    runner: Runner,
+    svc: &Service,
+    verb_key: &str,
+    res_phrase: &str,
+    res_word: &str,
+    key: &str,
+    needs_id: bool,
+) -> (String, String) {
+    let target = match runner {
+        Runner::Http => {
+            let method = match verb_key {
+                "CREATE" | "SEND" | "SYNC" | "EXPORT" | "QUERY" => "POST",
+                "UPDATE" | "ARCHIVE" => "PATCH",
+                "DELETE" => "DELETE",
+                _ => "GET",
+            };
+            let path = res_phrase.replace(' ', "_").to_lowercase();
+            format!(
+                "{method} {}/{path}{}",
+                svc.base,
+                if needs_id { "/$1" } else { "" }
+            )
+        }
+        Runner::Fn => format!("fn:{}", key.to_lowercase()),
+        Runner::Flow => format!("flow:{}", key.to_lowercase()),
+        Runner::Agent => format!("agent:{}_assistant", svc.prefix.to_lowercase()),
+    };
+    let payload = match runner {
+        Runner::Flow => format!("STEPS: {}_{}_LIST -> {key}", svc.prefix, res_word),
+        Runner::Agent => format!(
+            "PROMPT: act as the {} assistant and finish the request",
+            svc.display
+        ),
+        _ => target.clone(),
+    };
+    (target, payload)
 }
 
 fn mix(seed: u64, a: u64, b: u64) -> u64 {
@@ -200,23 +221,7 @@ impl Generator {
         } else {
             res_key
         };
-        let base = match self.profile.key_style {
-            KeyStyle::UpperSnake => {
-                if rng.chance(0.5) {
-                    format!("{}_{}_{}", svc.prefix, res_word, verb_key)
-                } else {
-                    format!("{}_{}_{}", svc.prefix, verb_key, res_word)
-                }
-            }
-            KeyStyle::Snake => {
-                let s = format!("{}_{}", verb_key, res_word).to_lowercase();
-                if rng.chance(0.3) {
-                    format!("{}_{s}", svc.prefix.to_lowercase())
-                } else {
-                    s
-                }
-            }
-        };
+        let base = self.base_key(&mut rng, &svc.prefix, res_word, verb_key);
         let key = self.unique_key(base);
 
         let what = self.what_line(
@@ -242,33 +247,8 @@ impl Generator {
             res_phrase,
             svc.display
         );
-        let target = match runner {
-            Runner::Http => {
-                let method = match verb_key {
-                    "CREATE" | "SEND" | "SYNC" | "EXPORT" | "QUERY" => "POST",
-                    "UPDATE" | "ARCHIVE" => "PATCH",
-                    "DELETE" => "DELETE",
-                    _ => "GET",
-                };
-                let path = res_phrase.replace(' ', "_").to_lowercase();
-                format!(
-                    "{method} {}/{path}{}",
-                    svc.base,
-                    if needs_id { "/$1" } else { "" }
-                )
-            }
-            Runner::Fn => format!("fn:{}", key.to_lowercase()),
-            Runner::Flow => format!("flow:{}", key.to_lowercase()),
-            Runner::Agent => format!("agent:{}_assistant", svc.prefix.to_lowercase()),
-        };
-        let payload = match runner {
-            Runner::Flow => format!("STEPS: {}_{}_LIST -> {key}", svc.prefix, res_word),
-            Runner::Agent => format!(
-                "PROMPT: act as the {} assistant and finish the request",
-                svc.display
-            ),
-            _ => target.clone(),
-        };
+        let (target, payload) =
+            target_and_payload(runner, &svc, verb_key, res_phrase, res_word, &key, needs_id);
         let content = format!(
             "# WHAT: {what}\n# WHEN_TO_USE: {when}\n# ARGS: {}\n# EX: [{key}]{}[/{key}]\n{payload}\n",
             if args.is_empty() { "none".to_string() } else { args.join(", ") },
@@ -296,6 +276,27 @@ impl Generator {
             input_schema: Some(schema),
         };
         self.fit(row)
+    }
+
+    /// The key before it is made unique: service prefix, resource and verb in the profile's style.
+    fn base_key(&self, rng: &mut Rng, prefix: &str, res_word: &str, verb_key: &str) -> String {
+        match self.profile.key_style {
+            KeyStyle::UpperSnake => {
+                if rng.chance(0.5) {
+                    format!("{}_{}_{}", prefix, res_word, verb_key)
+                } else {
+                    format!("{}_{}_{}", prefix, verb_key, res_word)
+                }
+            }
+            KeyStyle::Snake => {
+                let s = format!("{}_{}", verb_key, res_word).to_lowercase();
+                if rng.chance(0.3) {
+                    format!("{}_{s}", prefix.to_lowercase())
+                } else {
+                    s
+                }
+            }
+        }
     }
 
     /// Drop trailing arguments until the projected definition fits the profile's cap.

@@ -5,6 +5,8 @@
 //! projections alike.
 
 pub mod capture;
+pub mod directory;
+pub mod fixed;
 pub mod generate;
 pub mod jsonl;
 pub mod profile;
@@ -222,7 +224,7 @@ impl Catalogue {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         let label = path.display().to_string();
         if bytes.starts_with(b"SQLite format 3\0") {
-            let rows = crate::store::read_directory(path)?;
+            let rows = directory::read_directory(path)?;
             return Ok(Catalogue::from_rows(label, rows));
         }
         let text = std::str::from_utf8(&bytes)

@@ -4,10 +4,12 @@
 //! Each query carries every key that answers it: rows generated from the same verb, resource and
 //! service are interchangeable, so any of them counts as found.
 
-use crate::catalogue::generate::{Generator, Intent, Rng};
+use crate::catalogue::fixed;
+use crate::catalogue::generate::{Generator, Intent};
 use crate::catalogue::profile::Profile;
 use crate::catalogue::Row;
 use crate::error::Result;
+use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -184,36 +186,6 @@ const RESOURCE_PARAPHRASES: &[(&str, &[&str])] = &[
     ("secrets", &["credentials", "API keys"]),
 ];
 
-/// The fixed rows, with the queries written for them by hand.
-const FIXED: &[(&str, &str, &str)] = &[
-    (
-        "NOW",
-        "current date and time",
-        "what does the clock say right now",
-    ),
-    ("EMAIL_SEND", "send an email", "mail a note to a colleague"),
-    ("AIG_LIST", "list the AI gateways", "show my LLM proxies"),
-    (
-        "ORDER_GET",
-        "fetch one order by id",
-        "look up a purchase by its number",
-    ),
-    (
-        "ECHO",
-        "return the arguments unchanged",
-        "repeat back what I say",
-    ),
-    ("SUM", "add a list of numbers", "total up these amounts"),
-];
-
-/// The hand-written (lexical, paraphrase) queries of a fixed row.
-pub fn fixed(key: &str) -> Option<(&'static str, &'static str)> {
-    FIXED
-        .iter()
-        .find(|(k, _, _)| *k == key)
-        .map(|(_, l, p)| (*l, *p))
-}
-
 fn lookup<'a>(table: &'a [(&str, &'a [&'a str])], key: &str) -> &'a [&'a str] {
     table
         .iter()
@@ -272,7 +244,7 @@ fn label(rows: &[Row], intents: &[Option<Intent>], targets: usize, seed: u64) ->
     }
     let text = |r: &Row| crate::resolve::searchable(r);
     let mut queries = Vec::new();
-    for (key, lexical, paraphrase) in FIXED {
+    for (key, lexical, paraphrase) in fixed::QUERIES {
         if let Some(row) = rows.iter().find(|r| r.key == *key) {
             for (kind, q) in [
                 (QueryKind::Lexical, *lexical),
@@ -374,7 +346,7 @@ mod tests {
     #[test]
     fn query_sets_are_labelled_and_paraphrases_avoid_the_rows_words() {
         let (rows, qs) = generate(Profile::named("seed-2026-07").unwrap(), 856, 1, 100).unwrap();
-        assert_eq!(qs.len(), 2 * (100 + FIXED.len()));
+        assert_eq!(qs.len(), 2 * (100 + fixed::QUERIES.len()));
         for q in &qs {
             assert!(q.relevant.contains(&q.target));
             assert!(rows.iter().any(|r| r.key == q.target));

@@ -147,13 +147,12 @@ async fn server_for(
 ) -> Result<(Catalogue, String)> {
     if let Some(url) = &s.endpoints.server {
         let base = url.trim_end_matches('/').to_string();
-        let target = crate::cli::TargetArgs {
-            url: Some(format!("{base}/mcp")),
-            header: vec![format!("Authorization: Bearer {token}")],
-            timeout: 60,
-            ..Default::default()
+        let target = crate::mcp::Target::Http {
+            url: format!("{base}/mcp"),
+            headers: vec![format!("Authorization: Bearer {token}")],
+            timeout: std::time::Duration::from_secs(60),
         };
-        return Ok((crate::cli::fetch_target(&target).await?.0, base));
+        return Ok((target.fetch().await?.0, base));
     }
     let n = size.ok_or_else(|| Error::input("a scenario without a server needs catalogue rows"))?;
     let rows: Vec<_> = Generator::new(

@@ -17,7 +17,7 @@ pub struct Scenario {
     pub run: RunSpec,
     /// What `toolcost sweep --scenario` measures (the `run` command ignores it).
     #[serde(default)]
-    pub sweep: Option<crate::sweep::SweepSpec>,
+    pub sweep: Option<SweepSpec>,
     #[serde(default)]
     pub upstream: UpstreamSpec,
     /// Running servers to use instead of starting them in process.
@@ -145,4 +145,22 @@ impl Scenario {
         }
         Ok(s)
     }
+}
+
+/// The `[sweep]` section of a scenario file; every field may be overridden on the command line.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    pub rows: Option<Vec<usize>>,
+    /// `all` or a list of surface names.
+    pub surfaces: Option<Vec<String>>,
+    pub tokenizers: Option<Vec<String>>,
+    pub clients: Option<Vec<String>>,
+    /// Play the scenario's `[run]` tasks too, at the `[catalogue]` sizes unless `task_rows`
+    /// names others.
+    #[serde(default)]
+    pub tasks: bool,
+    pub task_rows: Option<Vec<usize>>,
+    pub turns_per_day: Option<u64>,
+    pub days: Option<u64>,
 }

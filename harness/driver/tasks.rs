@@ -23,7 +23,7 @@ pub fn task(name: &str, orders: usize, paraphrase: bool) -> Task {
     let t = |prompt: &str, key: Option<&'static str>, calls, query, reformulation| {
         let para = key
             .filter(|_| paraphrase)
-            .and_then(crate::discovery::queries::fixed);
+            .and_then(crate::catalogue::fixed::queries);
         let (query, reformulation) = match para {
             Some((_, p)) => (p, query),
             None => (query, reformulation),

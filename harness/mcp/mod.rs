@@ -8,9 +8,11 @@
 
 mod http;
 mod stdio;
+mod target;
 
 pub use http::Http;
 pub use stdio::Stdio;
+pub use target::Target;
 
 use crate::catalogue::{capture, Tool};
 use crate::error::{Error, Result};

@@ -2,11 +2,11 @@
 //! schema, run its runner, and write the receipt before answering.
 
 use super::state::State;
+use super::store::Receipt;
 use crate::catalogue::{Row, Runner};
 use crate::clock;
 use crate::resolve::Resolver;
 use crate::schema::{self, instance};
-use crate::store::Receipt;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -307,7 +307,7 @@ fn builtin(state: &State, row: &Row, args: &Value) -> Result<Value, String> {
         }
         "order_get" => {
             let id = args.get("order_id").and_then(Value::as_str).unwrap_or("");
-            let mut rng = crate::catalogue::generate::Rng::new(seed_of(id));
+            let mut rng = crate::rng::Rng::new(seed_of(id));
             let items: Vec<Value> = (0..1 + rng.below(3))
                 .map(|i| {
                     let qty = 1 + rng.below(4) as u64;
@@ -320,7 +320,7 @@ fn builtin(state: &State, row: &Row, args: &Value) -> Result<Value, String> {
         }
         "aig_list" => {
             let account = args.get("account_id").and_then(Value::as_str).unwrap_or("acct_demo");
-            let mut rng = crate::catalogue::generate::Rng::new(seed_of(account));
+            let mut rng = crate::rng::Rng::new(seed_of(account));
             let gateways: Vec<Value> = ["production", "staging", "evals"]
                 .iter()
                 .map(|name| json!({"id": format!("gw_{:08x}", rng.next_u64() as u32), "name": name, "cache_ttl": 300, "logging": true}))

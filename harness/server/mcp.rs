@@ -34,7 +34,7 @@ impl Sessions {
         let (s, n) = crate::clock::now();
         let id = format!(
             "{:016x}{:08x}",
-            crate::catalogue::generate::Rng::new(s as u64 ^ (n as u64) << 20).next_u64(),
+            crate::rng::Rng::new(s as u64 ^ (n as u64) << 20).next_u64(),
             n
         );
         crate::sync::lock(&self.0).insert(id.clone());

@@ -9,6 +9,7 @@ pub mod http;
 pub mod invoke;
 pub mod mcp;
 pub mod state;
+pub mod store;
 
 use crate::catalogue::Row;
 use crate::error::{Error, Result};
@@ -44,9 +45,9 @@ pub struct Options {
 
 /// Open the store, load the rows, and build the shared state.
 pub fn state(opts: &Options) -> Result<Arc<State>> {
-    let mut conn = crate::store::open(opts.db.as_deref())?;
+    let mut conn = store::open(opts.db.as_deref())?;
     if let Some(rows) = &opts.rows {
-        crate::store::replace_directory(&mut conn, rows)?;
+        store::replace_directory(&mut conn, rows)?;
     }
     Ok(Arc::new(State::new(
         conn,

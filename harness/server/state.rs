@@ -5,10 +5,10 @@
 //! [`crate::sync`]: a handler that panics while holding it does not make every later request
 //! fail.
 
+use super::store::{self, Receipt};
 use crate::catalogue::{Catalogue, Row, Tool};
 use crate::error::Result;
 use crate::resolve::{Bm25, Substring};
-use crate::store::{self, Receipt};
 use crate::surface::Listing;
 use crate::sync;
 use rusqlite::Connection;

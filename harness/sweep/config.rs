@@ -1,10 +1,10 @@
 //! A sweep's configuration: the defaults, a scenario's `[sweep]` section, then the command
 //! line, each overriding the one before.
 
-use super::{Config, SweepSpec, DAYS, TURNS_PER_DAY};
-use crate::cli::SweepArgs;
+use super::{Config, DAYS, TURNS_PER_DAY};
+use crate::catalogue::generate::check_rows;
 use crate::client::Client;
-use crate::driver::scenario::{self, CatalogueSpec, ClientSpec, RunSpec, Scenario};
+use crate::driver::scenario::{self, CatalogueSpec, ClientSpec, RunSpec, Scenario, SweepSpec};
 use crate::error::{Error, Result};
 use crate::surface::SurfaceKind;
 use crate::tokens::Tokenizer;
@@ -32,8 +32,36 @@ fn split(s: &str) -> Vec<String> {
         .collect()
 }
 
+/// What the command line sets; `None` or empty leaves the scenario's value or the default.
+#[derive(Debug, Clone)]
+pub struct Overrides {
+    /// A scenario file: its `[sweep]` section (and, with `tasks = true`, its `[run]` tasks).
+    pub scenario: Option<PathBuf>,
+    pub rows: Vec<usize>,
+    /// `all` or a comma-separated list of surfaces.
+    pub surface: Option<String>,
+    /// Comma-separated tokenizers.
+    pub tokenizer: Option<String>,
+    /// Comma-separated client profiles.
+    pub client: Option<String>,
+    /// Comma-separated tasks to play through the gateway.
+    pub tasks: Option<String>,
+    pub task_rows: Vec<usize>,
+    /// ORDER_GET lookups in the orders task.
+    pub orders: usize,
+    /// Skip the scenario's tasks even when its `[sweep]` section asks for them.
+    pub no_tasks: bool,
+    pub turns_per_day: Option<u64>,
+    pub days: Option<u64>,
+    /// Catalogue profile and seed, used without a scenario.
+    pub profile: String,
+    pub seed: u64,
+    pub name: Option<String>,
+    pub out: Option<PathBuf>,
+}
+
 /// Merge defaults, the scenario's `[sweep]` and the command line.
-pub fn from_args(a: &SweepArgs) -> Result<Config> {
+pub fn resolve(a: &Overrides) -> Result<Config> {
     let scenario = match &a.scenario {
         Some(p) => Some(Scenario::read(p)?),
         None => None,
@@ -56,105 +84,16 @@ pub fn from_args(a: &SweepArgs) -> Result<Config> {
         Some(s) => (s.catalogue.profile.clone(), s.catalogue.seed),
         None => (a.profile.clone(), a.seed),
     };
-    let rows = if !a.rows.is_empty() {
-        a.rows.clone()
-    } else if let Some(r) = &spec.rows {
-        r.clone()
-    } else if let Some(s) = &scenario {
-        s.catalogue.rows.clone()
-    } else {
-        DEFAULT_ROWS.to_vec()
-    };
-    if rows.is_empty() {
-        return Err(Error::input(
-            "the sweep has no catalogue sizes; give --rows",
-        ));
-    }
-    for &n in &rows {
-        crate::error::check_rows(n)?;
-    }
-    let surface_names = match &a.surface {
-        Some(s) => split(s),
-        None => spec.surfaces.clone().unwrap_or_else(|| vec!["all".into()]),
-    };
-    let tokenizer_names = match &a.tokenizer {
-        Some(s) => split(s),
-        None => spec
-            .tokenizers
-            .clone()
-            .unwrap_or_else(|| DEFAULT_TOKENIZERS.iter().map(|s| s.to_string()).collect()),
-    };
-    let client_names = match &a.client {
-        Some(s) => split(s),
-        None => spec.clients.clone().unwrap_or_else(|| match &scenario {
-            Some(s) => vec![s.client.name.clone()],
-            None => DEFAULT_CLIENTS.iter().map(|s| s.to_string()).collect(),
-        }),
-    };
-    let mut clients = Vec::new();
-    for c in &client_names {
-        let mut client = Client::named(c)?;
-        if let Some(m) = scenario
-            .as_ref()
-            .filter(|s| s.client.name == *c)
-            .and_then(|s| s.client.model.clone())
-        {
-            client.model = m;
-        }
-        clients.push(client);
-    }
-    let tokenizers = tokenizer_names
-        .iter()
-        .map(|t| Tokenizer::parse(t))
-        .collect::<Result<Vec<_>>>()?;
-    let surfaces = surfaces(&surface_names)?;
-    if surfaces.is_empty() || tokenizers.is_empty() || clients.is_empty() {
-        return Err(Error::input(
-            "the sweep needs at least one surface, tokenizer and client",
-        ));
-    }
+    let rows = rows(a, &spec, scenario.as_ref())?;
+    let (surfaces, tokenizers, clients) = grid(a, &spec, scenario.as_ref())?;
     let tasks = match (&a.tasks, &scenario) {
-        (Some(list), _) => {
-            let tasks = split(list);
-            for t in &tasks {
-                if !crate::driver::tasks::NAMES.contains(&t.as_str()) && t != "turn" {
-                    return Err(Error::unknown("task", t, &crate::driver::tasks::NAMES));
-                }
-            }
-            let task_rows: Vec<usize> = if a.task_rows.is_empty() {
-                rows.iter()
-                    .copied()
-                    .filter(|n| *n > 0 && *n <= DEFAULT_TASK_MAX_ROWS)
-                    .collect()
-            } else {
-                a.task_rows.clone()
-            };
-            if task_rows.is_empty() {
-                return Err(Error::input(
-                    "--tasks needs a catalogue size to play at; give --task-rows",
-                ));
-            }
-            Some(Scenario {
-                name: name.clone(),
-                about: String::new(),
-                catalogue: CatalogueSpec {
-                    profile: profile.clone(),
-                    seed,
-                    rows: task_rows,
-                },
-                client: ClientSpec::default(),
-                run: RunSpec {
-                    surfaces: surfaces.iter().map(|s| s.name().to_string()).collect(),
-                    tasks,
-                    orders: a.orders,
-                    max_rounds: 400,
-                    phrasing: scenario::Phrasing::Literal,
-                },
-                upstream: Default::default(),
-                endpoints: Default::default(),
-                sweep: None,
-            })
-        }
+        (Some(list), _) => Some(task_scenario(
+            a,
+            list,
+            &rows,
+            &surfaces,
+            (&name, &profile, seed),
+        )?),
         (None, Some(s)) if spec.tasks && !a.no_tasks => {
             let mut s = s.clone();
             if !a.task_rows.is_empty() {
@@ -190,5 +129,126 @@ pub fn from_args(a: &SweepArgs) -> Result<Config> {
         days: a.days.or(spec.days).unwrap_or(DAYS),
         tasks,
         out,
+    })
+}
+
+/// The catalogue sizes: the command line's, the `[sweep]` section's, the `[catalogue]`'s, or
+/// the default grid.
+fn rows(a: &Overrides, spec: &SweepSpec, scenario: Option<&Scenario>) -> Result<Vec<usize>> {
+    let rows = if !a.rows.is_empty() {
+        a.rows.clone()
+    } else if let Some(r) = &spec.rows {
+        r.clone()
+    } else if let Some(s) = scenario {
+        s.catalogue.rows.clone()
+    } else {
+        DEFAULT_ROWS.to_vec()
+    };
+    if rows.is_empty() {
+        return Err(Error::input(
+            "the sweep has no catalogue sizes; give --rows",
+        ));
+    }
+    for &n in &rows {
+        check_rows(n)?;
+    }
+    Ok(rows)
+}
+
+/// The surfaces, tokenizers and clients of the grid, each at least one.
+fn grid(
+    a: &Overrides,
+    spec: &SweepSpec,
+    scenario: Option<&Scenario>,
+) -> Result<(Vec<SurfaceKind>, Vec<Tokenizer>, Vec<Client>)> {
+    let surface_names = match &a.surface {
+        Some(s) => split(s),
+        None => spec.surfaces.clone().unwrap_or_else(|| vec!["all".into()]),
+    };
+    let tokenizer_names = match &a.tokenizer {
+        Some(s) => split(s),
+        None => spec
+            .tokenizers
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TOKENIZERS.iter().map(|s| s.to_string()).collect()),
+    };
+    let client_names = match &a.client {
+        Some(s) => split(s),
+        None => spec.clients.clone().unwrap_or_else(|| match scenario {
+            Some(s) => vec![s.client.name.clone()],
+            None => DEFAULT_CLIENTS.iter().map(|s| s.to_string()).collect(),
+        }),
+    };
+    let mut clients = Vec::new();
+    for c in &client_names {
+        let mut client = Client::named(c)?;
+        if let Some(m) = scenario
+            .filter(|s| s.client.name == *c)
+            .and_then(|s| s.client.model.clone())
+        {
+            client.model = m;
+        }
+        clients.push(client);
+    }
+    let tokenizers = tokenizer_names
+        .iter()
+        .map(|t| Tokenizer::parse(t))
+        .collect::<Result<Vec<_>>>()?;
+    let surfaces = surfaces(&surface_names)?;
+    if surfaces.is_empty() || tokenizers.is_empty() || clients.is_empty() {
+        return Err(Error::input(
+            "the sweep needs at least one surface, tokenizer and client",
+        ));
+    }
+    Ok((surfaces, tokenizers, clients))
+}
+
+/// The scenario `--tasks` plays: the named tasks on the grid's surfaces, at `--task-rows` or
+/// the sweep's sizes from 1 to [`DEFAULT_TASK_MAX_ROWS`], with the sweep's name, profile and seed.
+fn task_scenario(
+    a: &Overrides,
+    list: &str,
+    rows: &[usize],
+    surfaces: &[SurfaceKind],
+    (name, profile, seed): (&str, &str, u64),
+) -> Result<Scenario> {
+    let tasks = split(list);
+    for t in &tasks {
+        if !crate::driver::tasks::NAMES.contains(&t.as_str()) && t != "turn" {
+            return Err(Error::unknown("task", t, &crate::driver::tasks::NAMES));
+        }
+    }
+    let task_rows: Vec<usize> = if a.task_rows.is_empty() {
+        rows.iter()
+            .copied()
+            .filter(|n| *n > 0 && *n <= DEFAULT_TASK_MAX_ROWS)
+            .collect()
+    } else {
+        a.task_rows.clone()
+    };
+    if task_rows.is_empty() {
+        return Err(Error::input(
+            "--tasks needs a catalogue size to play at; give --task-rows",
+        ));
+    }
+    Ok(Scenario {
+        name: name.to_string(),
+        about: String::new(),
+        catalogue: CatalogueSpec {
+            profile: profile.to_string(),
+            seed,
+            rows: task_rows,
+        },
+        client: ClientSpec::default(),
+        run: RunSpec {
+            surfaces: surfaces.iter().map(|s| s.name().to_string()).collect(),
+            tasks,
+            orders: a.orders,
+            max_rounds: 400,
+            phrasing: scenario::Phrasing::Literal,
+        },
+        upstream: Default::default(),
+        endpoints: Default::default(),
+        sweep: None,
     })
 }

@@ -25,24 +25,6 @@ use std::path::{Path, PathBuf};
 pub const TURNS_PER_DAY: u64 = 200;
 pub const DAYS: u64 = 30;
 
-/// The `[sweep]` section of a scenario file; every field may be overridden on the command line.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct SweepSpec {
-    pub rows: Option<Vec<usize>>,
-    /// `all` or a list of surface names.
-    pub surfaces: Option<Vec<String>>,
-    pub tokenizers: Option<Vec<String>>,
-    pub clients: Option<Vec<String>>,
-    /// Play the scenario's `[run]` tasks too, at the `[catalogue]` sizes unless `task_rows`
-    /// names others.
-    #[serde(default)]
-    pub tasks: bool,
-    pub task_rows: Option<Vec<usize>>,
-    pub turns_per_day: Option<u64>,
-    pub days: Option<u64>,
-}
-
 /// A validated sweep.
 #[derive(Debug, Clone)]
 pub struct Config {

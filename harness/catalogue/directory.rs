@@ -1,7 +1,8 @@
-//! SQLite storage: the `directory` table that holds a catalogue as data, the append-only
-//! `receipts` of every invocation, and the `outbox` where EMAIL_SEND records what it would send.
+//! The `directory` table: a catalogue stored as data in SQLite, one row per capability with
+//! the row contract's columns. `generate -o FILE.sqlite` writes it, every loader reads it, and
+//! the reference server keeps its live catalogue in it.
 
-use crate::catalogue::Row;
+use super::Row;
 use crate::error::{Error, Result};
 use rusqlite::{params, Connection};
 use std::path::Path;
@@ -73,55 +74,6 @@ pub fn read_directory(path: &Path) -> Result<Vec<Row>> {
     rows(&conn)
 }
 
-/// Receipts and the outbox. Triggers make receipts append-only.
-pub const RECEIPTS_DDL: &str = "CREATE TABLE IF NOT EXISTS receipts (
-    id TEXT PRIMARY KEY NOT NULL,
-    key TEXT NOT NULL,
-    args_hash TEXT NOT NULL,
-    result_hash TEXT NOT NULL,
-    ok INTEGER NOT NULL,
-    repairs TEXT,
-    created_at TEXT NOT NULL,
-    args TEXT NOT NULL,
-    result TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS receipts_no_update BEFORE UPDATE ON receipts
-BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS receipts_no_delete BEFORE DELETE ON receipts
-BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
-CREATE TABLE IF NOT EXISTS outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    receipt_key TEXT NOT NULL,
-    message TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);";
-
-/// One receipt.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Receipt {
-    pub id: String,
-    pub key: String,
-    pub args_hash: String,
-    pub result_hash: String,
-    pub ok: bool,
-    pub repairs: Option<String>,
-    pub created_at: String,
-    pub args: serde_json::Value,
-    pub result: serde_json::Value,
-}
-
-/// Open (or create) a store with every table.
-pub fn open(path: Option<&Path>) -> Result<Connection> {
-    let conn = match path {
-        Some(p) => Connection::open(p)?,
-        None => Connection::open_in_memory()?,
-    };
-    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
-    conn.execute_batch(DIRECTORY_DDL)?;
-    conn.execute_batch(RECEIPTS_DDL)?;
-    Ok(conn)
-}
-
 /// Rows of the `directory` table of an open store.
 pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
     let mut stmt = conn.prepare(
@@ -180,86 +132,4 @@ pub fn insert_row(conn: &mut Connection, row: &Row) -> Result<bool> {
 /// Delete one row; false when there was none.
 pub fn delete_row(conn: &Connection, key: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM directory WHERE key = ?1", [key])? > 0)
-}
-
-/// The sequence number the next receipt takes: one more than the last row's.
-pub fn next_receipt_seq(conn: &Connection) -> Result<u64> {
-    Ok(conn.query_row(
-        "SELECT COALESCE(MAX(rowid), 0) + 1 FROM receipts",
-        [],
-        |r| r.get::<_, i64>(0),
-    )? as u64)
-}
-
-/// Append a receipt.
-pub fn insert_receipt(conn: &Connection, r: &Receipt) -> Result<()> {
-    conn.execute(
-        "INSERT INTO receipts (id, key, args_hash, result_hash, ok, repairs, created_at, args, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![r.id, r.key, r.args_hash, r.result_hash, r.ok, r.repairs, r.created_at, crate::json::compact(&r.args), crate::json::compact(&r.result)],
-    )?;
-    Ok(())
-}
-
-/// A receipt by id.
-pub fn receipt(conn: &Connection, id: &str) -> Result<Option<Receipt>> {
-    let mut stmt = conn.prepare("SELECT id, key, args_hash, result_hash, ok, repairs, created_at, args, result FROM receipts WHERE id = ?1")?;
-    let mut q = stmt.query([id])?;
-    let Some(r) = q.next()? else { return Ok(None) };
-    let parse = |s: String| serde_json::from_str(&s).unwrap_or(serde_json::Value::String(s));
-    Ok(Some(Receipt {
-        id: r.get(0)?,
-        key: r.get(1)?,
-        args_hash: r.get(2)?,
-        result_hash: r.get(3)?,
-        ok: r.get(4)?,
-        repairs: r.get(5)?,
-        created_at: r.get(6)?,
-        args: parse(r.get(7)?),
-        result: parse(r.get(8)?),
-    }))
-}
-
-/// How many receipts the store holds.
-pub fn receipt_count(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM receipts", [], |r| r.get(0))?)
-}
-
-/// Record a message EMAIL_SEND would have sent.
-pub fn record_outbox(
-    conn: &Connection,
-    key: &str,
-    message: &serde_json::Value,
-    at: &str,
-) -> Result<i64> {
-    conn.execute(
-        "INSERT INTO outbox (receipt_key, message, created_at) VALUES (?1, ?2, ?3)",
-        params![key, crate::json::compact(message), at],
-    )?;
-    Ok(conn.last_insert_rowid())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn receipts_are_append_only() {
-        let conn = open(None).unwrap();
-        let r = Receipt {
-            id: "inv_1".into(),
-            key: "NOW".into(),
-            args_hash: "a".into(),
-            result_hash: "b".into(),
-            ok: true,
-            repairs: None,
-            created_at: "2026-07-25T00:00:00Z".into(),
-            args: serde_json::json!({}),
-            result: serde_json::json!({"utc": "x"}),
-        };
-        insert_receipt(&conn, &r).unwrap();
-        assert_eq!(receipt(&conn, "inv_1").unwrap().unwrap(), r);
-        assert!(conn.execute("UPDATE receipts SET ok = 0", []).is_err());
-        assert!(conn.execute("DELETE FROM receipts", []).is_err());
-        assert_eq!(receipt_count(&conn).unwrap(), 1);
-    }
 }

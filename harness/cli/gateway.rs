@@ -1,0 +1,78 @@
+//! `toolcost gateway`: the LLM-API gateway that logs tokens, bytes and cost per request.
+
+use super::runtime;
+use crate::error::{env_secret, Error, Result};
+use crate::gateway::{self, Gateway, Upstream};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct GatewayArgs {
+    #[arg(long, default_value = "127.0.0.1:8788")]
+    pub listen: String,
+    /// `mock` (the offline provider-accounting model) or a provider base URL to forward to.
+    #[arg(long, default_value = "mock")]
+    pub upstream: String,
+    /// The env var holding the provider key for forward mode (read once, never written anywhere).
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// SQLite file for the log rows.
+    #[arg(long, default_value = "gateway-log.sqlite")]
+    pub log: PathBuf,
+    /// Seconds to wait for the upstream.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+}
+
+impl GatewayArgs {
+    fn options(&self) -> Result<gateway::Options> {
+        let upstream = match self.upstream.as_str() {
+            "mock" => Upstream::Mock,
+            url if url.starts_with("http://") || url.starts_with("https://") => {
+                Upstream::Url(url.to_string())
+            }
+            other => {
+                return Err(Error::input(format!(
+                    "--upstream {other}: expected `mock` or a provider base URL"
+                )))
+            }
+        };
+        let api_key = match &self.api_key_env {
+            Some(name) => Some(env_secret("--api-key-env", name)?),
+            None => None,
+        };
+        Ok(gateway::Options {
+            upstream,
+            api_key,
+            log: self.log.clone(),
+            timeout: Duration::from_secs(self.timeout),
+            max_body: gateway::DEFAULT_MAX_BODY,
+        })
+    }
+}
+
+pub(super) fn run(a: GatewayArgs) -> Result<i32> {
+    let gw = Gateway::new(a.options()?)?;
+    runtime()?.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .map_err(|e| Error::input(format!("--listen {}: {e}", a.listen)))?;
+        eprintln!(
+            "toolcost gateway: http://{} -> {}; log {}",
+            listener
+                .local_addr()
+                .map(|x| x.to_string())
+                .unwrap_or_default(),
+            a.upstream,
+            a.log.display()
+        );
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        gateway::run(listener, gw, shutdown)
+            .await
+            .map_err(|e| Error::input(format!("gateway: {e}")))
+    })?;
+    Ok(0)
+}

@@ -1,0 +1,46 @@
+//! `toolcost lint`: tool input schemas against strict-client rules; `--fix` writes the
+//! normalised tools/list. Exit 1 when there are violations.
+
+use crate::catalogue::Catalogue;
+use crate::error::Result;
+use crate::{lint, report};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// A tools/list capture (JSON), JSONL rows, or a SQLite catalogue.
+    pub file: PathBuf,
+    /// Write the tools/list with every input schema normalised.
+    #[arg(long)]
+    pub fix: bool,
+    /// Where --fix writes (default: stdout).
+    #[arg(short, long, value_name = "OUT", requires = "fix")]
+    pub output: Option<PathBuf>,
+    /// Print the violations as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(super) fn run(a: LintArgs) -> Result<i32> {
+    let cat = Catalogue::load(&a.file)?;
+    let reports = lint::lint(&cat);
+    if a.fix {
+        let fixed = lint::fixed_tools_list(&cat);
+        match &a.output {
+            Some(path) => report::write_atomic(path, fixed.as_bytes())?,
+            None => print!("{fixed}"),
+        }
+        eprint!("{}", lint::text(&cat, &reports));
+        return Ok(0);
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&reports).expect("serialises")
+        );
+    } else {
+        print!("{}", lint::text(&cat, &reports));
+    }
+    Ok(if reports.is_empty() { 0 } else { 1 })
+}

@@ -1,0 +1,138 @@
+//! `toolcost measure`: one user turn on each surface of one catalogue.
+
+use super::{emit, progress, FormatArgs, GeneratorArgs};
+use crate::catalogue::generate::check_rows;
+use crate::catalogue::profile::Profile;
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::measure::{self, CatalogueSource};
+use crate::pricing::PriceCard;
+use crate::report;
+use crate::surface::{SurfaceKind, DEFAULT_ENDPOINT};
+use crate::tokens::Tokenizer;
+use clap::Args;
+use indicatif::ProgressBar;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["catalogue", "rows", "server"])))]
+pub struct MeasureArgs {
+    /// A catalogue file: JSONL rows, a SQLite `directory` table, or a tools/list capture.
+    #[arg(long, value_name = "FILE")]
+    pub catalogue: Option<PathBuf>,
+    /// Generate a catalogue of N rows instead.
+    #[arg(long, value_name = "N")]
+    pub rows: Option<usize>,
+    /// Or measure a live MCP server's projection (Streamable HTTP), e.g. http://127.0.0.1:8787/mcp.
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// A header for --server, `Name: value` (repeatable).
+    #[arg(long, value_name = "K:V", requires = "server")]
+    pub header: Vec<String>,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
+    /// Client profile: claude-cli or openai-agent.
+    #[arg(long, default_value = "claude-cli")]
+    pub client: String,
+    /// Price-card model (render rules, prices, context window). Default: the client's.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// `all` or a comma-separated list of surfaces.
+    #[arg(long, default_value = "all")]
+    pub surface: String,
+    /// Comma-separated tokenizers: o200k, cl100k, kimi-est. Default: the model's, o200k, cl100k.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// The user's message.
+    #[arg(long, default_value = measure::DEFAULT_TURN)]
+    pub turn: String,
+    /// Output tokens assumed for the turn's cost.
+    #[arg(long, default_value_t = measure::DEFAULT_OUTPUT_TOKENS)]
+    pub output_tokens: u64,
+    /// Dispatch endpoint named in the protocol-only instructions.
+    #[arg(long, default_value = DEFAULT_ENDPOINT)]
+    pub endpoint: String,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    /// Write the results here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Build the validated measurement config from the arguments.
+pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Config)> {
+    let client = Client::named(&a.client)?;
+    let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
+    let surfaces = SurfaceKind::parse_list(&a.surface)?;
+    let tokenizers = match &a.tokenizer {
+        Some(list) => list
+            .split(',')
+            .map(Tokenizer::parse)
+            .collect::<Result<Vec<_>>>()?,
+        None => {
+            let mut t = vec![model.tokenizer()];
+            for x in [Tokenizer::O200k, Tokenizer::Cl100k] {
+                if !t.contains(&x) {
+                    t.push(x);
+                }
+            }
+            t
+        }
+    };
+    let source = match (&a.catalogue, a.rows) {
+        _ if a.server.is_some() => CatalogueSource::Server {
+            url: a.server.clone().unwrap_or_default(),
+            headers: a.header.clone(),
+        },
+        (Some(path), _) => CatalogueSource::File(path.clone()),
+        (None, Some(rows)) => {
+            check_rows(rows)?;
+            Profile::named(&a.generator.profile)?;
+            CatalogueSource::Generated {
+                rows,
+                profile: a.generator.profile.clone(),
+                seed: a.generator.seed,
+            }
+        }
+        (None, None) => return Err(Error::input("give --catalogue FILE or --rows N")),
+    };
+    let cfg = measure::Config {
+        client,
+        model,
+        surfaces,
+        tokenizers,
+        turn: a.turn.clone(),
+        output_tokens: a.output_tokens,
+        endpoint: a.endpoint.clone(),
+    };
+    Ok((source, cfg))
+}
+
+pub(super) fn run(a: MeasureArgs) -> Result<i32> {
+    let (source, cfg) = measure_config(&a)?;
+    let cat = source.load()?;
+    let bar = if cat.tools.len() >= 5_000 {
+        progress(cfg.surfaces.len() as u64, "measuring")
+    } else {
+        ProgressBar::hidden()
+    };
+    let rows = measure::measure(&cat, &cfg, &|s| {
+        bar.set_message(format!("measured {s}"));
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    emit(
+        a.output.as_deref(),
+        &report::render(a.format.format(), &rows),
+    )?;
+    for w in rows
+        .iter()
+        .flat_map(|r| r.warnings.iter().map(move |w| (r, w)))
+    {
+        eprintln!(
+            "toolcost: warning: {} ({}): {}",
+            w.0.surface, w.0.tokenizer, w.1
+        );
+    }
+    Ok(0)
+}

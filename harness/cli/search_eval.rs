@@ -1,0 +1,85 @@
+//! `toolcost search-eval`: how well each resolver finds the right row, and what the misses
+//! add on each surface that searches.
+
+use super::{print_bytes, FormatArgs, GeneratorArgs};
+use crate::catalogue::generate::check_rows;
+use crate::discovery::{eval::Method, report as dr};
+use crate::error::Result;
+use crate::report;
+use clap::Args;
+use indicatif::ProgressBar;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["catalogue", "rows"])))]
+pub struct SearchEvalArgs {
+    /// A catalogue file (JSONL, SQLite or a tools/list capture); needs --queries.
+    #[arg(long, value_name = "FILE", requires = "queries")]
+    pub catalogue: Option<PathBuf>,
+    /// The labelled query set for --catalogue (JSONL; `generate --queries` writes one).
+    #[arg(long, value_name = "FILE", requires = "catalogue")]
+    pub queries: Option<PathBuf>,
+    /// Or generate catalogues of these sizes, each with its query set, e.g. 856,8560,85600.
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    pub rows: Vec<usize>,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
+    /// Rows sampled per catalogue for the query set (two queries each, plus the fixed rows).
+    #[arg(long, default_value_t = 200)]
+    pub targets: usize,
+    /// Comma-separated: substring, bm25, bm25-definitions, regex.
+    #[arg(long, default_value = "substring,bm25,bm25-definitions,regex")]
+    pub resolver: String,
+    /// Directory for results.csv/json, surfaces.csv/json, misses.md, summary.md and the query sets.
+    #[arg(long, default_value = "reports/search")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+impl SearchEvalArgs {
+    fn config(&self) -> Result<dr::Config> {
+        let methods = self
+            .resolver
+            .split(',')
+            .map(|m| Method::parse(m.trim()))
+            .collect::<Result<Vec<_>>>()?;
+        let source = match (&self.catalogue, &self.queries) {
+            (Some(c), Some(q)) => dr::Source::Files {
+                catalogue: c.clone(),
+                queries: q.clone(),
+            },
+            _ => {
+                for &n in &self.rows {
+                    check_rows(n)?;
+                }
+                dr::Source::Generated {
+                    profile: self.generator.profile.clone(),
+                    seed: self.generator.seed,
+                    rows: self.rows.clone(),
+                    targets: self.targets,
+                }
+            }
+        };
+        Ok(dr::Config {
+            source,
+            methods,
+            out: self.out.clone(),
+        })
+    }
+}
+
+pub(super) fn run(a: SearchEvalArgs) -> Result<i32> {
+    let cfg = a.config()?;
+    let bar = ProgressBar::new_spinner();
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let written = dr::run(&cfg, &|m| bar.set_message(m.to_string()))?;
+    bar.finish_and_clear();
+    let format = a.format.format();
+    let mut out = report::render(format, &written.scores);
+    out.push(b'\n');
+    out.extend(report::render(format, &written.costs));
+    print_bytes(&out)?;
+    eprintln!("toolcost search-eval: wrote {}", a.out.display());
+    Ok(0)
+}

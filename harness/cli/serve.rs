@@ -1,0 +1,160 @@
+//! `toolcost serve`: the reference dispatch server, on a socket or over stdio.
+
+use super::{runtime, GeneratorArgs};
+use crate::catalogue::generate::{check_rows, Generator};
+use crate::catalogue::{profile::Profile, Catalogue, Row};
+use crate::error::{env_secret, Error, Result};
+use crate::server::{self, state::State};
+use crate::surface::{SurfaceKind, REGISTRY};
+use clap::Args;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Load this catalogue into the directory (JSONL, SQLite or a tools/list capture).
+    #[arg(long, value_name = "FILE", conflicts_with = "rows")]
+    pub catalogue: Option<PathBuf>,
+    /// Or generate N rows.
+    #[arg(long, value_name = "N")]
+    pub rows: Option<usize>,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
+    /// Add the profile's disabled, hidden and test-shaped rows (for the four counts).
+    #[arg(long)]
+    pub inactive: bool,
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub listen: String,
+    /// SQLite file for the directory and the receipts (default: in memory, gone at exit).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// The env var holding the bearer token; without one, every call that invokes or changes
+    /// rows is refused.
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
+    /// A host the http runner may send to (repeatable; none by default).
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = crate::server::DEFAULT_MAX_BODY)]
+    pub max_body: usize,
+    /// Speak MCP over stdin/stdout instead of listening.
+    #[arg(long)]
+    pub stdio: bool,
+    /// With --stdio: serve the small surface instead of the per-row one.
+    #[arg(long, requires = "stdio", conflicts_with = "code")]
+    pub small: bool,
+    /// With --stdio: serve code mode (one `execute` tool running JavaScript in the sandbox).
+    #[arg(long, requires = "stdio")]
+    pub code: bool,
+    /// With --stdio: the surface whose MCP endpoint to serve: per-row-mcp, per-row-mcp-min,
+    /// small-mcp or code-mode.
+    #[arg(long = "surface", requires = "stdio", value_name = "SURFACE", default_value = "per-row-mcp", conflicts_with_all = ["small", "code"])]
+    pub stdio_surface: String,
+}
+
+impl ServeArgs {
+    /// The rows to load: a file, N generated, or none to keep what `--db` holds.
+    fn rows(&self) -> Result<Option<Vec<Row>>> {
+        Ok(match (&self.catalogue, self.rows) {
+            (Some(path), _) => Some(Catalogue::load(path)?.rows),
+            (None, Some(n)) => Some(
+                Generator::new(
+                    Profile::named(&self.generator.profile)?,
+                    check_rows(n)?,
+                    self.generator.seed,
+                    self.inactive,
+                )
+                .collect(),
+            ),
+            (None, None) if self.db.as_ref().is_some_and(|p| p.exists()) => None,
+            (None, None) => {
+                return Err(Error::input(
+                    "give --catalogue FILE, --rows N, or --db FILE holding a directory",
+                ))
+            }
+        })
+    }
+
+    fn options(&self) -> Result<server::Options> {
+        let rows = self.rows()?;
+        let token = match &self.token_env {
+            Some(name) => Some(env_secret("--token-env", name)?),
+            None => None,
+        };
+        Ok(server::Options {
+            rows,
+            db: self.db.clone(),
+            token,
+            allowlist: self.allow_host.clone(),
+            max_body: self.max_body,
+        })
+    }
+}
+
+pub(super) fn run(a: ServeArgs) -> Result<i32> {
+    let state = server::state(&a.options()?)?;
+    runtime()?.block_on(async move {
+        if a.stdio {
+            return server::run_stdio(state, stdio_endpoint(&a)?).await;
+        }
+        listen(&a, state).await
+    })?;
+    Ok(0)
+}
+
+/// The MCP endpoint `--stdio` serves: `--small`, `--code`, or `--surface NAME`.
+fn stdio_endpoint(a: &ServeArgs) -> Result<crate::surface::Endpoint> {
+    let name = match (a.small, a.code) {
+        (true, _) => "small-mcp",
+        (_, true) => "code-mode",
+        _ => a.stdio_surface.as_str(),
+    };
+    SurfaceKind::parse(name)?.endpoint().ok_or_else(|| {
+        let served: Vec<&str> = REGISTRY
+            .iter()
+            .filter(|s| s.endpoint().is_some())
+            .map(|s| s.name())
+            .collect();
+        Error::input(format!(
+            "--surface {name}: this surface has no MCP endpoint of its own; serve one of {}",
+            served.join(", ")
+        ))
+    })
+}
+
+async fn listen(a: &ServeArgs, state: Arc<State>) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(&a.listen)
+        .await
+        .map_err(|e| Error::input(format!("--listen {}: {e}", a.listen)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::input(e.to_string()))?;
+    let snap = state.snapshot();
+    eprintln!(
+        "toolcost serve: {} rows ({} projected) on http://{addr}: /api/dispatch, {}; store {}; {}",
+        snap.rows.len(),
+        snap.catalogue.tools.len(),
+        server::endpoints()
+            .iter()
+            .map(|e| e.path)
+            .collect::<Vec<_>>()
+            .join(", "),
+        a.db.as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "in memory".into()),
+        if state.token.is_some() {
+            "token required for calls"
+        } else {
+            "no token: calls and changes are refused"
+        }
+    );
+    drop(snap);
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("toolcost serve: shutting down");
+    };
+    server::run(listener, state, a.max_body, shutdown)
+        .await
+        .map_err(|e| Error::input(format!("server: {e}")))
+}

@@ -1,0 +1,107 @@
+//! `toolcost sweep`: one turn over a grid of N x surface x tokenizer x client, optionally whole
+//! tasks, with tables and plots under `reports/<name>/`.
+
+use super::{print_bytes, progress, FormatArgs, GeneratorArgs};
+use crate::error::Result;
+use crate::report;
+use crate::sweep::{self, config::Overrides};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(
+    mut_arg("profile", |a| a.help("Catalogue profile (without --scenario): seed-2026-07 or real-mcp")),
+    mut_arg("seed", |a| a.help("Generator seed (without --scenario)"))
+)]
+pub struct SweepArgs {
+    /// A scenario file: its [sweep] section (and, with `tasks = true`, its [run] tasks).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Catalogue sizes. Default: 0,10,100,856,8560,85600 (or the scenario's).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    pub rows: Vec<usize>,
+    /// `all` or a comma-separated list of surfaces.
+    #[arg(long)]
+    pub surface: Option<String>,
+    /// Comma-separated tokenizers. Default: o200k,cl100k.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// Comma-separated client profiles. Default: claude-cli,openai-agent.
+    #[arg(long)]
+    pub client: Option<String>,
+    /// Also play these tasks (turn, now, email, aig, orders) through the gateway, comma-separated.
+    #[arg(long, value_name = "TASKS")]
+    pub tasks: Option<String>,
+    /// Catalogue sizes for --tasks. Default: the sweep's sizes from 1 to 8,560.
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    pub task_rows: Vec<usize>,
+    /// ORDER_GET lookups in the orders task.
+    #[arg(long, default_value_t = 150)]
+    pub orders: usize,
+    /// Skip the scenario's tasks even when its [sweep] section asks for them.
+    #[arg(long, conflicts_with = "tasks")]
+    pub no_tasks: bool,
+    /// Turns a day in the monthly cost. Default: 200 (the published figure).
+    #[arg(long)]
+    pub turns_per_day: Option<u64>,
+    /// Days in the monthly cost. Default: 30.
+    #[arg(long)]
+    pub days: Option<u64>,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
+    /// Report name. Default: the scenario's name, or `sweep`.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Output directory. Default: reports/<name>.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+impl SweepArgs {
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            scenario: self.scenario.clone(),
+            rows: self.rows.clone(),
+            surface: self.surface.clone(),
+            tokenizer: self.tokenizer.clone(),
+            client: self.client.clone(),
+            tasks: self.tasks.clone(),
+            task_rows: self.task_rows.clone(),
+            orders: self.orders,
+            no_tasks: self.no_tasks,
+            turns_per_day: self.turns_per_day,
+            days: self.days,
+            profile: self.generator.profile.clone(),
+            seed: self.generator.seed,
+            name: self.name.clone(),
+            out: self.out.clone(),
+        }
+    }
+}
+
+pub(super) fn run(a: SweepArgs) -> Result<i32> {
+    let cfg = sweep::config::resolve(&a.overrides())?;
+    let bar = progress(sweep::steps(&cfg), "sweeping");
+    bar.enable_steady_tick(std::time::Duration::from_millis(250));
+    let outcome = sweep::run(&cfg, &|done, total, what| {
+        bar.set_length(total);
+        bar.set_position(done);
+        bar.set_message(what.to_string());
+    })?;
+    bar.finish_and_clear();
+    print_bytes(&report::render(a.format.format(), &outcome.rows))?;
+    eprintln!(
+        "toolcost sweep: {} rows{}; wrote {} files to {}",
+        outcome.rows.len(),
+        if outcome.tasks.is_empty() {
+            String::new()
+        } else {
+            format!(" and {} task runs", outcome.tasks.len())
+        },
+        outcome.files.len(),
+        cfg.out.display()
+    );
+    Ok(0)
+}
