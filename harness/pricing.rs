@@ -37,21 +37,7 @@ struct Cards {
 
 const EMBEDDED: &str = include_str!("../fixtures/prices.toml");
 
-/// Token counts of one request, split the way providers bill them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Usage {
-    /// Input tokens not read from cache and not written to it.
-    pub uncached_input: u64,
-    pub cached_input: u64,
-    pub cache_write: u64,
-    pub output: u64,
-}
-
-impl Usage {
-    pub fn total_input(&self) -> u64 {
-        self.uncached_input + self.cached_input + self.cache_write
-    }
-}
+pub use crate::provider::Usage;
 
 impl PriceCard {
     /// Every card, parsed once per process (the gateway looks one up per request).

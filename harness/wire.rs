@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::json;
 use serde_json::Value;
 
-pub use crate::provider::Format;
+pub use crate::provider::{definition_parts, is_deferred, Format};
 
 /// One request body, built by a surface for one round.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,22 +72,6 @@ pub fn function_definition(
     format
         .spec()
         .function_definition(name, description, schema, defer)
-}
-
-/// Name, description and schema of a definition in either format (`None` for server tools).
-pub fn definition_parts(def: &Value) -> Option<(&str, &str, &Value)> {
-    let f = def.get("function").unwrap_or(def);
-    let name = f.get("name")?.as_str()?;
-    let schema = f.get("input_schema").or_else(|| f.get("parameters"))?;
-    let desc = f.get("description").and_then(Value::as_str).unwrap_or("");
-    Some((name, desc, schema))
-}
-
-/// Whether a definition is marked for deferred loading.
-pub fn is_deferred(def: &Value) -> bool {
-    def.get("defer_loading")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
 }
 
 /// The user's turn, after the client's context if it has one.

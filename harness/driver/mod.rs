@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::gateway::{self, log::LogRow};
 use crate::report::Tabular;
 use crate::server;
-use crate::surface::play::{HttpCall, Move, Output, Phase, Player, Read, Turn};
+use crate::surface::play::{HttpCall, Method, Move, Output, Phase, Player, Read, Turn};
 use crate::surface::{Context, SurfaceKind};
 use crate::wire::{self, Format, Request};
 use scenario::Scenario;
@@ -476,7 +476,9 @@ impl<'a> Play<'a> {
                 self.results.extend(items);
                 self.phase = match phase {
                     Phase::Call(i) if !all && i + 1 < self.task.calls.len() => Phase::Call(i + 1),
-                    _ => Phase::Final,
+                    Phase::Call(_) | Phase::Discover(_) | Phase::Contract | Phase::Final => {
+                        Phase::Final
+                    }
                 };
             }
             (Read::Failed, _) => {
@@ -643,8 +645,8 @@ impl<'a> Play<'a> {
         let mut outputs = Vec::new();
         for call in batch {
             let rb = match call.method {
-                "GET" => self.http.get(&call.url),
-                _ => self
+                Method::Get => self.http.get(&call.url),
+                Method::Post => self
                     .http
                     .post(&call.url)
                     .header("content-type", "application/json")

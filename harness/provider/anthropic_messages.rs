@@ -172,7 +172,7 @@ impl Provider for AnthropicMessages {
     }
 
     fn limits(&self, tools: &[Value], _max_tools: Option<usize>) -> Vec<String> {
-        let deferred = tools.iter().filter(|t| crate::wire::is_deferred(t)).count();
+        let deferred = tools.iter().filter(|t| super::is_deferred(t)).count();
         if deferred > MAX_DEFERRED {
             vec![format!(
                 "{deferred} deferred tools exceed Anthropic's limit of {MAX_DEFERRED}"
@@ -186,8 +186,9 @@ impl Provider for AnthropicMessages {
         ToolLimit {
             tools: MAX_DEFERRED,
             label: format!(
-                "Anthropic: {} deferred tools",
-                crate::report::thousands(MAX_DEFERRED as u64)
+                "Anthropic: {},{:03} deferred tools",
+                MAX_DEFERRED / 1000,
+                MAX_DEFERRED % 1000
             ),
         }
     }

@@ -9,7 +9,6 @@
 mod anthropic_messages;
 mod openai_chat;
 
-use crate::pricing::Usage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -39,6 +38,38 @@ impl Format {
     pub fn name(self) -> &'static str {
         self.spec().name()
     }
+}
+
+/// Token counts of one request, split the way providers bill them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Usage {
+    /// Input tokens not read from cache and not written to it.
+    pub uncached_input: u64,
+    pub cached_input: u64,
+    pub cache_write: u64,
+    pub output: u64,
+}
+
+impl Usage {
+    pub fn total_input(&self) -> u64 {
+        self.uncached_input + self.cached_input + self.cache_write
+    }
+}
+
+/// Name, description and schema of a definition in any format (`None` for server tools).
+pub fn definition_parts(def: &Value) -> Option<(&str, &str, &Value)> {
+    let f = def.get("function").unwrap_or(def);
+    let name = f.get("name")?.as_str()?;
+    let schema = f.get("input_schema").or_else(|| f.get("parameters"))?;
+    let desc = f.get("description").and_then(Value::as_str).unwrap_or("");
+    Some((name, desc, schema))
+}
+
+/// Whether a definition is marked for deferred loading.
+pub fn is_deferred(def: &Value) -> bool {
+    def.get("defer_loading")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// One endpoint a format serves: its path and whether it only counts tokens.

@@ -66,10 +66,17 @@ impl Turn<'_> {
     }
 }
 
+/// An HTTP method a shell command uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+}
+
 /// One HTTP request a shell command makes against the reference server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpCall {
-    pub method: &'static str,
+    pub method: Method,
     pub url: String,
     pub body: Option<String>,
 }

@@ -1,7 +1,9 @@
 //! `protocol-only`: zero catalogue definitions; the system prompt names the dispatch
 //! endpoint once and the model reaches everything with its built-in shell or fetch tool.
 
-use super::play::{self, HttpCall, Local, Move, Output, Phase, Player, Read, Turn};
+use super::play::{
+    self, HttpCall, Local, Method as HttpMethod, Move, Output, Phase, Player, Read, Turn,
+};
 use super::{Built, Context, Endpoint, Surface};
 use crate::resolve::{self, Method};
 use serde_json::{json, Value};
@@ -66,7 +68,7 @@ fn get(url: String, description: &'static str) -> Move {
         command: format!("curl -s '{url}'"),
         description,
         requests: vec![HttpCall {
-            method: "GET",
+            method: HttpMethod::Get,
             url,
             body: None,
         }],
@@ -97,7 +99,7 @@ impl Player for Shell {
                 let requests: Vec<HttpCall> = t.calls[i..]
                     .iter()
                     .map(|a| HttpCall {
-                        method: "POST",
+                        method: HttpMethod::Post,
                         url: url.clone(),
                         body: Some(json!({"key": key, "args": a}).to_string()),
                     })
