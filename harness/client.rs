@@ -3,6 +3,7 @@
 //! `fixtures/clients/<name>/` and is embedded in the binary.
 
 use crate::error::{Error, Result};
+use crate::provider::CacheMark;
 use crate::wire::{self, Format};
 use serde::Deserialize;
 use serde_json::Value;
@@ -21,6 +22,9 @@ struct Manifest {
     /// Name-list enabling: `hidden` (defer_loading declarations, expanded by reference) or
     /// `append` (enabled definitions appended to the tools array, sorted by name).
     name_list_mode: NameListMode,
+    /// Where the client puts prompt-cache marks (Anthropic `cache_control`).
+    #[serde(default)]
+    cache_marks: Vec<CacheMark>,
 }
 
 /// How the name-list surface makes an enabled tool callable.
@@ -47,6 +51,9 @@ pub struct Client {
     /// The most tools the provider accepts in one request.
     pub max_tools: Option<usize>,
     pub name_list_mode: NameListMode,
+    /// Where the client puts prompt-cache marks; figures that depend on caching assume this
+    /// placement.
+    pub cache_marks: Vec<CacheMark>,
     pub system: String,
     /// Context the client puts in the first user message before the turn (project notes,
     /// git status), or none.
@@ -109,10 +116,27 @@ impl Client {
             rename: m.rename,
             max_tools: m.max_tools,
             name_list_mode: m.name_list_mode,
+            cache_marks: m.cache_marks,
             system: system.trim_end().to_string(),
             context: Some(context.trim_end().to_string()).filter(|c| !c.is_empty()),
             tools,
         })
+    }
+
+    /// The cache-mark placement in words, for labels: `system, last-message`, or `none`.
+    pub fn cache_placement(&self) -> String {
+        if self.cache_marks.is_empty() {
+            return "none".into();
+        }
+        self.cache_marks
+            .iter()
+            .map(|m| match m {
+                CacheMark::Tools => "tools",
+                CacheMark::System => "system",
+                CacheMark::LastMessage => "last-message",
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The name the model sees for an MCP tool.

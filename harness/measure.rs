@@ -4,10 +4,14 @@ use crate::catalogue::{generate::Generator, profile::Profile, Catalogue};
 use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::PriceCard;
+use crate::pricing::Usage;
 use crate::report::{Column, Tabular};
 use crate::surface::{Built, Context, SurfaceKind};
+use crate::tokens::cache::{Pricing, PromptCache};
 use crate::tokens::{billed_input, Tokenizer};
+use crate::wire::Request;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// The turn measured when none is given.
@@ -94,21 +98,33 @@ pub struct MeasureRow {
     pub input_tokens: u64,
     /// (input_tokens(N) - input_tokens(0)) / N; empty when N is 0.
     pub marginal_tokens_per_definition: Option<f64>,
-    /// Input tokens read from a warm prompt cache (the prefix before the user's turn).
+    /// Input tokens read from the prompt cache on a warm turn: the turn after one with the same
+    /// prefix, under the provider's cache rule and the client's mark placement (`cache`).
     pub cached_input_tokens: u64,
+    /// Input tokens written to the cache on that warm turn (Anthropic bills them at the write
+    /// price; automatic caches write for free).
+    pub cache_write_tokens: u64,
     pub uncached_input_tokens: u64,
     /// Assumed output tokens of the turn.
     pub output_tokens: u64,
-    /// Dollars for the turn with a warm cache (derived from the tokens and the price card).
-    pub cost_usd: f64,
-    /// Dollars for the turn with nothing cached.
-    pub cost_usd_cold: f64,
-    /// Evidence label of the token figures: `estimated:<tokenizer>`.
+    /// Dollars for the warm turn; empty when the provider refuses the request.
+    pub cost_usd: Option<f64>,
+    /// Dollars for the turn with nothing cached (its marks still write); empty when refused.
+    pub cost_usd_cold: Option<f64>,
+    /// Evidence label of the token figures: `estimated:<tokenizer>`, or
+    /// `calibrated:kimi-est(...)` for the Kimi estimate fitted to a recorded figure.
     pub label: String,
+    /// How the cost figures were obtained: derived from the tokens and the named price card,
+    /// with any assumed constant of the card.
+    pub cost_label: String,
     pub tokenizer: String,
     /// Render model that turned the request into tokens.
     pub render: String,
-    /// Provider limits this request crosses.
+    /// The cache rule and where the client puts its marks.
+    pub cache: String,
+    /// Whether the provider refuses this request (HTTP 400): the reasons are in `warnings`.
+    pub refused: bool,
+    /// Provider limits this request crosses; the provider answers such a request with 400.
     pub warnings: Vec<String>,
 }
 
@@ -136,12 +152,17 @@ pub fn measure(cat: &Catalogue, cfg: &Config, progress: &dyn Fn(&str)) -> Vec<Me
             let bill = billed_input(&built.request, render, tok);
             let bill0 = billed_input(&base.request, render, tok);
             let n = cat.tools.len();
-            let warm =
-                cfg.model
-                    .warm_usage(bill.input_tokens, bill.prefix_tokens, cfg.output_tokens);
-            let cold = cfg
-                .model
-                .warm_usage(bill.input_tokens, 0, cfg.output_tokens);
+            let warnings = limits(&built, bill.input_tokens, cfg);
+            let refused = !warnings.is_empty();
+            let (warm, cold) = cache_usage(&built.request, cfg, tok);
+            let cost = |u: &Usage| {
+                (!refused).then(|| {
+                    cfg.model.cost(&Usage {
+                        output: cfg.output_tokens,
+                        ..*u
+                    })
+                })
+            };
             out.push(MeasureRow {
                 surface: surface.name().into(),
                 client: cfg.client.name.clone(),
@@ -155,19 +176,85 @@ pub fn measure(cat: &Catalogue, cfg: &Config, progress: &dyn Fn(&str)) -> Vec<Me
                 marginal_tokens_per_definition: (n > 0)
                     .then(|| (bill.input_tokens as f64 - bill0.input_tokens as f64) / n as f64),
                 cached_input_tokens: warm.cached_input,
+                cache_write_tokens: warm.cache_write,
                 uncached_input_tokens: warm.uncached_input,
                 output_tokens: cfg.output_tokens,
-                cost_usd: cfg.model.cost(&warm),
-                cost_usd_cold: cfg.model.cost(&cold),
+                cost_usd: cost(&warm),
+                cost_usd_cold: cost(&cold),
                 label: tok.label(),
+                cost_label: cost_label(cfg, tok),
                 tokenizer: tok.name().into(),
                 render: render.name(),
-                warnings: limits(&built, bill.input_tokens, cfg),
+                cache: format!(
+                    "{}; marks: {}",
+                    cfg.model.cache,
+                    cfg.client.cache_placement()
+                ),
+                refused,
+                warnings,
             });
         }
         progress(surface.name());
     }
     out
+}
+
+/// The label of a row's dollar figures.
+pub fn cost_label(cfg: &Config, tok: Tokenizer) -> String {
+    format!(
+        "derived from {} tokens at {} ({}){}",
+        tok.label(),
+        cfg.model.id,
+        cfg.model.date,
+        cfg.model.assumed_note()
+    )
+}
+
+/// Input-side usage of the request on a warm turn (the turn after one that differs only in its
+/// newest text) and on a cold one (nothing cached yet), under the card's cache rule.
+pub fn cache_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage) {
+    let pricing = Pricing {
+        rule: cfg.model.cache_rule(),
+        render: cfg.model.render_model(),
+        tokenizer: tok,
+        min_cacheable: cfg.model.min_cacheable,
+        model: &cfg.model.id,
+    };
+    let bill = |cache: &mut PromptCache, r: &Request, now: f64| {
+        cache
+            .bill(r, &pricing, "measure", now, true)
+            .unwrap_or(Usage {
+                uncached_input: billed_input(r, pricing.render, tok).input_tokens,
+                ..Usage::default()
+            })
+    };
+    let cold = bill(&mut PromptCache::default(), req, 0.0);
+    let mut cache = PromptCache::default();
+    bill(&mut cache, &earlier_turn(req), 0.0);
+    let warm = bill(&mut cache, req, 1.0);
+    (warm, cold)
+}
+
+/// The same request as the turn before: its newest text block says something else.
+fn earlier_turn(req: &Request) -> Request {
+    let mut earlier = req.clone();
+    let last = earlier
+        .body
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .and_then(|m| m.last_mut());
+    if let Some(m) = last {
+        match m.get_mut("content") {
+            Some(Value::Array(blocks)) => {
+                if let Some(b) = blocks.last_mut() {
+                    b["text"] = Value::from("(the turn before)");
+                }
+            }
+            Some(c) => *c = Value::from("(the turn before)"),
+            None => {}
+        }
+    }
+    earlier
 }
 
 /// The provider limits a request crosses.

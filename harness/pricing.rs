@@ -2,7 +2,7 @@
 //! model toolcost knows, with the source and date of each figure (`fixtures/prices.toml`).
 
 use crate::error::{Error, Result};
-use crate::tokens::{RenderModel, Tokenizer};
+use crate::tokens::{CacheRule, RenderModel, Tokenizer};
 use serde::{Deserialize, Serialize};
 
 /// One model's card.
@@ -25,6 +25,15 @@ pub struct PriceCard {
     pub output: f64,
     /// Minimum prefix the provider caches, in tokens.
     pub min_cacheable: u64,
+    /// How the provider caches prompts: `marks` (only at `cache_control`),
+    /// `automatic:<step>:<ttl seconds>`, or `none` (see `tokens::cache`).
+    pub cache: String,
+    /// Where the cache rule and minimum come from, and when they were read.
+    pub cache_source: String,
+    /// Constants of this card that no published source gives: they show in the label of
+    /// every figure that uses the card.
+    #[serde(default)]
+    pub assumed: Vec<String>,
     pub source: String,
     pub date: String,
 }
@@ -73,6 +82,24 @@ impl PriceCard {
         })
     }
 
+    pub fn cache_rule(&self) -> CacheRule {
+        CacheRule::parse(&self.cache).unwrap_or_else(|| {
+            panic!(
+                "price card {} has an unknown cache rule `{}`",
+                self.id, self.cache
+            )
+        })
+    }
+
+    /// `; assumed: a, b` for a label when the card has assumed constants.
+    pub fn assumed_note(&self) -> String {
+        if self.assumed.is_empty() {
+            String::new()
+        } else {
+            format!("; assumed: {}", self.assumed.join(", "))
+        }
+    }
+
     pub fn tokenizer(&self) -> Tokenizer {
         Tokenizer::parse(&self.tokenizer).expect("price card tokenizer is valid (tested)")
     }
@@ -113,6 +140,7 @@ mod tests {
         for c in PriceCard::all() {
             c.render_model();
             c.tokenizer();
+            c.cache_rule();
             assert!(
                 c.input > 0.0 && c.output > 0.0 && !c.source.is_empty(),
                 "{}",

@@ -43,7 +43,15 @@ fn measure_json_reads_back_into_the_documented_row_type() {
         .unwrap();
     assert_eq!((per_row.rows, per_row.definitions_in_context), (200, 200));
     assert!(per_row.marginal_tokens_per_definition.unwrap() > 50.0);
-    assert!(rows.iter().all(|r| r.label.starts_with("estimated:")));
+    for r in &rows {
+        let expected = if r.tokenizer == "kimi-est" {
+            "calibrated:kimi-est("
+        } else {
+            "estimated:"
+        };
+        assert!(r.label.starts_with(expected), "{r:?}");
+        assert!(r.cost_label.starts_with("derived from "), "{r:?}");
+    }
 }
 
 #[test]

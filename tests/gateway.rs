@@ -118,7 +118,7 @@ async fn mock_bills_like_the_render_model_and_logs_one_row() {
         (r.input_tokens, r.request_bytes, r.response_bytes),
         (expected, req.wire_bytes(), text.len())
     );
-    assert_eq!(r.usage_source, "estimated:kimi-est(o200k x 1.2866)");
+    assert_eq!(r.usage_source, "calibrated:kimi-est(o200k x 1.287)");
     assert_eq!(r.metadata, meta);
     assert!(
         (r.cost_usd

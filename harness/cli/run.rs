@@ -2,7 +2,10 @@
 //! reference server.
 
 use super::{emit, progress, runtime, FormatArgs};
-use crate::driver::{self, scenario::Scenario};
+use crate::driver::{
+    self,
+    scenario::{Policy, Scenario},
+};
 use crate::error::Result;
 use crate::report;
 use clap::Args;
@@ -18,13 +21,36 @@ pub struct RunArgs {
     /// Write the results here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Calls per round, overriding the scenario's `policies`: `serial` (one capability call a
+    /// round on every surface), `parallel` (up to `--parallel-calls` a round: parallel tool
+    /// calls, one shell loop, one program), or both, comma-separated.
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Option<String>,
+    /// The cap on calls per round under `parallel`.
+    #[arg(long, value_name = "N")]
+    pub parallel_calls: Option<usize>,
 }
 
 pub(super) fn run(a: RunArgs) -> Result<i32> {
-    let scenario = Scenario::read(&a.scenario)?;
+    let mut scenario = Scenario::read(&a.scenario)?;
+    if let Some(p) = &a.policy {
+        scenario.run.policies = p
+            .split(',')
+            .map(Policy::parse)
+            .collect::<Result<Vec<_>>>()?;
+    }
+    if let Some(n) = a.parallel_calls {
+        if n == 0 {
+            return Err(crate::error::Error::input(
+                "--parallel-calls must be 1 or more",
+            ));
+        }
+        scenario.run.parallel_calls = n;
+    }
     let total = (scenario.catalogue.rows.len()
         * scenario.run.surfaces.len()
-        * scenario.run.tasks.len()) as u64;
+        * scenario.run.tasks.len()
+        * scenario.run.policies.len()) as u64;
     let bar = progress(total, "playing");
     let results = runtime()?.block_on(driver::run(&scenario, &|id| {
         bar.set_message(id.to_string());

@@ -38,6 +38,9 @@ pub struct SweepArgs {
     /// ORDER_GET lookups in the orders task.
     #[arg(long, default_value_t = 150)]
     pub orders: usize,
+    /// Calls per round for --tasks: serial, parallel (up to 16 a round), or both.
+    #[arg(long, default_value = "parallel")]
+    pub policy: String,
     /// Skip the scenario's tasks even when its [sweep] section asks for them.
     #[arg(long, conflicts_with = "tasks")]
     pub no_tasks: bool,
@@ -60,8 +63,8 @@ pub struct SweepArgs {
 }
 
 impl SweepArgs {
-    fn overrides(&self) -> Overrides {
-        Overrides {
+    fn overrides(&self) -> Result<Overrides> {
+        Ok(Overrides {
             scenario: self.scenario.clone(),
             rows: self.rows.clone(),
             surface: self.surface.clone(),
@@ -70,6 +73,11 @@ impl SweepArgs {
             tasks: self.tasks.clone(),
             task_rows: self.task_rows.clone(),
             orders: self.orders,
+            policies: self
+                .policy
+                .split(',')
+                .map(crate::driver::scenario::Policy::parse)
+                .collect::<Result<Vec<_>>>()?,
             no_tasks: self.no_tasks,
             turns_per_day: self.turns_per_day,
             days: self.days,
@@ -77,12 +85,12 @@ impl SweepArgs {
             seed: self.generator.seed,
             name: self.name.clone(),
             out: self.out.clone(),
-        }
+        })
     }
 }
 
 pub(super) fn run(a: SweepArgs) -> Result<i32> {
-    let cfg = sweep::config::resolve(&a.overrides())?;
+    let cfg = sweep::config::resolve(&a.overrides()?)?;
     let bar = progress(sweep::steps(&cfg), "sweeping");
     bar.enable_steady_tick(std::time::Duration::from_millis(250));
     let outcome = sweep::run(&cfg, &|done, total, what| {

@@ -20,7 +20,7 @@ use crate::server;
 use crate::surface::play::{HttpCall, Method, Move, Output, Phase, Player, Read, Turn};
 use crate::surface::{Context, SurfaceKind};
 use crate::wire::{self, Format, Request};
-use scenario::Scenario;
+use scenario::{Policy, Scenario};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -35,6 +35,12 @@ pub struct TaskResult {
     pub surface: String,
     pub rows: usize,
     pub task: String,
+    /// Calls per round the scripted model made: `serial` or `parallel(<cap>)`.
+    #[serde(default)]
+    pub policy: String,
+    /// How the task started: the provider cache and the server state it found.
+    #[serde(default)]
+    pub start: String,
     pub success: bool,
     pub rounds: usize,
     /// Searches that did not return the needed key.
@@ -47,7 +53,10 @@ pub struct TaskResult {
     /// Request bytes sent through the gateway, all rounds.
     pub wire_bytes: usize,
     pub wall_ms: f64,
-    /// The log rows' usage source (`estimated:<tokenizer>` with the mock, `observed` for real).
+    /// Evidence: rounds, calls, misses and success are `simulated` (the driver's scripted model);
+    /// the tokens are the log rows' usage source (`estimated:<tokenizer>` or
+    /// `calibrated:kimi-est(...)` with the mock, `observed` from a real provider); the cost is
+    /// derived from them.
     pub label: String,
     /// What the model answered in its last round.
     #[serde(default)]
@@ -63,6 +72,7 @@ impl Tabular for TaskResult {
         "surface",
         "rows",
         "task",
+        "policy",
         "success",
         "rounds",
         "misses",
@@ -123,8 +133,10 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         };
         for &surface in &surfaces {
             for tname in &s.run.tasks {
-                out.push(setup.play(surface, tname).await?);
-                progress(&out.last().map(|r| r.run_id(s)).unwrap_or_default());
+                for &policy in &s.run.policies {
+                    out.push(setup.play(surface, tname, policy).await?);
+                    progress(&out.last().map(|r| r.run_id(s)).unwrap_or_default());
+                }
             }
         }
         for stop in stops {
@@ -225,7 +237,7 @@ struct Setup<'a> {
 
 impl Setup<'_> {
     /// Play one task on one surface and sum its log rows.
-    async fn play(&self, surface: SurfaceKind, tname: &str) -> Result<TaskResult> {
+    async fn play(&self, surface: SurfaceKind, tname: &str, policy: Policy) -> Result<TaskResult> {
         let s = self.scenario;
         let n = self.catalogue.tools.len();
         let task = tasks::task(
@@ -233,7 +245,17 @@ impl Setup<'_> {
             s.run.orders,
             s.run.phrasing == scenario::Phrasing::Paraphrase,
         );
-        let run_id = format!("{}-{}-{n}-{}", s.name, surface.name(), task.name);
+        let batch = match policy {
+            Policy::Serial => 1,
+            Policy::Parallel => s.run.parallel_calls,
+        };
+        let policy_name = policy_label(policy, s.run.parallel_calls);
+        let run_id = format!(
+            "{}-{}-{n}-{}-{policy_name}",
+            s.name,
+            surface.name(),
+            task.name
+        );
         let endpoint = format!("{}/api/dispatch", self.server);
         let ctx = Context {
             catalogue: self.catalogue,
@@ -244,19 +266,31 @@ impl Setup<'_> {
         let started = Instant::now();
         let mut play = Play::new(&ctx, surface, &task, self.server, self.gateway, &run_id, s);
         play.token = self.token.to_string();
+        play.batch = batch;
         let outcome = play.play(s.run.max_rounds).await?;
         let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
         let rows = gateway::log::read_all(self.log)?;
-        Ok(summarise(
-            s, surface, n, &task, &run_id, outcome, wall_ms, &rows,
-        ))
+        let mut r = summarise(s, surface, n, &task, &run_id, outcome, wall_ms, &rows);
+        r.policy = policy_name;
+        Ok(r)
+    }
+}
+
+/// `serial`, or `parallel(<cap>)`.
+fn policy_label(policy: Policy, cap: usize) -> String {
+    match policy {
+        Policy::Serial => "serial".into(),
+        Policy::Parallel => format!("parallel({cap})"),
     }
 }
 
 impl TaskResult {
     /// The run id the driver tags this task's log rows with.
     pub fn run_id(&self, s: &Scenario) -> String {
-        format!("{}-{}-{}-{}", s.name, self.surface, self.rows, self.task)
+        format!(
+            "{}-{}-{}-{}-{}",
+            s.name, self.surface, self.rows, self.task, self.policy
+        )
     }
 }
 
@@ -339,10 +373,14 @@ fn summarise(
         cost_usd: mine.iter().map(|r| r.cost_usd).sum(),
         wire_bytes: mine.iter().map(|r| r.request_bytes).sum(),
         wall_ms,
-        label: mine
-            .first()
-            .map(|r| r.usage_source.clone())
-            .unwrap_or_default(),
+        label: format!(
+            "simulated rounds, calls and success; tokens {}; cost derived",
+            mine.first()
+                .map(|r| r.usage_source.as_str())
+                .unwrap_or("none")
+        ),
+        policy: String::new(),
+        start: "cold provider cache (its own cache scope); the reference server shared with the tasks before it at this N (receipts only)".into(),
         answer: o.answer,
     }
 }
@@ -368,6 +406,8 @@ struct Play<'a> {
     pending_shell: Vec<Vec<HttpCall>>,
     /// The reference server's bearer token.
     token: String,
+    /// Capability calls per round (the policy).
+    batch: usize,
     /// The model's last words.
     answer: String,
 }
@@ -406,15 +446,19 @@ impl<'a> Play<'a> {
             results: Vec::new(),
             pending_shell: Vec::new(),
             token: TOKEN.to_string(),
+            batch: 1,
             answer: String::new(),
         }
     }
 
-    /// The model's final words.
+    /// The model's final words: a short answer of the length a model writes (the recorded
+    /// turns emitted 72 and 74 output tokens), scripted like the rest.
     fn final_text(&self) -> String {
+        let key = self.task.key.unwrap_or("");
         if self.failed {
-            "I could not find a capability that does this.".to_string()
-        } else if self.task.name == "orders" {
+            return "I searched the catalogue twice and found no capability that does this, so I did not call anything. If you know the capability's key, or another word for what you need, tell me and I will look again.".to_string();
+        }
+        if self.task.name == "orders" {
             let total: u64 = self
                 .results
                 .iter()
@@ -424,14 +468,18 @@ impl<'a> Play<'a> {
                         .or_else(|| r["total_cents"].as_u64())
                 })
                 .sum();
-            format!(
-                "The {} orders total {} cents.",
+            return format!(
+                "The {} orders total {} cents. I looked each order up by its id with {key} and added the totals; every lookup left a receipt on the server, so you can check what ran. Tell me if you want the orders broken down.",
                 self.task.calls.len(),
                 total
-            )
-        } else {
-            "Done.".to_string()
+            );
         }
+        if key.is_empty() {
+            return "I have no clock or calendar of my own, and no capability was needed for this turn, so I cannot give you the exact time. If you connect a capability that tells the time, I will call it and answer with the time in your zone.".to_string();
+        }
+        format!(
+            "Done: I called {key} and it answered without an error. The call left a receipt on the server, so you can confirm exactly what ran and with which arguments. Tell me if you want me to do anything else with the result."
+        )
     }
 
     /// What a competent model does next, as the step the mock upstream answers with.
@@ -441,7 +489,14 @@ impl<'a> Play<'a> {
             return json!({"text": self.answer});
         }
         let phase = self.phase;
-        let t = turn(self.ctx, &self.base, self.task, &self.server, phase);
+        let t = turn(
+            self.ctx,
+            &self.base,
+            self.task,
+            &self.server,
+            phase,
+            self.batch,
+        );
         let mv = self.player.next(phase, &t);
         self.plan(&mv);
         mv.step(SHELL_TOOL)
@@ -461,7 +516,7 @@ impl<'a> Play<'a> {
                     }
                 }
             }
-            Move::Tool { .. } | Move::Text(_) => {}
+            Move::Tool { .. } | Move::Text(_) | Move::Parallel(_) => {}
         }
     }
 
@@ -472,10 +527,12 @@ impl<'a> Play<'a> {
             (Read::Searched { hit: false, .. }, Phase::Discover(a)) => self.miss(a),
             (Read::Searched { hit: false, .. }, _) => {}
             (Read::Contract, _) => self.phase = Phase::Call(0),
-            (Read::Results { items, all }, phase) => {
+            (Read::Results { items, done }, phase) => {
                 self.results.extend(items);
                 self.phase = match phase {
-                    Phase::Call(i) if !all && i + 1 < self.task.calls.len() => Phase::Call(i + 1),
+                    Phase::Call(i) if i + done.max(1) < self.task.calls.len() => {
+                        Phase::Call(i + done.max(1))
+                    }
                     Phase::Call(_) | Phase::Discover(_) | Phase::Contract | Phase::Final => {
                         Phase::Final
                     }
@@ -511,6 +568,8 @@ impl<'a> Play<'a> {
             let step = self.step();
             let mut req = self.base.clone();
             req.messages_mut().extend(self.history.iter().cloned());
+            let client = self.ctx.client;
+            spec.place_cache_marks(&mut req.body, &client.cache_marks);
             let meta = json!({"scenario": self.scenario, "surface": self.surface.name(), "n": self.ctx.catalogue.tools.len(),
                               "task": self.task.name, "round": round, "run": self.run_id});
             let resp = self
@@ -519,6 +578,11 @@ impl<'a> Play<'a> {
                 .header("content-type", "application/json")
                 .header("x-toolcost-next", crate::json::compact(&step))
                 .header("x-toolcost-metadata", crate::json::compact(&meta))
+                .header("x-toolcost-cache-scope", &self.run_id)
+                .header(
+                    "x-toolcost-clock",
+                    format!("{}", round as f64 * ROUND_SECONDS),
+                )
                 .body(req.wire())
                 .send()
                 .await
@@ -576,7 +640,14 @@ impl<'a> Play<'a> {
     async fn execute(&mut self, block: &Value) -> Result<(String, Vec<String>)> {
         let name = block["name"].as_str().unwrap_or("");
         let input = block["input"].clone();
-        let t = turn(self.ctx, &self.base, self.task, &self.server, self.phase);
+        let t = turn(
+            self.ctx,
+            &self.base,
+            self.task,
+            &self.server,
+            self.phase,
+            self.batch,
+        );
         let local = match self.player.local(name, &input, &t) {
             Some(l) => Some(Ok(l)),
             None => self.player.refuse(name, &t).map(Err),
@@ -630,7 +701,14 @@ impl<'a> Play<'a> {
     /// Let the player read a result, and move the task on.
     fn read(&mut self, out: Output) {
         let phase = self.phase;
-        let t = turn(self.ctx, &self.base, self.task, &self.server, phase);
+        let t = turn(
+            self.ctx,
+            &self.base,
+            self.task,
+            &self.server,
+            phase,
+            self.batch,
+        );
         let read = self.player.read(phase, out, &t);
         self.apply(read);
     }
@@ -674,6 +752,7 @@ fn turn<'b>(
     task: &'b Task,
     server: &'b str,
     phase: Phase,
+    batch: usize,
 ) -> Turn<'b> {
     let attempt = match phase {
         Phase::Discover(a) => a,
@@ -691,8 +770,13 @@ fn turn<'b>(
             task.reformulation
         },
         server,
+        batch,
     }
 }
+
+/// Seconds between two rounds on the driver's virtual clock: the model's answer and the tool
+/// call (assumed; it only matters against the 5-minute cache life).
+const ROUND_SECONDS: f64 = 10.0;
 
 /// The client's shell tool, as claude-cli names it.
 const SHELL_TOOL: &str = "Bash";

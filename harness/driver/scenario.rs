@@ -97,6 +97,46 @@ pub struct RunSpec {
     /// reformulation after a miss).
     #[serde(default)]
     pub phrasing: Phrasing,
+    /// Capability calls the scripted model makes per round: `serial` (one; a shell loop or a
+    /// program makes one call too) or `parallel` (up to `parallel_calls`, as parallel tool
+    /// calls, one shell loop or one program). Each task is played under every policy listed.
+    #[serde(default = "default_policies")]
+    pub policies: Vec<Policy>,
+    /// The cap on calls per round under `parallel` (assumed: providers publish no cap).
+    #[serde(default = "default_parallel_calls")]
+    pub parallel_calls: usize,
+}
+
+/// How many capability calls the scripted model makes in one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    Serial,
+    Parallel,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Serial => "serial",
+            Policy::Parallel => "parallel",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Policy> {
+        match s.trim() {
+            "serial" => Ok(Policy::Serial),
+            "parallel" => Ok(Policy::Parallel),
+            other => Err(Error::unknown("policy", other, &["serial", "parallel"])),
+        }
+    }
+}
+
+fn default_policies() -> Vec<Policy> {
+    vec![Policy::Parallel]
+}
+fn default_parallel_calls() -> usize {
+    16
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -136,6 +176,12 @@ impl Scenario {
         }
         for surface in &s.run.surfaces {
             crate::surface::SurfaceKind::parse(surface)?;
+        }
+        if s.run.policies.is_empty() || s.run.parallel_calls == 0 {
+            return Err(Error::input(format!(
+                "{}: [run] needs at least one policy and parallel_calls of 1 or more",
+                path.display()
+            )));
         }
         if s.endpoints.gateway.is_some() && s.endpoints.log.is_none() {
             return Err(Error::input(format!(

@@ -9,11 +9,10 @@
 //! trajectory), or a short final text.
 
 use crate::pricing::{PriceCard, Usage};
+use crate::tokens::cache::{Pricing, PromptCache};
 use crate::tokens::{billed_input, Tokenizer};
 use crate::wire::{self, Format, Request};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
-use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 /// What the mock decided for one request.
@@ -60,45 +59,39 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
         .expect("embedded card")
 }
 
-/// Prefix chains seen per model: the cache's contents.
-#[derive(Default)]
+/// The mock's state: the provider's prompt cache, answer ids, and its clock.
 pub struct Mock {
-    seen: Mutex<HashMap<String, HashSet<[u8; 32]>>>,
+    cache: Mutex<PromptCache>,
     counter: std::sync::atomic::AtomicU64,
+    started: std::time::Instant,
 }
 
-fn chain(req: &Request) -> Vec<[u8; 32]> {
-    let body = &req.body;
-    let head = json!([
-        body.get("tools"),
-        body.get("system"),
-        body.get("tool_choice")
-    ]);
-    let mut h: [u8; 32] = Sha256::digest(crate::json::compact(&head).as_bytes()).into();
-    let mut out = vec![h];
-    for m in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let mut d = Sha256::new();
-        d.update(h);
-        d.update(crate::json::compact(m).as_bytes());
-        h = d.finalize().into();
-        out.push(h);
+impl Default for Mock {
+    fn default() -> Mock {
+        Mock {
+            cache: Mutex::new(PromptCache::default()),
+            counter: std::sync::atomic::AtomicU64::new(0),
+            started: std::time::Instant::now(),
+        }
     }
-    out
 }
 
-fn truncated(req: &Request, messages: usize) -> Request {
-    let mut body = req.body.clone();
-    if let Some(m) = body.get_mut("messages").and_then(Value::as_array_mut) {
-        m.truncate(messages);
-    }
-    Request {
-        format: req.format,
-        body,
+/// Whose cache a request reads and at what time: the `x-toolcost-cache-scope` header (one
+/// scope per task in the driver; otherwise `default`, as one organisation's key would be) and
+/// the `x-toolcost-clock` header in seconds (the driver's virtual clock; otherwise the seconds
+/// since the gateway started).
+#[derive(Debug, Clone)]
+pub struct When {
+    pub scope: String,
+    pub now: Option<f64>,
+}
+
+impl Default for When {
+    fn default() -> When {
+        When {
+            scope: "default".into(),
+            now: None,
+        }
     }
 }
 
@@ -108,56 +101,53 @@ impl Mock {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Bill the request (input side only): total, cached and written input tokens.
-    pub fn bill(&self, req: &Request) -> (PriceCard, Tokenizer, Usage) {
+    /// Bill the request's input side: total, cached and written input tokens, or the
+    /// provider's refusal. With `commit` false (count_tokens) the cache is neither read into
+    /// nor written.
+    pub fn bill(
+        &self,
+        req: &Request,
+        when: &When,
+        commit: bool,
+    ) -> Result<(PriceCard, Tokenizer, Usage), String> {
         let model = req.body.get("model").and_then(Value::as_str).unwrap_or("");
         let card = card_for(req.format, model);
         let tok = card.tokenizer();
         let render = card.render_model();
-        let total = billed_input(req, render, tok).input_tokens;
-        let links = chain(req);
-        let mut seen = crate::sync::lock(&self.seen);
-        let known = seen.entry(card.id.clone()).or_default();
-        // The longest prefix (tools+system, then whole messages) sent before.
-        let hit = (0..links.len()).rev().find(|&i| known.contains(&links[i]));
-        known.extend(links.iter().copied());
-        drop(seen);
-        let cached = match hit {
-            Some(i) => {
-                let prefix = billed_input(&truncated(req, i), render, tok).input_tokens;
-                if prefix >= card.min_cacheable.max(1) {
-                    prefix.min(total)
-                } else {
-                    0
-                }
-            }
-            None => 0,
+        if let Some(reason) = req.format.spec().limits(req.tools(), None).first() {
+            return Err(reason.clone());
+        }
+        let pricing = Pricing {
+            rule: card.cache_rule(),
+            render,
+            tokenizer: tok,
+            min_cacheable: card.min_cacheable,
+            model: &card.id,
         };
-        let marks = crate::json::compact(&req.body).contains("\"cache_control\"");
-        let written = if req.format.spec().cache_marks() && marks {
-            let messages = req
-                .body
-                .get("messages")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            let prefix =
-                billed_input(&truncated(req, messages.saturating_sub(1)), render, tok).input_tokens;
-            prefix.saturating_sub(cached)
-        } else {
-            0
-        };
-        let usage = Usage {
-            uncached_input: total - cached - written.min(total - cached),
-            cached_input: cached,
-            cache_write: written.min(total - cached),
-            output: 0,
-        };
-        (card, tok, usage)
+        let now = when
+            .now
+            .unwrap_or_else(|| self.started.elapsed().as_secs_f64());
+        let usage = crate::sync::lock(&self.cache)
+            .bill(req, &pricing, &when.scope, now, commit)
+            .map_err(|e| e.to_string())?;
+        if usage.total_input() > card.context_window {
+            return Err(format!(
+                "prompt is too long: {} tokens > {} maximum",
+                usage.total_input(),
+                card.context_window
+            ));
+        }
+        Ok((card, tok, usage))
     }
 
     /// Bill and answer a request with the named next step.
-    pub fn answer(&self, req: &Request, step: Option<&Value>) -> Result<Answer, String> {
-        let (card, tok, mut usage) = self.bill(req);
+    pub fn answer(
+        &self,
+        req: &Request,
+        when: &When,
+        step: Option<&Value>,
+    ) -> Result<Answer, String> {
+        let (card, tok, mut usage) = self.bill(req, when, true)?;
         let n = self.next_id();
         let mut content = Vec::new();
         let mut stop = "end_turn";
@@ -170,14 +160,29 @@ impl Mock {
             content.push(json!({"type": "tool_search_tool_result", "tool_use_id": id, "content": {
                 "type": "tool_search_tool_search_result",
                 "tool_references": found.iter().map(|f| json!({"type": "tool_reference", "tool_name": f})).collect::<Vec<_>>()}}));
+            // The model goes on after the search within this answer: the search's blocks and
+            // the definitions they load are input of this round.
+            usage.uncached_input += search_input_tokens(req, &content, &card, tok);
         }
         let then = step.get("then").unwrap_or(&step);
         if let Some(text) = then.get("text").and_then(Value::as_str) {
             content.push(json!({"type": "text", "text": text}));
         }
-        if let Some(tool) = then.get("tool").and_then(Value::as_str) {
-            content.push(json!({"type": "tool_use", "id": format!("toolu_mock_{n}"), "name": tool, "input": then.get("input").cloned().unwrap_or(json!({}))}));
-            stop = "tool_use";
+        // One tool call, or several in parallel (`{"tools": [{"tool": ..., "input": ...}, ...]}`).
+        let calls: Vec<&Value> = match then.get("tools").and_then(Value::as_array) {
+            Some(many) => many.iter().collect(),
+            None => vec![then],
+        };
+        for (k, call) in calls.iter().enumerate() {
+            if let Some(tool) = call.get("tool").and_then(Value::as_str) {
+                let id = if k == 0 {
+                    format!("toolu_mock_{n}")
+                } else {
+                    format!("toolu_mock_{n}_{k}")
+                };
+                content.push(json!({"type": "tool_use", "id": id, "name": tool, "input": call.get("input").cloned().unwrap_or(json!({}))}));
+                stop = "tool_use";
+            }
         }
         let visible: String = content
             .iter()
@@ -200,6 +205,19 @@ impl Mock {
             stop_reason: stop,
         })
     }
+}
+
+/// Input tokens the search blocks of an answer add: the request with the blocks appended,
+/// less the request.
+fn search_input_tokens(req: &Request, blocks: &[Value], card: &PriceCard, tok: Tokenizer) -> u64 {
+    let render = card.render_model();
+    let mut with = req.clone();
+    if let Some(m) = with.body.get_mut("messages").and_then(Value::as_array_mut) {
+        m.push(json!({"role": "assistant", "content": blocks}));
+    }
+    billed_input(&with, render, tok)
+        .input_tokens
+        .saturating_sub(billed_input(req, render, tok).input_tokens)
 }
 
 /// Run a provider-side tool search over the request's deferred definitions: 3 to 5 results.

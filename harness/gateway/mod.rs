@@ -226,6 +226,19 @@ async fn handle(
     }
 }
 
+/// The cache scope and virtual time a request names (see [`mock::When`]).
+fn when(headers: &HeaderMap) -> mock::When {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    mock::When {
+        scope: header("x-toolcost-cache-scope")
+            .unwrap_or("default")
+            .to_string(),
+        now: header("x-toolcost-clock")
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|t| t.is_finite()),
+    }
+}
+
 fn mock_answer(
     gw: &Gateway,
     p: &Pending,
@@ -234,7 +247,10 @@ fn mock_answer(
     headers: &HeaderMap,
 ) -> Response {
     if endpoint.count_only {
-        let (_, tok, usage) = gw.mock.bill(req);
+        let (_, tok, usage) = match gw.mock.bill(req, &when(headers), false) {
+            Ok(b) => b,
+            Err(e) => return p.fail(gw, 400, &e),
+        };
         let body = format!("{{\"input_tokens\":{}}}", usage.total_input());
         gw.record(&p.row(
             200,
@@ -250,7 +266,7 @@ fn mock_answer(
         Some(Ok(Ok(v))) => Some(v),
         _ => return p.fail(gw, 400, "x-toolcost-next must be a JSON step: {\"text\": ...} or {\"tool\": ..., \"input\": {...}}"),
     };
-    let answer = match gw.mock.answer(req, step.as_ref()) {
+    let answer = match gw.mock.answer(req, &when(headers), step.as_ref()) {
         Ok(a) => a,
         Err(e) => return p.fail(gw, 400, &e),
     };

@@ -4,7 +4,8 @@
 //! and cache-write input, and the `event:`-named stream grammar.
 
 use super::{
-    count, sse, sse_documents, Endpoint, ObservedUsage, Provider, Reply, RequestParts, ToolLimit,
+    count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
+    ToolLimit,
 };
 use serde_json::{json, Map, Value};
 
@@ -173,13 +174,16 @@ impl Provider for AnthropicMessages {
 
     fn limits(&self, tools: &[Value], _max_tools: Option<usize>) -> Vec<String> {
         let deferred = tools.iter().filter(|t| super::is_deferred(t)).count();
+        let mut out = Vec::new();
         if deferred > MAX_DEFERRED {
-            vec![format!(
+            out.push(format!(
                 "{deferred} deferred tools exceed Anthropic's limit of {MAX_DEFERRED}"
-            )]
-        } else {
-            Vec::new()
+            ));
         }
+        if deferred > 0 && deferred == tools.len() {
+            out.push("every tool is deferred: at least one tool must be loaded".to_string());
+        }
+        out
     }
 
     fn tool_limit(&self) -> ToolLimit {
@@ -193,8 +197,42 @@ impl Provider for AnthropicMessages {
         }
     }
 
-    fn cache_marks(&self) -> bool {
-        true
+    fn place_cache_marks(&self, body: &mut Value, marks: &[CacheMark]) {
+        let ephemeral = || json!({"type": "ephemeral"});
+        // The newest-message mark moves: clear the marks earlier rounds left on messages.
+        if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+            for m in messages.iter_mut() {
+                if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
+                    for b in blocks {
+                        if let Some(o) = b.as_object_mut() {
+                            o.remove("cache_control");
+                        }
+                    }
+                }
+            }
+        }
+        for mark in marks {
+            let target = match mark {
+                CacheMark::Tools => body
+                    .get_mut("tools")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|t| t.last_mut()),
+                CacheMark::System => body
+                    .get_mut("system")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|s| s.last_mut()),
+                CacheMark::LastMessage => body
+                    .get_mut("messages")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|m| m.last_mut())
+                    .and_then(|m| m.get_mut("content"))
+                    .and_then(Value::as_array_mut)
+                    .and_then(|c| c.last_mut()),
+            };
+            if let Some(o) = target.and_then(Value::as_object_mut) {
+                o.insert("cache_control".into(), ephemeral());
+            }
+        }
     }
 
     fn default_card(&self) -> &'static str {

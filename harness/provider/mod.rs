@@ -72,6 +72,18 @@ pub fn is_deferred(def: &Value) -> bool {
         .unwrap_or(false)
 }
 
+/// Where a client puts its prompt-cache marks (formats without marks ignore them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMark {
+    /// The last tool definition.
+    Tools,
+    /// The last system block.
+    System,
+    /// The last block of the newest message (moves forward as the conversation grows).
+    LastMessage,
+}
+
 /// One endpoint a format serves: its path and whether it only counts tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Endpoint {
@@ -143,8 +155,9 @@ pub trait Provider: Sync {
     fn limits(&self, tools: &[Value], max_tools: Option<usize>) -> Vec<String>;
     /// The tool-count limit drawn in plots.
     fn tool_limit(&self) -> ToolLimit;
-    /// Whether `cache_control` marks in a request write the prompt cache (billed as writes).
-    fn cache_marks(&self) -> bool;
+    /// Put a client's cache marks on a request body, moving the newest-message mark forward
+    /// (a no-op where the format caches without marks).
+    fn place_cache_marks(&self, body: &mut Value, marks: &[CacheMark]);
     /// The price card for a model no card names.
     fn default_card(&self) -> &'static str;
 }

@@ -3,7 +3,8 @@
 //! cached tokens inside `prompt_tokens`, and the `data:`-only stream ending in `[DONE]`.
 
 use super::{
-    count, sse, sse_documents, Endpoint, ObservedUsage, Provider, Reply, RequestParts, ToolLimit,
+    count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
+    ToolLimit,
 };
 use serde_json::{json, Map, Value};
 
@@ -179,14 +180,24 @@ impl Provider for OpenaiChat {
 
     fn limits(&self, tools: &[Value], max_tools: Option<usize>) -> Vec<String> {
         let max = max_tools.unwrap_or(MAX_TOOLS);
+        let mut out = Vec::new();
         if tools.len() > max {
-            vec![format!(
+            out.push(format!(
                 "{} tools exceed OpenAI's limit of {max} per request",
                 tools.len()
-            )]
-        } else {
-            Vec::new()
+            ));
         }
+        // Tool search and deferred loading exist only in the Responses API (FACTS section 6).
+        if tools
+            .iter()
+            .any(|t| super::is_deferred(t) || t["type"] == "tool_search")
+        {
+            out.push(
+                "Chat Completions has no deferred loading or tool search: use the Responses API"
+                    .to_string(),
+            );
+        }
+        out
     }
 
     fn tool_limit(&self) -> ToolLimit {
@@ -196,8 +207,8 @@ impl Provider for OpenaiChat {
         }
     }
 
-    fn cache_marks(&self) -> bool {
-        false
+    fn place_cache_marks(&self, _body: &mut Value, _marks: &[CacheMark]) {
+        // Caching is automatic: there is nothing to mark.
     }
 
     fn default_card(&self) -> &'static str {

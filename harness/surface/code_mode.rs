@@ -76,17 +76,21 @@ impl Surface for CodeMode {
         Some((Method::Bm25, 5))
     }
     fn player(&self, _ctx: &Context) -> Box<dyn Player> {
-        Box::new(Programs)
+        Box::new(Programs { last_batch: 0 })
     }
 }
 
-/// The model writes a search program, then one program that makes every call (a loop that
-/// aggregates inside the sandbox for the orders task).
-struct Programs;
+/// The model writes a search program, then programs that make the calls, as many per program
+/// as the policy allows (a loop that aggregates inside the sandbox for the orders task).
+struct Programs {
+    /// Calls the last program made.
+    last_batch: usize,
+}
 
-/// The program a model writes to make calls `i..`.
+/// The program a model writes to make the round's calls from `i`.
 fn call_program(t: &Turn, i: usize) -> String {
     let key = Value::from(t.key);
+    let round = t.round_calls(i);
     if t.task == "orders" {
         return format!(
             "let total = 0, count = 0;\n\
@@ -96,12 +100,12 @@ fn call_program(t: &Turn, i: usize) -> String {
              \x20 count += 1;\n\
              }}\n\
              console.log(JSON.stringify({{ count, total_cents: total }}));",
-            i + 1,
-            t.calls.len()
+            round.start + 1,
+            round.end
         );
     }
     let mut code = String::from("const out = [];\n");
-    for a in &t.calls[i..] {
+    for a in &t.calls[round] {
         code.push_str(&format!(
             "out.push((await dispatch({key}, {})).result);\n",
             crate::json::compact(a)
@@ -131,7 +135,10 @@ impl Player for Programs {
                 "const found = await search({}, 5);\nconsole.log(JSON.stringify(found));",
                 Value::from(t.query)
             ),
-            Phase::Call(i) => call_program(t, i),
+            Phase::Call(i) => {
+                self.last_batch = t.round_calls(i).len();
+                call_program(t, i)
+            }
             Phase::Contract | Phase::Final => call_program(t, 0),
         };
         Move::Tool {
@@ -159,11 +166,14 @@ impl Player for Programs {
                 hit: super::play::holds_key(&found, t.key),
                 next: Phase::Call(0),
             },
-            (Phase::Call(_), Value::Array(items)) => Read::Results { items, all: true },
+            (Phase::Call(_), Value::Array(items)) => Read::Results {
+                items,
+                done: self.last_batch,
+            },
             (Phase::Call(_), Value::Null) => Read::Failed,
             (Phase::Call(_), other) => Read::Results {
                 items: vec![other],
-                all: true,
+                done: self.last_batch,
             },
             (Phase::Contract | Phase::Final, _) => Read::Nothing,
         }

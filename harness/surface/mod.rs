@@ -200,13 +200,14 @@ impl Context<'_> {
         };
         let mut all_tools = c.tools.clone();
         all_tools.extend(tools);
-        let body = c.format.spec().request(RequestParts {
+        let mut body = c.format.spec().request(RequestParts {
             model: &c.wire_model,
             max_tokens: c.max_tokens,
             system,
             tools: all_tools,
             user: wire::user_message(c.format, c.context.as_deref(), self.turn),
         });
+        c.format.spec().place_cache_marks(&mut body, &c.cache_marks);
         Request {
             format: c.format,
             body,

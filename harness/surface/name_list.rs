@@ -4,8 +4,10 @@
 //! The list's bytes never change within a conversation, so the prompt cache survives.
 //! Enabling takes exact names only. In `hidden` mode (Anthropic) every definition is sent
 //! with `defer_loading` and `enable_tools` answers with `tool_reference` blocks, so the tools
-//! array never changes; in `append` mode enabled definitions are appended to the tools array
-//! sorted by name and never removed. `@server` in the user's turn enables up to 60 of that
+//! array never changes; in `append` mode enabled definitions are appended to the tools array in
+//! the order they were enabled and never removed (an append, not an insert: earlier requests stay
+//! a prefix of later ones, though the tools array changing still breaks a provider cache keyed on
+//! tools). `@server` in the user's turn enables up to 60 of that
 //! server's tools up front. Here a "server" is a catalogue category (one connector each).
 
 use super::play::{Local, Move, Output, Phase, Player, Read, Turn};
@@ -159,6 +161,9 @@ pub struct Session {
     servers: BTreeMap<String, Vec<String>>,
     denied: BTreeSet<String>,
     enabled: BTreeSet<String>,
+    /// The same names in the order they were enabled: append mode appends in this order, so an
+    /// earlier request's tools array stays a prefix of the next one's.
+    order: Vec<String>,
     /// Enabled by `@server` before the first request: declared expanded for the whole turn.
     up_front: BTreeSet<String>,
     /// The system-prompt section, fixed at the start of the conversation.
@@ -203,13 +208,18 @@ impl Session {
             servers,
             denied: BTreeSet::new(),
             enabled: BTreeSet::new(),
+            order: Vec::new(),
             up_front: BTreeSet::new(),
             list,
         };
         for server in mentioned_servers(ctx.turn) {
             if let Some(tools) = s.servers.get(&server) {
                 let up_front: Vec<String> = tools.iter().take(MAX_EXPAND).cloned().collect();
-                s.enabled.extend(up_front.iter().cloned());
+                for name in &up_front {
+                    if s.enabled.insert(name.clone()) {
+                        s.order.push(name.clone());
+                    }
+                }
                 s.up_front.extend(up_front);
             }
         }
@@ -240,6 +250,7 @@ impl Session {
                     out.failed
                         .push(Failure::AlreadyEnabled { name: name.clone() });
                 } else {
+                    self.order.push(name.clone());
                     out.enabled.push(name.clone());
                 }
             } else if let Some((_, tools)) = self
@@ -298,7 +309,7 @@ impl Session {
                 }
             }
             NameListMode::Append => {
-                for name in &self.enabled {
+                for name in &self.order {
                     tools.push(definition(name, false));
                 }
             }

@@ -37,6 +37,8 @@ pub struct Turn<'a> {
     pub query: &'static str,
     /// The reference server's base URL.
     pub server: &'a str,
+    /// Capability calls the model makes in one round (1 under the serial policy).
+    pub batch: usize,
 }
 
 impl Turn<'_> {
@@ -57,11 +59,26 @@ impl Turn<'_> {
             .collect()
     }
 
-    /// A direct call of the task's row by its tool name, with call `i`'s arguments.
+    /// The calls of one round from call `i`: at most `batch`, never past the last.
+    pub fn round_calls(&self, i: usize) -> std::ops::Range<usize> {
+        i.min(self.calls.len())..(i + self.batch.max(1)).min(self.calls.len())
+    }
+
+    /// Direct calls of the task's row by its tool name from call `i`: one, or several in
+    /// parallel.
     pub fn call_row(&self, i: usize) -> Move {
-        Move::Tool {
+        self.each(i, |j| Move::Tool {
             name: self.tool_name(self.key),
-            input: self.calls[i].clone(),
+            input: self.calls[j].clone(),
+        })
+    }
+
+    /// One tool call per call of the round from `i`, in parallel when there are several.
+    pub fn each(&self, i: usize, call: impl Fn(usize) -> Move) -> Move {
+        let mut moves: Vec<Move> = self.round_calls(i).map(call).collect();
+        match moves.len() {
+            1 => moves.remove(0),
+            _ => Move::Parallel(moves),
         }
     }
 }
@@ -101,6 +118,8 @@ pub enum Move {
     },
     /// Plain text (after a provider-side search that missed).
     Text(String),
+    /// Several tool calls in one answer (parallel tool use).
+    Parallel(Vec<Move>),
 }
 
 impl Move {
@@ -119,6 +138,9 @@ impl Move {
                 json!({"search": search, "then": then.step(shell_tool)})
             }
             Move::Text(text) => json!({"text": text}),
+            Move::Parallel(moves) => {
+                json!({"tools": moves.iter().map(|m| m.step(shell_tool)).collect::<Vec<_>>()})
+            }
         }
     }
 }
@@ -151,8 +173,8 @@ pub enum Read {
     Searched { hit: bool, next: Phase },
     /// The contract was read: the calls come next.
     Contract,
-    /// Call results; `all` when this one round made every remaining call.
-    Results { items: Vec<Value>, all: bool },
+    /// Results of `done` calls (a parallel call's one result reads `done: 1`).
+    Results { items: Vec<Value>, done: usize },
     /// The calls failed (a program that errored): the task fails.
     Failed,
     /// Nothing that moves the task.
@@ -182,12 +204,12 @@ pub fn holds_key(candidates: &Value, key: &str) -> bool {
         .any(|c| c["key"] == key)
 }
 
-/// The result of an MCP call in phase `Call(i)`: one result; done after the last call.
-pub fn one_result(phase: Phase, structured: &Value, t: &Turn) -> Read {
+/// The result of one MCP call in phase `Call(i)`.
+pub fn one_result(phase: Phase, structured: &Value, _t: &Turn) -> Read {
     match phase {
-        Phase::Call(i) => Read::Results {
+        Phase::Call(_) => Read::Results {
             items: vec![structured.clone()],
-            all: i + 1 >= t.calls.len(),
+            done: 1,
         },
         Phase::Contract => Read::Contract,
         Phase::Discover(_) | Phase::Final => Read::Nothing,

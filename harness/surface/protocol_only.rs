@@ -96,7 +96,8 @@ impl Player for Shell {
             ),
             Phase::Call(i) => {
                 let url = format!("{}/api/dispatch", t.server);
-                let requests: Vec<HttpCall> = t.calls[i..]
+                let round = t.round_calls(i);
+                let requests: Vec<HttpCall> = t.calls[round.clone()]
                     .iter()
                     .map(|a| HttpCall {
                         method: HttpMethod::Post,
@@ -105,7 +106,7 @@ impl Player for Shell {
                     })
                     .collect();
                 let command = if requests.len() > 1 {
-                    format!("for id in $(seq {} {}); do curl -s -X POST {url} -H \"Authorization: Bearer $TOOLCOST_TOKEN\" -d \"{{\\\"key\\\":\\\"{key}\\\",\\\"args\\\":{{\\\"order_id\\\":\\\"ord_$id\\\"}}}}\"; echo; done", i + 1, t.calls.len())
+                    format!("for id in $(seq {} {}); do curl -s -X POST {url} -H \"Authorization: Bearer $TOOLCOST_TOKEN\" -d \"{{\\\"key\\\":\\\"{key}\\\",\\\"args\\\":{{\\\"order_id\\\":\\\"ord_$id\\\"}}}}\"; echo; done", round.start + 1, round.end)
                 } else {
                     format!("curl -s -X POST {url} -H \"Authorization: Bearer $TOOLCOST_TOKEN\" -d '{}'", requests[0].body.as_deref().unwrap_or(""))
                 };
@@ -142,7 +143,7 @@ impl Player for Shell {
                     .iter()
                     .filter_map(|o| serde_json::from_str::<Value>(o).ok())
                     .collect(),
-                all: true,
+                done: outputs.len(),
             },
             Phase::Final => Read::Nothing,
         }

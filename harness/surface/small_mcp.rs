@@ -90,10 +90,10 @@ impl Player for Generic {
                 name: t.tool_name("read_contract"),
                 input: json!({"key": t.key}),
             },
-            Phase::Call(i) => Move::Tool {
+            Phase::Call(i) => t.each(i, |j| Move::Tool {
                 name: t.tool_name("dispatch"),
-                input: json!({"key": t.key, "body": t.calls[i]}),
-            },
+                input: json!({"key": t.key, "body": t.calls[j]}),
+            }),
         }
     }
     fn local(&mut self, _name: &str, _input: &Value, _t: &Turn) -> Option<Local> {

@@ -49,6 +49,8 @@ pub struct Overrides {
     pub task_rows: Vec<usize>,
     /// ORDER_GET lookups in the orders task.
     pub orders: usize,
+    /// Calls-per-round policies the tasks are played under.
+    pub policies: Vec<scenario::Policy>,
     /// Skip the scenario's tasks even when its `[sweep]` section asks for them.
     pub no_tasks: bool,
     pub turns_per_day: Option<u64>,
@@ -246,6 +248,8 @@ fn task_scenario(
             orders: a.orders,
             max_rounds: 400,
             phrasing: scenario::Phrasing::Literal,
+            policies: a.policies.clone(),
+            parallel_calls: 16,
         },
         upstream: Default::default(),
         endpoints: Default::default(),

@@ -69,6 +69,8 @@ fn measure_frame(rows: &[MeasureRow]) -> Result<DataFrame> {
         Column::new("tokenizer".into(), s(|r| r.tokenizer.clone())),
         Column::new("label".into(), s(|r| r.label.clone())),
         Column::new("warnings".into(), s(|r| r.warnings.join("; "))),
+        Column::new("cost_label".into(), s(|r| r.cost_label.clone())),
+        Column::new("cache".into(), s(|r| r.cache.clone())),
         Column::new("rows".into(), u(|r| r.rows as u64)),
         Column::new(
             "definitions_in_context".into(),
@@ -85,11 +87,15 @@ fn measure_frame(rows: &[MeasureRow]) -> Result<DataFrame> {
         ),
         Column::new(
             "cost_usd".into(),
-            rows.iter().map(|r| r.cost_usd).collect::<Vec<f64>>(),
+            rows.iter()
+                .map(|r| r.cost_usd)
+                .collect::<Vec<Option<f64>>>(),
         ),
         Column::new(
             "cost_usd_cold".into(),
-            rows.iter().map(|r| r.cost_usd_cold).collect::<Vec<f64>>(),
+            rows.iter()
+                .map(|r| r.cost_usd_cold)
+                .collect::<Vec<Option<f64>>>(),
         ),
     ])
     .map_err(pe)
@@ -151,6 +157,9 @@ pub fn enrich(rows: &[MeasureRow], turns_per_month: u64) -> Result<Vec<SweepRow>
     let tokenizer = strings(&out, "tokenizer")?;
     let label = strings(&out, "label")?;
     let warnings = strings(&out, "warnings")?;
+    let cost_label = strings(&out, "cost_label")?;
+    let cache = strings(&out, "cache")?;
+
     let n = ints(&out, "rows")?;
     let in_ctx = ints(&out, "definitions_in_context")?;
     let tools = ints(&out, "tools_in_request")?;
@@ -174,10 +183,13 @@ pub fn enrich(rows: &[MeasureRow], turns_per_month: u64) -> Result<Vec<SweepRow>
             input_tokens: input[i],
             ratio_to_protocol_only: ratio[i].filter(|x| x.is_finite()),
             marginal_tokens_per_definition: marginal[i],
-            cost_usd: cost[i].unwrap_or(0.0),
-            cost_usd_cold: cold[i].unwrap_or(0.0),
-            cost_per_month_usd: month[i].unwrap_or(0.0),
+            cost_usd: cost[i],
+            cost_usd_cold: cold[i],
+            cost_per_month_usd: month[i],
             label: label[i].clone(),
+            cost_label: cost_label[i].clone(),
+            cache: cache[i].clone(),
+            refused: !warnings[i].is_empty(),
             warnings: warnings[i].clone(),
         })
         .collect())
@@ -309,62 +321,7 @@ pub fn summarise_log(rows: &[LogRow]) -> Result<Vec<LogSummary>> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let meta: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| serde_json::from_str(&r.metadata).unwrap_or(serde_json::Value::Null))
-        .collect();
-    let text = |f: &dyn Fn(usize) -> String| (0..rows.len()).map(f).collect::<Vec<String>>();
-    let m = |i: usize, k: &str| meta[i][k].as_str().map(String::from);
-    let df = DataFrame::new_infer_height(vec![
-        index(rows.len()),
-        Column::new(
-            "scenario".into(),
-            text(&|i| m(i, "scenario").unwrap_or_default()),
-        ),
-        Column::new(
-            "surface".into(),
-            text(&|i| m(i, "surface").unwrap_or_else(|| format!("model:{}", rows[i].model))),
-        ),
-        Column::new(
-            "rows".into(),
-            (0..rows.len())
-                .map(|i| meta[i]["n"].as_u64().unwrap_or(0))
-                .collect::<Vec<u64>>(),
-        ),
-        Column::new("task".into(), text(&|i| m(i, "task").unwrap_or_default())),
-        Column::new("label".into(), text(&|i| rows[i].usage_source.clone())),
-        Column::new(
-            "errors".into(),
-            rows.iter()
-                .map(|r| u64::from(r.error.is_some()))
-                .collect::<Vec<u64>>(),
-        ),
-        Column::new(
-            "input_tokens".into(),
-            rows.iter().map(|r| r.input_tokens).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "cached_input_tokens".into(),
-            rows.iter()
-                .map(|r| r.cached_input_tokens)
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "output_tokens".into(),
-            rows.iter().map(|r| r.output_tokens).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "request_bytes".into(),
-            rows.iter()
-                .map(|r| r.request_bytes as u64)
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "cost_usd".into(),
-            rows.iter().map(|r| r.cost_usd).collect::<Vec<_>>(),
-        ),
-    ])
-    .map_err(pe)?;
+    let df = log_frame(rows)?;
     let keys = ["scenario", "surface", "rows", "task"];
     let sums = df
         .group_by_stable(keys)
@@ -426,4 +383,65 @@ pub fn summarise_log(rows: &[LogRow]) -> Result<Vec<LogSummary>> {
             label: label[i].clone(),
         })
         .collect())
+}
+
+/// One line per log row: the metadata's keys (requests without metadata grouped by model)
+/// beside the row's figures.
+fn log_frame(rows: &[LogRow]) -> Result<DataFrame> {
+    let meta: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| serde_json::from_str(&r.metadata).unwrap_or(serde_json::Value::Null))
+        .collect();
+    let text = |f: &dyn Fn(usize) -> String| (0..rows.len()).map(f).collect::<Vec<String>>();
+    let m = |i: usize, k: &str| meta[i][k].as_str().map(String::from);
+    DataFrame::new_infer_height(vec![
+        index(rows.len()),
+        Column::new(
+            "scenario".into(),
+            text(&|i| m(i, "scenario").unwrap_or_default()),
+        ),
+        Column::new(
+            "surface".into(),
+            text(&|i| m(i, "surface").unwrap_or_else(|| format!("model:{}", rows[i].model))),
+        ),
+        Column::new(
+            "rows".into(),
+            (0..rows.len())
+                .map(|i| meta[i]["n"].as_u64().unwrap_or(0))
+                .collect::<Vec<u64>>(),
+        ),
+        Column::new("task".into(), text(&|i| m(i, "task").unwrap_or_default())),
+        Column::new("label".into(), text(&|i| rows[i].usage_source.clone())),
+        Column::new(
+            "errors".into(),
+            rows.iter()
+                .map(|r| u64::from(r.error.is_some()))
+                .collect::<Vec<u64>>(),
+        ),
+        Column::new(
+            "input_tokens".into(),
+            rows.iter().map(|r| r.input_tokens).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "cached_input_tokens".into(),
+            rows.iter()
+                .map(|r| r.cached_input_tokens)
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "output_tokens".into(),
+            rows.iter().map(|r| r.output_tokens).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "request_bytes".into(),
+            rows.iter()
+                .map(|r| r.request_bytes as u64)
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "cost_usd".into(),
+            rows.iter().map(|r| r.cost_usd).collect::<Vec<_>>(),
+        ),
+    ])
+    .map_err(pe)
 }

@@ -68,14 +68,20 @@ pub struct SweepRow {
     pub ratio_to_protocol_only: Option<f64>,
     /// (input_tokens(N) - input_tokens(0)) / N; empty at N = 0.
     pub marginal_tokens_per_definition: Option<f64>,
-    /// Dollars per turn with a warm prompt cache.
-    pub cost_usd: f64,
-    /// Dollars per turn with nothing cached.
-    pub cost_usd_cold: f64,
-    /// cost_usd x turns a day x days.
-    pub cost_per_month_usd: f64,
+    /// Dollars per turn with a warm prompt cache; empty when the provider refuses the request.
+    pub cost_usd: Option<f64>,
+    /// Dollars per turn with nothing cached; empty when refused.
+    pub cost_usd_cold: Option<f64>,
+    /// cost_usd x turns a day x days; empty when refused.
+    pub cost_per_month_usd: Option<f64>,
     /// Evidence label of the token figures.
     pub label: String,
+    /// Evidence label of the dollar figures: derived, from which tokens and which price card.
+    pub cost_label: String,
+    /// The cache rule and where the client puts its marks.
+    pub cache: String,
+    /// Whether the provider refuses this request (HTTP 400); the reasons are in `warnings`.
+    pub refused: bool,
     /// Provider limits this request crosses, `; `-separated.
     pub warnings: String,
 }
@@ -117,9 +123,22 @@ pub fn steps(cfg: &Config) -> u64 {
     let tasks = cfg
         .tasks
         .as_ref()
-        .map(|s| s.catalogue.rows.len() * s.run.surfaces.len() * s.run.tasks.len())
+        .map(|s| {
+            s.catalogue.rows.len() * s.run.surfaces.len() * s.run.tasks.len() * s.run.policies.len()
+        })
         .unwrap_or(0);
     (cfg.rows.len() * cfg.clients.len() + tasks) as u64
+}
+
+/// The tokenizers that mean something for a price card: the Kimi estimate stands in for the
+/// Kimi model's tokenizer only, so another family's card (gpt-4o's rendering, say) is not
+/// counted with it.
+pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<Tokenizer> {
+    tokenizers
+        .iter()
+        .copied()
+        .filter(|&t| t != Tokenizer::KimiEst || card.tokenizer() == Tokenizer::KimiEst)
+        .collect()
 }
 
 /// Run the sweep and write every file.
@@ -158,7 +177,7 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
                 client: client.clone(),
                 model: limits.card.clone(),
                 surfaces: cfg.surfaces.clone(),
-                tokenizers: cfg.tokenizers.clone(),
+                tokenizers: meaningful_tokenizers(&cfg.tokenizers, &limits.card),
                 turn: measure::DEFAULT_TURN.into(),
                 output_tokens: measure::DEFAULT_OUTPUT_TOKENS,
                 endpoint: DEFAULT_ENDPOINT.into(),

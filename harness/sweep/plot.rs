@@ -140,12 +140,17 @@ fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
     )
 }
 
+/// A point of a per-surface chart: (N, value, refused).
+pub type Point = (f64, f64, bool);
+
 /// A log-log line chart of one value per surface against N.
 pub struct PerSurface {
     pub stem: String,
     pub title: String,
     pub y_desc: String,
-    pub series: Vec<(String, Vec<(f64, f64)>)>,
+    /// Per surface: (N, value, refused). A refused request (the provider answers 400) is drawn
+    /// as a hollow marker.
+    pub series: Vec<(String, Vec<Point>)>,
     /// Horizontal limit lines: (value, label).
     pub hlines: Vec<(f64, String)>,
     /// Vertical limit lines at N: (N, label).
@@ -238,15 +243,23 @@ impl Chart for PerSurface {
         }
         for (surface, points) in &self.series {
             let c = colour(surface);
+            let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
             chart
-                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                .draw_series(LineSeries::new(xy, c.stroke_width(2)))
                 .map_err(e)?
                 .label(surface.clone())
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3))
                 });
             chart
-                .draw_series(points.iter().map(|p| Circle::new(*p, 4, c.filled())))
+                .draw_series(points.iter().map(|&(x, y, refused)| {
+                    let style = if refused {
+                        c.stroke_width(2)
+                    } else {
+                        c.filled()
+                    };
+                    Circle::new((x, y), if refused { 6 } else { 4 }, style)
+                }))
                 .map_err(e)?;
         }
         legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
@@ -484,14 +497,15 @@ fn by_surface(
     rows: &[SweepRow],
     client: &str,
     tokenizer: &str,
-    value: impl Fn(&SweepRow) -> f64,
-) -> Vec<(String, Vec<(f64, f64)>)> {
-    let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    value: impl Fn(&SweepRow) -> Option<f64>,
+) -> Vec<(String, Vec<Point>)> {
+    let mut out: Vec<(String, Vec<Point>)> = Vec::new();
     for r in rows
         .iter()
         .filter(|r| r.client == client && r.tokenizer == tokenizer && r.rows > 0)
     {
-        let p = (r.rows as f64, value(r));
+        let Some(v) = value(r) else { continue };
+        let p = (r.rows as f64, v, r.refused);
         match out.iter_mut().find(|(s, _)| *s == r.surface) {
             Some((_, v)) => v.push(p),
             None => out.push((r.surface.clone(), vec![p])),
@@ -546,7 +560,7 @@ pub fn sweep_plots(
                 stem: format!("tokens-vs-n{suffix}"),
                 title: format!("Input tokens per turn vs catalogue size ({client}, {tok})"),
                 y_desc: format!("billed input tokens per turn (estimated:{tok}, log scale)"),
-                series: by_surface(rows, client, &tok, |r| r.input_tokens as f64),
+                series: by_surface(rows, client, &tok, |r| Some(r.input_tokens as f64)),
                 hlines: window,
                 vlines: vec![limit.clone()],
                 money: false,
@@ -570,34 +584,7 @@ pub fn sweep_plots(
                 money: true,
             },
         )?);
-        let mut series = Vec::new();
-        for surface in [
-            SurfaceKind::DEFERRED_SEARCH.name(),
-            SurfaceKind::PER_ROW_MCP.name(),
-        ] {
-            let pts: Vec<(f64, f64, usize)> = rows
-                .iter()
-                .filter(|r| {
-                    r.client == *client && r.tokenizer == tok && r.surface == surface && r.rows > 0
-                })
-                .map(|r| (r.wire_bytes as f64, r.input_tokens as f64, r.rows))
-                .collect();
-            if !pts.is_empty() {
-                series.push((surface.to_string(), pts));
-            }
-        }
-        if !series.is_empty() {
-            files.extend(write(
-                dir,
-                &BytesVsTokens {
-                    stem: format!("deferred-bytes-vs-tokens{suffix}"),
-                    title: format!(
-                        "Bytes sent vs tokens billed ({client}): deferred search against per-row MCP"
-                    ),
-                    series,
-                },
-            )?);
-        }
+        files.extend(bytes_vs_tokens(dir, rows, client, &tok, &suffix)?);
     }
     if let Some((n, sizes)) = per_def {
         files.extend(write(
@@ -613,6 +600,45 @@ pub fn sweep_plots(
         &tasks.iter().map(TaskPoint::from).collect::<Vec<_>>(),
     )?);
     Ok(files)
+}
+
+/// Wire bytes against billed tokens for deferred search and per-row MCP, one client.
+fn bytes_vs_tokens(
+    dir: &Path,
+    rows: &[SweepRow],
+    client: &str,
+    tok: &str,
+    suffix: &str,
+) -> Result<Vec<PathBuf>> {
+    let mut series = Vec::new();
+    for surface in [
+        SurfaceKind::DEFERRED_SEARCH.name(),
+        SurfaceKind::PER_ROW_MCP.name(),
+    ] {
+        let pts: Vec<(f64, f64, usize)> = rows
+            .iter()
+            .filter(|r| {
+                r.client == client && r.tokenizer == tok && r.surface == surface && r.rows > 0
+            })
+            .map(|r| (r.wire_bytes as f64, r.input_tokens as f64, r.rows))
+            .collect();
+        if !pts.is_empty() {
+            series.push((surface.to_string(), pts));
+        }
+    }
+    if series.is_empty() {
+        return Ok(Vec::new());
+    }
+    write(
+        dir,
+        &BytesVsTokens {
+            stem: format!("deferred-bytes-vs-tokens{suffix}"),
+            title: format!(
+                "Bytes sent vs tokens billed ({client}): deferred search against per-row MCP"
+            ),
+            series,
+        },
+    )
 }
 
 /// Every price card's context window, cards with the same window on one line; the client's

@@ -153,9 +153,22 @@ turns a day for {} days, with a warm prompt cache.\n",
             "## Cost per month: {client}, from {tok} token counts (derived)\n"
         );
         grid(&mut s, rows, &client, &tok, &|r| {
-            money(r.cost_per_month_usd)
+            r.cost_per_month_usd
+                .map(money)
+                .unwrap_or_else(|| "refused".into())
         });
     }
+    growth_section(&mut s, rows)?;
+    limits_section(&mut s, rows);
+    tasks_section(&mut s, tasks);
+    plots_section(&mut s, cfg, tasks);
+    s.push_str("\n## Reading\n\n");
+    s.push_str(&reading(rows, tasks));
+    Ok(s)
+}
+
+/// Growth from the smallest to the largest N, per surface, client and tokenizer.
+fn growth_section(s: &mut String, rows: &[SweepRow]) -> Result<()> {
     let growth = frame::growth(rows)?;
     if let Some(g0) = growth.first() {
         let (from, to) = (thousands(g0.from_rows as u64), thousands(g0.to_rows as u64));
@@ -189,6 +202,11 @@ turns a day for {} days, with a warm prompt cache.\n",
         ));
         s.push('\n');
     }
+    Ok(())
+}
+
+/// The first N at which each surface crosses each provider limit.
+fn limits_section(s: &mut String, rows: &[SweepRow]) {
     s.push_str("## Provider limits crossed\n\n");
     let mut limits: Vec<String> = Vec::new();
     let mut seen: Vec<(String, String, &str)> = Vec::new();
@@ -218,6 +236,10 @@ turns a day for {} days, with a warm prompt cache.\n",
         }
         s.push('\n');
     }
+}
+
+/// Whole tasks, from the gateway's log rows.
+fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
     if !tasks.is_empty() {
         let label = tasks.first().map(|t| t.label.as_str()).unwrap_or("");
         let _ = writeln!(
@@ -254,6 +276,10 @@ turns a day for {} days, with a warm prompt cache.\n",
         ));
         s.push('\n');
     }
+}
+
+/// Links to every plot the sweep drew.
+fn plots_section(s: &mut String, cfg: &Config, tasks: &[TaskResult]) {
     s.push_str("## Plots\n\nEach as PNG and SVG; log scales skip N=0. The per-N charts are drawn for each client with the first tokenizer.\n\n");
     let mut plots: Vec<(String, String)> = Vec::new();
     for (i, c) in cfg.clients.iter().enumerate() {
@@ -290,9 +316,6 @@ turns a day for {} days, with a warm prompt cache.\n",
     for (stem, what) in plots {
         let _ = writeln!(s, "- [{what}]({stem}.svg) ![{what}]({stem}.png)");
     }
-    s.push_str("\n## Reading\n\n");
-    s.push_str(&reading(rows, tasks));
-    Ok(s)
 }
 
 /// Which provider limit a warning names.
@@ -371,6 +394,13 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
             thousands(b.input_tokens)
         );
     }
+    crossings(&mut out, rows);
+    orders_reading(&mut out, tasks);
+    out.trim_end().to_string() + "\n"
+}
+
+/// Where per-row MCP and deferred search first cross a provider limit.
+fn crossings(out: &mut String, rows: &[SweepRow]) {
     let first_crossing = |surface: &str, what: &str| {
         rows.iter()
             .filter(|r| r.surface == surface && r.warnings.contains(what))
@@ -400,6 +430,10 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
             thousands(n as u64)
         );
     }
+}
+
+/// The cheapest and dearest surface for the orders task at the largest N played.
+fn orders_reading(out: &mut String, tasks: &[TaskResult]) {
     if let Some(n) = tasks.iter().map(|t| t.rows).max() {
         let orders: Vec<&TaskResult> = tasks
             .iter()
@@ -426,7 +460,6 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
             );
         }
     }
-    out.trim_end().to_string() + "\n"
 }
 
 /// summary.md for a gateway log.

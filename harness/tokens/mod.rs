@@ -1,8 +1,10 @@
 //! Token counting: the tokenizers (o200k, cl100k and the calibrated Kimi estimator) and the
 //! provider render models that turn a request body into billed input tokens.
 
+pub mod cache;
 pub mod render;
 mod tokenizer;
 
+pub use cache::{CacheRule, PromptCache};
 pub use render::{billed_input, Billing, RenderModel};
 pub use tokenizer::{Tokenizer, KIMI_PER_O200K};

@@ -362,7 +362,7 @@ pub fn message_text(m: &Value) -> String {
 fn block_text(b: &Value, out: &mut String) {
     match b["type"].as_str() {
         Some("text") => out.push_str(b["text"].as_str().unwrap_or("")),
-        Some("tool_use") => {
+        Some("tool_use") | Some("server_tool_use") => {
             out.push_str(b["name"].as_str().unwrap_or(""));
             out.push_str(&json::compact(&b["input"]));
         }

@@ -7,10 +7,13 @@ use serde::{Deserialize, Serialize};
 
 /// Kimi tokens per o200k token, fitted so that the per-row projection of the `seed-2026-07`
 /// catalogue at N=856, rendered as Kimi function declarations with `mcp__toolcost__` names,
-/// costs the recorded 157.8 input tokens per definition (FACTS.md section 1:
-/// (149,187 - 14,071) / 856). `toolcost reproduce` re-fits it and prints both; a test fails
-/// when the generator drifts from it by more than 0.5%.
-pub const KIMI_PER_O200K: f64 = 1.2866;
+/// costs the recorded slope of 157.846 input tokens per definition (FACTS.md section 1:
+/// (149,187 - 14,071) / 856 = 157.8458), divided by that projection's 122.65 o200k tokens per
+/// definition. It is fitted on definition text and applied to all text, so every figure it
+/// produces is labelled `calibrated`; its error on other text is not known (the recorded
+/// model's tokenizer is not available to measure it). `toolcost reproduce` re-fits it and prints
+/// both; a test fails when the generator drifts from it by more than 0.5%.
+pub const KIMI_PER_O200K: f64 = 1.2870;
 
 /// A tokenizer toolcost can count with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -47,7 +50,7 @@ impl Tokenizer {
     /// The evidence label of a figure counted with this tokenizer.
     pub fn label(self) -> String {
         match self {
-            Tokenizer::KimiEst => format!("estimated:kimi-est(o200k x {KIMI_PER_O200K})"),
+            Tokenizer::KimiEst => format!("calibrated:kimi-est(o200k x {KIMI_PER_O200K})"),
             t => format!("estimated:{}", t.name()),
         }
     }

@@ -1,0 +1,558 @@
+//! Prompt caching as each provider bills it (FACTS sections 3 and 6).
+//!
+//! - [`CacheRule::Marks`] (Anthropic): nothing is read or written unless the request asks for
+//!   it with `cache_control` on a block (tools, system, message content; at most four) or the
+//!   top-level `cache_control` (automatic caching: the breakpoint goes on the last block). Each
+//!   breakpoint whose prefix reaches the model's minimum writes an entry that lives for its TTL
+//!   (`5m`, refreshed on every read, or `1h`). A hit is looked for at each breakpoint and up to
+//!   20 blocks before it; the longest hit is read at the read price, the prefix from there to the
+//!   last breakpoint is written at the write price, and only what follows the last breakpoint is
+//!   billed as plain input.
+//! - [`CacheRule::Automatic`] (OpenAI; Kimi by assumption): every request of at least the
+//!   minimum is cached; a later request reads the longest prefix it shares with an earlier one,
+//!   at message granularity, rounded down to the rule's step (128 tokens for OpenAI). Nothing
+//!   is charged for writing.
+//! - [`CacheRule::None`]: no caching.
+//!
+//! Time is whatever the caller says it is (seconds), so the driver can run on a virtual clock
+//! and stay deterministic. Entries are kept per scope (an API key's organisation, or one task).
+
+use super::{billed_input, RenderModel, Tokenizer};
+use crate::provider::Usage;
+use crate::wire::Request;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// Blocks before a breakpoint where a hit is still looked for (Anthropic's lookback).
+pub const LOOKBACK_BLOCKS: usize = 20;
+/// The most `cache_control` marks one Anthropic request may carry.
+pub const MAX_BREAKPOINTS: usize = 4;
+/// Anthropic's default TTL and its long one, in seconds.
+pub const TTL_5M: f64 = 300.0;
+pub const TTL_1H: f64 = 3600.0;
+
+/// How a provider caches prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheRule {
+    /// Only at `cache_control` marks.
+    Marks,
+    /// Automatically, in steps of `step` tokens, entries living `ttl` seconds.
+    Automatic {
+        step: u64,
+        ttl: u64,
+    },
+    None,
+}
+
+impl CacheRule {
+    /// Parse a card's `cache` field: `marks`, `automatic:<step>:<ttl seconds>` or `none`.
+    pub fn parse(spec: &str) -> Option<CacheRule> {
+        let mut parts = spec.split(':');
+        match parts.next()? {
+            "marks" => Some(CacheRule::Marks),
+            "none" => Some(CacheRule::None),
+            "automatic" => {
+                let step = parts.next()?.parse().ok()?;
+                let ttl = parts.next()?.parse().ok()?;
+                (step > 0).then_some(CacheRule::Automatic { step, ttl })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What a request reads and writes, and why a request is refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CacheError {
+    TooManyBreakpoints(usize),
+    /// A longer TTL after a shorter one.
+    TtlOrder,
+}
+
+impl std::fmt::Display for CacheError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CacheError::TooManyBreakpoints(n) => write!(
+                f,
+                "A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {n}."
+            ),
+            CacheError::TtlOrder => f.write_str(
+                "a cache_control breakpoint with ttl 1h must not come after one with ttl 5m",
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    tokens: u64,
+    expires: f64,
+    ttl: f64,
+}
+
+/// The cache of one provider: entries per (scope, model, prefix).
+#[derive(Debug, Default)]
+pub struct PromptCache {
+    entries: HashMap<(String, String, [u8; 32]), Entry>,
+}
+
+/// What one request is billed for on its input side.
+pub struct Pricing<'a> {
+    pub rule: CacheRule,
+    pub render: RenderModel,
+    pub tokenizer: Tokenizer,
+    pub min_cacheable: u64,
+    /// The model the cache is kept for.
+    pub model: &'a str,
+}
+
+/// One block of the prompt in cache order: where it is and what it says.
+struct Block {
+    at: Pos,
+    hash: [u8; 32],
+    /// The mark on it: its TTL in seconds.
+    mark: Option<f64>,
+}
+
+/// A prefix end: after tool `i`, after system block `i`, after block `b` of message `m`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Pos {
+    Tool(usize),
+    System(usize),
+    Message(usize, usize),
+}
+
+fn ttl_of(mark: &Value) -> Option<f64> {
+    let cc = mark.get("cache_control")?;
+    Some(match cc.get("ttl").and_then(Value::as_str) {
+        Some("1h") => TTL_1H,
+        _ => TTL_5M,
+    })
+}
+
+/// The prompt's blocks in cache order (tools, system, messages), each with the hash of the
+/// prefix that ends with it.
+fn blocks(req: &Request) -> Vec<Block> {
+    let body = &req.body;
+    let mut out = Vec::new();
+    let mut h: [u8; 32] = Sha256::digest(
+        crate::json::compact(&json!([body.get("model"), body.get("tool_choice")])).as_bytes(),
+    )
+    .into();
+    // A mark is not part of the prompt: moving it does not change the prefix it marks.
+    let unmarked = |v: &Value| match v {
+        Value::Object(o) if o.contains_key("cache_control") => {
+            let mut o = o.clone();
+            o.remove("cache_control");
+            Value::Object(o)
+        }
+        other => other.clone(),
+    };
+    let mut push = |at: Pos, v: &Value, mark: Option<f64>| {
+        let mut d = Sha256::new();
+        d.update(h);
+        d.update(crate::json::compact(&unmarked(v)).as_bytes());
+        h = d.finalize().into();
+        out.push(Block { at, hash: h, mark });
+    };
+    for (i, t) in req.tools().iter().enumerate() {
+        push(Pos::Tool(i), t, ttl_of(t));
+    }
+    match body.get("system") {
+        Some(Value::Array(blocks)) => {
+            for (i, b) in blocks.iter().enumerate() {
+                push(Pos::System(i), b, ttl_of(b));
+            }
+        }
+        Some(s @ Value::String(_)) => push(Pos::System(0), s, None),
+        _ => {}
+    }
+    for (m, msg) in body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        match msg.get("content") {
+            Some(Value::Array(blocks)) => {
+                for (b, block) in blocks.iter().enumerate() {
+                    push(
+                        Pos::Message(m, b),
+                        &json!([msg["role"], unmarked(block)]),
+                        ttl_of(block),
+                    );
+                }
+            }
+            _ => push(Pos::Message(m, 0), msg, None),
+        }
+    }
+    out
+}
+
+/// The request cut after `at`.
+fn truncated(req: &Request, at: Pos) -> Request {
+    let mut body = req.body.clone();
+    let cut_tools = |body: &mut Value, n: usize| {
+        if let Some(t) = body.get_mut("tools").and_then(Value::as_array_mut) {
+            t.truncate(n);
+        }
+    };
+    let cut_messages = |body: &mut Value, n: usize| {
+        if let Some(m) = body.get_mut("messages").and_then(Value::as_array_mut) {
+            m.truncate(n);
+        }
+    };
+    match at {
+        Pos::Tool(i) => {
+            cut_tools(&mut body, i + 1);
+            if let Some(o) = body.as_object_mut() {
+                o.remove("system");
+            }
+            cut_messages(&mut body, 0);
+        }
+        Pos::System(i) => {
+            if let Some(s) = body.get_mut("system").and_then(Value::as_array_mut) {
+                s.truncate(i + 1);
+            }
+            cut_messages(&mut body, 0);
+        }
+        Pos::Message(m, b) => {
+            cut_messages(&mut body, m + 1);
+            if let Some(c) = body
+                .pointer_mut(&format!("/messages/{m}/content"))
+                .and_then(Value::as_array_mut)
+            {
+                c.truncate(b + 1);
+            }
+        }
+    }
+    Request {
+        format: req.format,
+        body,
+    }
+}
+
+impl Pricing<'_> {
+    fn tokens(&self, req: &Request) -> u64 {
+        billed_input(req, self.render, self.tokenizer).input_tokens
+    }
+
+    /// Tokens of the prefix that ends at `at`, without counting the whole prefix again where
+    /// the request's own count already holds it: the whole request, everything up to the end
+    /// of the system prompt (Anthropic order), or whole messages off the end (no tool
+    /// references among them, so nothing expands there).
+    fn tokens_at(&self, req: &Request, at: Pos, last: bool, total: &super::Billing) -> u64 {
+        if last {
+            return total.input_tokens;
+        }
+        let messages = req
+            .body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let system_blocks = match req.body.get("system") {
+            Some(Value::Array(b)) => b.len(),
+            Some(_) => 1,
+            None => 0,
+        };
+        match at {
+            Pos::System(i) if i + 1 == system_blocks && total.tools_deferred == 0 => {
+                total.input_tokens - total.message_tokens
+            }
+            Pos::Message(m, b)
+                if matches!(self.render, RenderModel::Openai { .. })
+                    && messages.get(m).is_some_and(|msg| {
+                        !msg["content"].is_array()
+                            || msg["content"].as_array().is_some_and(|c| c.len() == b + 1)
+                    }) =>
+            {
+                let later: f64 = messages[m + 1..]
+                    .iter()
+                    .filter(|x| x["role"] != "system")
+                    .map(|x| 3.0 + self.tokenizer.count(&super::render::message_text(x)))
+                    .sum();
+                total.input_tokens.saturating_sub(later.round() as u64)
+            }
+            Pos::Tool(_) | Pos::System(_) | Pos::Message(..) => self.tokens(&truncated(req, at)),
+        }
+    }
+}
+
+impl PromptCache {
+    /// Bill the input side of a request at time `now` (seconds) in `scope`. With `commit`
+    /// false (count_tokens) nothing is read into or written to the cache.
+    pub fn bill(
+        &mut self,
+        req: &Request,
+        p: &Pricing,
+        scope: &str,
+        now: f64,
+        commit: bool,
+    ) -> Result<Usage, CacheError> {
+        let full = billed_input(req, p.render, p.tokenizer);
+        let total = full.input_tokens;
+        let none = Usage {
+            uncached_input: total,
+            ..Usage::default()
+        };
+        match p.rule {
+            CacheRule::None => Ok(none),
+            CacheRule::Marks => self.bill_marks(req, p, scope, now, commit, &full),
+            CacheRule::Automatic { step, ttl } => {
+                Ok(self.bill_automatic(req, p, scope, now, commit, &full, step, ttl as f64))
+            }
+        }
+    }
+
+    fn key(scope: &str, p: &Pricing, h: [u8; 32]) -> (String, String, [u8; 32]) {
+        (scope.to_string(), p.model.to_string(), h)
+    }
+
+    fn live(&self, scope: &str, p: &Pricing, h: [u8; 32], now: f64) -> Option<Entry> {
+        self.entries
+            .get(&Self::key(scope, p, h))
+            .copied()
+            .filter(|e| e.expires > now)
+    }
+
+    fn bill_marks(
+        &mut self,
+        req: &Request,
+        p: &Pricing,
+        scope: &str,
+        now: f64,
+        commit: bool,
+        full: &super::Billing,
+    ) -> Result<Usage, CacheError> {
+        let total = full.input_tokens;
+        let mut bl = blocks(req);
+        if req.body.get("cache_control").is_some() {
+            // Automatic caching: the breakpoint sits on the last block.
+            if let Some(last) = bl.last_mut() {
+                last.mark = last.mark.or(ttl_of(&req.body));
+            }
+        }
+        let marks: Vec<usize> = (0..bl.len()).filter(|&i| bl[i].mark.is_some()).collect();
+        if marks.len() > MAX_BREAKPOINTS {
+            return Err(CacheError::TooManyBreakpoints(marks.len()));
+        }
+        if marks.windows(2).any(|w| bl[w[0]].mark < bl[w[1]].mark) {
+            return Err(CacheError::TtlOrder);
+        }
+        if marks.is_empty() {
+            return Ok(Usage {
+                uncached_input: total,
+                ..Usage::default()
+            });
+        }
+        // The longest live prefix at a breakpoint or up to 20 blocks before one.
+        let mut read: Option<(usize, Entry)> = None;
+        for &m in &marks {
+            for i in (m.saturating_sub(LOOKBACK_BLOCKS)..=m).rev() {
+                if let Some(e) = self.live(scope, p, bl[i].hash, now) {
+                    if read.is_none_or(|(r, _)| i > r) {
+                        read = Some((i, e));
+                    }
+                    break;
+                }
+            }
+        }
+        let cached = read.map_or(0, |(_, e)| e.tokens.min(total));
+        let mut written_to = cached;
+        let mut writes = Vec::new();
+        for &m in marks.iter().filter(|&&m| read.is_none_or(|(r, _)| m > r)) {
+            let tokens = p
+                .tokens_at(req, bl[m].at, m + 1 == bl.len(), full)
+                .min(total);
+            if tokens >= p.min_cacheable.max(1) {
+                writes.push((m, tokens));
+                written_to = written_to.max(tokens);
+            }
+        }
+        if commit {
+            if let Some((i, e)) = read {
+                self.entries.insert(
+                    Self::key(scope, p, bl[i].hash),
+                    Entry {
+                        expires: now + e.ttl,
+                        ..e
+                    },
+                );
+            }
+            for (m, tokens) in writes {
+                let ttl = bl[m].mark.unwrap_or(TTL_5M);
+                self.entries.insert(
+                    Self::key(scope, p, bl[m].hash),
+                    Entry {
+                        tokens,
+                        expires: now + ttl,
+                        ttl,
+                    },
+                );
+            }
+        }
+        let written = written_to - cached;
+        Ok(Usage {
+            uncached_input: total - cached - written,
+            cached_input: cached,
+            cache_write: written,
+            output: 0,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn bill_automatic(
+        &mut self,
+        req: &Request,
+        p: &Pricing,
+        scope: &str,
+        now: f64,
+        commit: bool,
+        full: &super::Billing,
+        step: u64,
+        ttl: f64,
+    ) -> Usage {
+        let total = full.input_tokens;
+        // Prefixes at message granularity: tools and system first, then each whole message.
+        let bl = blocks(req);
+        let mut ends: Vec<usize> = Vec::new();
+        for (i, b) in bl.iter().enumerate() {
+            let next_is_new_message = match (b.at, bl.get(i + 1).map(|n| n.at)) {
+                (Pos::Message(m, _), Some(Pos::Message(n, _))) => m != n,
+                (Pos::Message(..), None) => true,
+                (Pos::Tool(_) | Pos::System(_), Some(Pos::Message(..)) | None) => true,
+                (Pos::Tool(_) | Pos::System(_), Some(Pos::Tool(_) | Pos::System(_))) => false,
+                (Pos::Message(..), Some(Pos::Tool(_) | Pos::System(_))) => true,
+            };
+            if next_is_new_message {
+                ends.push(i);
+            }
+        }
+        let hit = ends
+            .iter()
+            .rev()
+            .find_map(|&i| self.live(scope, p, bl[i].hash, now).map(|e| (i, e)));
+        // The prefix's tokens are counted when it is read: the same text in this request.
+        let prefix = hit.map(|(i, _)| {
+            p.tokens_at(req, bl[i].at, i + 1 == bl.len(), full)
+                .min(total)
+        });
+        let cached = match prefix {
+            Some(t) if total >= p.min_cacheable && t >= p.min_cacheable => (t / step) * step,
+            _ => 0,
+        };
+        if commit && total >= p.min_cacheable {
+            for &i in &ends {
+                self.entries.insert(
+                    Self::key(scope, p, bl[i].hash),
+                    Entry {
+                        tokens: 0,
+                        expires: now + ttl,
+                        ttl,
+                    },
+                );
+            }
+        }
+        Usage {
+            uncached_input: total - cached,
+            cached_input: cached,
+            cache_write: 0,
+            output: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::Format;
+
+    fn req(messages: Value) -> Request {
+        Request {
+            format: Format::AnthropicMessages,
+            body: json!({"model": "m", "tools": [{"name": "t", "description": "a tool that does a thing", "input_schema": {"type": "object"}}],
+                "system": [{"type": "text", "text": "You are a careful assistant. ".repeat(40), "cache_control": {"type": "ephemeral"}}],
+                "messages": messages}),
+        }
+    }
+
+    fn pricing(rule: CacheRule, min: u64) -> Pricing<'static> {
+        Pricing {
+            rule,
+            render: RenderModel::parse("anthropic:claude-4.5").unwrap(),
+            tokenizer: Tokenizer::O200k,
+            min_cacheable: min,
+            model: "m",
+        }
+    }
+
+    fn first() -> Value {
+        json!([{"role": "user", "content": [{"type": "text", "text": "context ".repeat(200)}, {"type": "text", "text": "what time is it", "cache_control": {"type": "ephemeral"}}]}])
+    }
+
+    fn second() -> Value {
+        json!([{"role": "user", "content": [{"type": "text", "text": "context ".repeat(200)}, {"type": "text", "text": "what time is it"}]},
+               {"role": "assistant", "content": [{"type": "tool_use", "id": "1", "name": "t", "input": {}}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1", "content": "12:00", "cache_control": {"type": "ephemeral"}}]}])
+    }
+
+    #[test]
+    fn automatic_caching_reads_the_previous_request_whatever_its_marks() {
+        let p = pricing(CacheRule::Automatic { step: 1, ttl: 300 }, 0);
+        let mut c = PromptCache::default();
+        let a = c.bill(&req(first()), &p, "s", 0.0, true).unwrap();
+        assert_eq!(a.cached_input, 0);
+        let b = c.bill(&req(second()), &p, "s", 10.0, true).unwrap();
+        assert_eq!(b.cached_input, a.total_input(), "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn marks_write_then_read_and_nothing_without_marks() {
+        let p = pricing(CacheRule::Marks, 100);
+        let mut c = PromptCache::default();
+        let a = c.bill(&req(first()), &p, "s", 0.0, true).unwrap();
+        assert_eq!(
+            (a.cached_input, a.cache_write),
+            (0, a.total_input()),
+            "the newest-message mark writes the whole prompt"
+        );
+        let b = c.bill(&req(second()), &p, "s", 10.0, true).unwrap();
+        assert_eq!(b.cached_input, a.total_input(), "{b:?}");
+        assert_eq!(b.uncached_input, 0, "{b:?}");
+        // Without any mark nothing is read or written.
+        let mut bare = req(first());
+        bare.body["system"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("cache_control");
+        bare.body["messages"][0]["content"][1]
+            .as_object_mut()
+            .unwrap()
+            .remove("cache_control");
+        let mut c = PromptCache::default();
+        for t in [0.0, 1.0] {
+            let u = c.bill(&bare, &p, "s", t, true).unwrap();
+            assert_eq!((u.cached_input, u.cache_write), (0, 0));
+        }
+        // Expired entries are not read; count-only billing changes nothing.
+        let mut c = PromptCache::default();
+        c.bill(&req(first()), &p, "s", 0.0, false).unwrap();
+        let u = c.bill(&req(first()), &p, "s", 1.0, true).unwrap();
+        assert_eq!(u.cached_input, 0, "count_tokens must not warm the cache");
+        let late = c
+            .bill(&req(first()), &p, "s", 1.0 + TTL_5M + 1.0, true)
+            .unwrap();
+        assert_eq!(late.cached_input, 0, "expired");
+    }
+
+    #[test]
+    fn below_the_minimum_nothing_is_cached() {
+        let p = pricing(CacheRule::Marks, 1_000_000);
+        let mut c = PromptCache::default();
+        c.bill(&req(first()), &p, "s", 0.0, true).unwrap();
+        let u = c.bill(&req(first()), &p, "s", 1.0, true).unwrap();
+        assert_eq!((u.cached_input, u.cache_write), (0, 0));
+    }
+}
