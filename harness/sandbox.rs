@@ -145,15 +145,11 @@ fn execute(
                         .unwrap_or_else(|_| "Error".into());
                     format!("{name}: {msg}")
                 }
-                CaughtError::Value(v) => format!(
-                    "Uncaught: {}",
-                    v.as_string()
-                        .and_then(|s| s.to_string().ok())
-                        .unwrap_or_else(|| format!("{v:?}"))
-                ),
+                CaughtError::Value(v) => format!("Uncaught: {}", shown(v)),
                 CaughtError::Error(e) => e.to_string(),
             };
-            if text.contains("out of memory") {
+            // QuickJS throws `null` when it cannot even allocate the error object.
+            if text.contains("out of memory") || text == "Uncaught: null" {
                 mem_msg.clone()
             } else {
                 text
@@ -208,23 +204,79 @@ fn execute(
                 d
             }
         })?;
-        // A returned value is printed, as a REPL would.
+        if timed_out() {
+            // A dispatch that returned after the deadline must not let the program report
+            // success.
+            return Err(time_msg.clone());
+        }
+        // A returned value is printed, as a REPL would, within the same output limit.
         if !value.is_undefined() {
-            let shown: Option<String> = ctx
-                .json_stringify(value)
-                .ok()
-                .flatten()
-                .and_then(|s| s.to_string().ok());
+            let shown: Option<String> = match ctx.json_stringify(value) {
+                Ok(s) => s.and_then(|s| s.to_string().ok()),
+                Err(_) => {
+                    return Err(format!(
+                        "Error: the program's returned value could not be written out within the sandbox's {} MB of memory",
+                        limits.memory_bytes >> 20
+                    ))
+                }
+            };
             if let Some(s) = shown {
                 let mut p = printed.borrow_mut();
                 if !p.is_empty() {
                     p.push('\n');
                 }
-                p.push_str(&s);
+                let room = out_limit.saturating_sub(p.len());
+                if s.len() > room {
+                    let mut cut = room;
+                    while !s.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    p.push_str(&s[..cut]);
+                    p.push_str(&format!(
+                        "\n[returned value cut: {} bytes, output is kept to {out_limit}]",
+                        s.len()
+                    ));
+                } else {
+                    p.push_str(&s);
+                }
             }
         }
         Ok(())
     })
+}
+
+/// A thrown value as a reader wants it: a string as it is, anything else as JSON (cut at
+/// 1,000 bytes), never an engine's debug form with heap addresses.
+fn shown(v: &rquickjs::Value<'_>) -> String {
+    let ctx = v.ctx();
+    if let Some(s) = v.as_string().and_then(|s| s.to_string().ok()) {
+        return s;
+    }
+    if v.is_null() {
+        return "null".into();
+    }
+    if v.is_undefined() {
+        return "undefined".into();
+    }
+    let json = ctx
+        .json_stringify(v.clone())
+        .ok()
+        .flatten()
+        .and_then(|s| s.to_string().ok());
+    match json {
+        Some(mut j) => {
+            if j.len() > 1_000 {
+                let mut cut = 1_000;
+                while !j.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                j.truncate(cut);
+                j.push_str("...");
+            }
+            j
+        }
+        None => format!("a thrown {}", v.type_name()),
+    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,83 @@ pub const DIRECTORY_DDL: &str = "CREATE TABLE IF NOT EXISTS directory (
     input_schema TEXT
 )";
 
+/// `PRAGMA application_id` of every SQLite file toolcost writes (`tcst` in ASCII), so that a
+/// file can say whose it is before anything writes to it.
+pub const APPLICATION_ID: i32 = 0x7463_7374;
+/// `PRAGMA user_version`: the layout of toolcost's tables in the file.
+pub const USER_VERSION: i32 = 1;
+
+/// Whose an SQLite file is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    /// No tables yet (a new file): toolcost may make it its own.
+    Empty,
+    /// Stamped with toolcost's application id.
+    Ours,
+    /// Unstamped, but holding a `receipts` table and otherwise only toolcost's tables: a file
+    /// `serve --db` wrote before files were stamped.
+    Legacy,
+    /// Someone else's; the sentence says why.
+    Foreign(String),
+}
+
+/// Read a file's identity without writing to it.
+pub fn identity(conn: &Connection) -> Result<Identity> {
+    let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if app == APPLICATION_ID {
+        if version > USER_VERSION {
+            return Ok(Identity::Foreign(format!(
+                "written by a newer toolcost (layout {version}; this one knows {USER_VERSION})"
+            )));
+        }
+        return Ok(Identity::Ours);
+    }
+    if app != 0 {
+        return Ok(Identity::Foreign(format!(
+            "its application_id is {app:#010x}, not toolcost's {APPLICATION_ID:#010x}"
+        )));
+    }
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )?;
+    let tables: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<std::result::Result<_, _>>()?;
+    if tables.is_empty() {
+        return Ok(Identity::Empty);
+    }
+    let ours = ["directory", "receipts", "outbox"];
+    if tables.iter().any(|t| t == "receipts") && tables.iter().all(|t| ours.contains(&t.as_str())) {
+        return Ok(Identity::Legacy);
+    }
+    Ok(Identity::Foreign(format!(
+        "it is not stamped as toolcost's and holds the tables {}",
+        tables.join(", ")
+    )))
+}
+
+/// Mark a file as toolcost's.
+pub fn stamp(conn: &Connection) -> Result<()> {
+    conn.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {USER_VERSION};"
+    ))?;
+    Ok(())
+}
+
+/// Receipts a toolcost file holds (0 when it has no `receipts` table).
+pub fn receipts_held(conn: &Connection) -> Result<i64> {
+    let has: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'receipts'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has == 0 {
+        return Ok(0);
+    }
+    Ok(conn.query_row("SELECT COUNT(*) FROM receipts", [], |r| r.get(0))?)
+}
+
 /// Create the table if needed and insert the rows in one transaction.
 pub fn write_directory<'a>(
     conn: &mut Connection,
@@ -33,6 +110,12 @@ pub fn write_directory<'a>(
 pub fn write_directory_owned(conn: &mut Connection, rows: impl Iterator<Item = Row>) -> Result<()> {
     conn.execute_batch(DIRECTORY_DDL)?;
     let tx = conn.transaction()?;
+    insert_rows(&tx, rows)?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn insert_rows(tx: &rusqlite::Transaction<'_>, rows: impl Iterator<Item = Row>) -> Result<()> {
     {
         let mut stmt = tx.prepare(
             "INSERT INTO directory (key, type, target, auth, content, category, planner_rank, enabled, planner_visible, input_schema)
@@ -54,7 +137,6 @@ pub fn write_directory_owned(conn: &mut Connection, rows: impl Iterator<Item = R
             ])?;
         }
     }
-    tx.commit()?;
     Ok(())
 }
 
@@ -109,10 +191,15 @@ pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
     Ok(out)
 }
 
-/// Replace the whole directory with these rows.
+/// Replace the whole directory with these rows, in one transaction: a failure leaves the
+/// table as it was.
 pub fn replace_directory(conn: &mut Connection, rows: &[Row]) -> Result<()> {
-    conn.execute("DELETE FROM directory", [])?;
-    write_directory(conn, rows)
+    conn.execute_batch(DIRECTORY_DDL)?;
+    let tx = conn.transaction()?;
+    tx.execute("DELETE FROM directory", [])?;
+    insert_rows(&tx, rows.iter().cloned())?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// Insert one row; false when the key exists.

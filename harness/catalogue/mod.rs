@@ -229,6 +229,8 @@ impl Catalogue {
         }
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| Error::input(format!("{label}: not UTF-8 text; expected JSONL rows, a tools/list JSON capture or a SQLite file")))?;
+        // Editors on Windows start UTF-8 files with a byte-order mark; JSON has no place for it.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let trimmed = text.trim_start();
         if trimmed.is_empty() {
             return Ok(Catalogue::from_rows(label, Vec::new()));

@@ -28,6 +28,9 @@ pub struct GenerateArgs {
     /// Also write the catalogue's labelled query set (JSONL) for `search-eval`.
     #[arg(long, value_name = "FILE")]
     pub queries: Option<PathBuf>,
+    /// Replace an output database even though it holds receipts (they are lost).
+    #[arg(long)]
+    pub discard_receipts: bool,
     /// Rows sampled for --queries (two queries each, plus the fixed rows).
     #[arg(long, default_value_t = 200, requires = "queries")]
     pub targets: usize,
@@ -39,6 +42,9 @@ pub(super) fn run(a: GenerateArgs) -> Result<i32> {
         return Err(Error::input(
             "--queries labels the projected rows; generate it without --inactive",
         ));
+    }
+    if let Some(path) = &a.output {
+        check_replaceable(path, a.discard_receipts)?;
     }
     let profile = Profile::named(&a.generator.profile)?;
     let gen = Generator::new(profile, a.rows, a.generator.seed, a.inactive);
@@ -56,6 +62,7 @@ pub(super) fn run(a: GenerateArgs) -> Result<i32> {
         )?,
         Some(path) if is_sqlite(path) => write_via_temp(path, |tmp| {
             let mut conn = rusqlite::Connection::open(tmp)?;
+            directory::stamp(&conn)?;
             directory::write_directory_owned(&mut conn, rows)
         })?,
         Some(path) => write_via_temp(path, |tmp| {
@@ -74,6 +81,35 @@ pub(super) fn run(a: GenerateArgs) -> Result<i32> {
         queries::write(path, &set)?;
     }
     Ok(0)
+}
+
+/// Refuse to replace an SQLite file that is someone else's, or toolcost's with receipts in it
+/// (unless `--discard-receipts`): `-o` renames a new file over it, and what it held is gone.
+fn check_replaceable(path: &Path, discard_receipts: bool) -> Result<()> {
+    let mut head = [0u8; 16];
+    let is_sqlite = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && &head == b"SQLite format 3\0";
+    if !is_sqlite {
+        return Ok(());
+    }
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    if let directory::Identity::Foreign(why) = directory::identity(&conn)? {
+        return Err(Error::input(format!(
+            "{}: an SQLite database that is not toolcost's ({why}); -o would replace it, so nothing was written. Choose another path",
+            path.display()
+        )));
+    }
+    let held = directory::receipts_held(&conn)?;
+    if held > 0 && !discard_receipts {
+        return Err(Error::input(format!(
+            "{}: holds {held} receipts; -o would replace the file and lose them. Choose another path, or pass --discard-receipts",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 fn write_jsonl(mut out: impl Write, rows: impl Iterator<Item = Row>, path: &Path) -> Result<()> {

@@ -32,8 +32,10 @@ pub struct ServeArgs {
     /// rows is refused.
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
-    /// A host the http runner may send to (repeatable; none by default).
-    #[arg(long, value_name = "HOST")]
+    /// A host and port the http runner may send to (repeatable; none by default): `host` allows
+    /// only the default port of the URL's scheme (80 for http, 443 for https), `host:port` that
+    /// port (`127.0.0.1:8080`, `[::1]:8080`). Redirects are followed only to entries here.
+    #[arg(long, value_name = "HOST[:PORT]")]
     pub allow_host: Vec<String>,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = crate::server::DEFAULT_MAX_BODY)]

@@ -175,13 +175,17 @@ async fn server_for(
     )
     .collect();
     let cat = Catalogue::from_rows(format!("{} N={n}", s.catalogue.profile), rows.clone());
-    let state = server::state(&server::Options {
-        rows: Some(rows),
-        db: None,
-        token: Some(token.to_string()),
-        allowlist: vec![],
-        max_body: server::DEFAULT_MAX_BODY,
-    })?;
+    // Reproducible receipt ids: they are in tool results, so their tokens are measured.
+    let state = server::state_with(
+        &server::Options {
+            rows: Some(rows),
+            db: None,
+            token: Some(token.to_string()),
+            allowlist: vec![],
+            max_body: server::DEFAULT_MAX_BODY,
+        },
+        server::Limits::reproducible(),
+    )?;
     let (base, stop) = spawn_local(|listener, shutdown| {
         server::run(listener, state, server::DEFAULT_MAX_BODY, shutdown)
     })

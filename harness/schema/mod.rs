@@ -9,5 +9,5 @@ pub mod instance;
 mod normalise;
 mod validate;
 
-pub use normalise::normalise;
+pub use normalise::{normalise, normalise_checked, Exceeded, MAX_EXPANDED_BYTES, MAX_REF_CHAIN};
 pub use validate::{validate, Violation, ViolationKind};

@@ -5,11 +5,48 @@
 //! types are inferred from the node's other keywords, and `required` names missing from
 //! `properties` are added as strings, so the requirement survives. Descriptions, enums,
 //! formats and defaults are kept. The output is a fixed point: normalising it changes nothing.
+//!
+//! Work is bounded on hostile input: nodes deeper than [`MAX_DEPTH`] are cut to their type,
+//! a chain of `$ref`s longer than [`MAX_REF_CHAIN`] is not followed, and the bytes inlined by
+//! `$ref` expansion are budgeted ([`MAX_EXPANDED_BYTES`]): 40 definitions that each refer
+//! twice to the next would otherwise expand to 2^40 nodes. [`normalise`] keeps going past the
+//! budget with every further `$ref` left as `{"type": "object"}` (as a cycle is), so `measure`,
+//! `weigh` and `lint --fix` always finish; [`normalise_checked`] refuses such a schema and
+//! names the `$ref` at which the budget ran out, for the server to answer 422 before it
+//! stores a row.
 
 use serde_json::{json, Map, Value};
+use std::cell::{Cell, RefCell};
 
 /// Deeper nodes than this are cut to their type: it bounds work on hostile input.
-const MAX_DEPTH: usize = 32;
+pub const MAX_DEPTH: usize = 32;
+/// `$ref`s followed inside one another (a ref whose target holds a ref ...) at most.
+pub const MAX_REF_CHAIN: usize = 64;
+/// Bytes of schema text that `$ref` expansion may inline into one schema. Real schemas stay
+/// far below it (the largest captured server inlines a few KB).
+pub const MAX_EXPANDED_BYTES: usize = 1 << 20;
+/// Nested schema nodes of any kind (properties, combinators, followed refs) at most: bounds
+/// the normaliser's recursion, so a hostile schema cannot overflow a server thread's stack.
+pub const MAX_NESTING: usize = 256;
+
+/// Why [`normalise_checked`] refused a schema: where (a JSON pointer into the schema given)
+/// and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exceeded {
+    pub pointer: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "(root)"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{at}: {}", self.message)
+    }
+}
 const TYPES: [&str; 7] = [
     "object", "array", "string", "number", "integer", "boolean", "null",
 ];
@@ -18,8 +55,30 @@ const ANNOTATIONS: [&str; 5] = ["description", "title", "default", "examples", "
 
 /// Normalise a schema so that it passes [`super::validate`].
 pub fn normalise(schema: &Value) -> Value {
+    normalise_within(schema).0
+}
+
+/// Normalise a schema, or say where it exceeds the expansion budget.
+pub fn normalise_checked(schema: &Value) -> Result<Value, Exceeded> {
+    match normalise_within(schema) {
+        (v, None) => Ok(v),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+fn normalise_within(schema: &Value) -> (Value, Option<Exceeded>) {
     let mut refs = vec!["#".to_string()];
-    let node = Normaliser { root: schema }.node(schema, 0, &mut refs);
+    let n = Normaliser {
+        root: schema,
+        spent: Cell::new(0),
+        frames: Cell::new(0),
+        exceeded: RefCell::new(None),
+    };
+    let node = n.node(schema, 0, &mut refs, "");
+    (root_object(node), n.exceeded.into_inner())
+}
+
+fn root_object(node: Value) -> Value {
     let mut obj = into_map(node);
     if obj.get("type").and_then(Value::as_str) != Some("object") {
         let mut props = Map::new();
@@ -44,10 +103,84 @@ fn into_map(v: Value) -> Map<String, Value> {
 
 struct Normaliser<'a> {
     root: &'a Value,
+    /// Bytes inlined by `$ref` expansion so far.
+    spent: Cell<usize>,
+    /// Nodes being normalised inside one another right now.
+    frames: Cell<usize>,
+    /// The first place the budget ran out; every later `$ref` is left unexpanded.
+    exceeded: RefCell<Option<Exceeded>>,
+}
+
+/// A node's size as schema text, roughly (strings and keys by length, 2 per value), counted
+/// only up to `cap` so that weighing stays as cheap as the budget it guards.
+fn weight(v: &Value, cap: usize) -> usize {
+    let mut total = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        total += 2;
+        match v {
+            Value::String(s) => total += s.len(),
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(m) => {
+                for (k, x) in m {
+                    total += k.len();
+                    stack.push(x);
+                }
+            }
+            Value::Number(_) | Value::Bool(_) | Value::Null => total += 4,
+        }
+        if total > cap {
+            break;
+        }
+    }
+    total
 }
 
 impl Normaliser<'_> {
-    fn node(&self, v: &Value, depth: usize, refs: &mut Vec<String>) -> Value {
+    /// Whether a `$ref` to `target` at `ptr` may still be expanded; records the first refusal.
+    fn afford(&self, target: &Value, ptr: &str, chain: usize) -> bool {
+        if self.exceeded.borrow().is_some() {
+            return false;
+        }
+        let message = if chain > MAX_REF_CHAIN {
+            format!("`$ref`s nest more than {MAX_REF_CHAIN} deep; inline some definitions")
+        } else {
+            let left = MAX_EXPANDED_BYTES - self.spent.get();
+            let w = weight(target, left);
+            if w <= left {
+                self.spent.set(self.spent.get() + w);
+                return true;
+            }
+            format!(
+                "expanding `$ref`s would inline more than {MAX_EXPANDED_BYTES} bytes of schema (definitions that refer to others several times multiply); refer to fewer definitions or inline them"
+            )
+        };
+        *self.exceeded.borrow_mut() = Some(Exceeded {
+            pointer: format!("{ptr}/$ref"),
+            message,
+        });
+        false
+    }
+
+    fn node(&self, v: &Value, depth: usize, refs: &mut Vec<String>, ptr: &str) -> Value {
+        if self.frames.get() >= MAX_NESTING {
+            let mut exceeded = self.exceeded.borrow_mut();
+            if exceeded.is_none() {
+                *exceeded = Some(Exceeded {
+                    pointer: ptr.to_string(),
+                    message: format!("the schema nests more than {MAX_NESTING} levels deep"),
+                });
+            }
+            let ty = v.as_object().map_or("string".into(), |o| self.node_type(o));
+            return json!({ "type": ty });
+        }
+        self.frames.set(self.frames.get() + 1);
+        let out = self.node_inner(v, depth, refs, ptr);
+        self.frames.set(self.frames.get() - 1);
+        out
+    }
+
+    fn node_inner(&self, v: &Value, depth: usize, refs: &mut Vec<String>, ptr: &str) -> Value {
         let Some(src) = v.as_object() else {
             return json!({"type": "string"});
         };
@@ -60,11 +193,12 @@ impl Normaliser<'_> {
                 .as_str()
                 .filter(|r| !refs.iter().any(|seen| seen == r))
                 .and_then(|r| r.strip_prefix('#').map(|p| (r, p)))
-                .and_then(|(r, p)| self.root.pointer(p).map(|t| (r.to_string(), t)));
+                .and_then(|(r, p)| self.root.pointer(p).map(|t| (r.to_string(), t, p)))
+                .filter(|(_, t, _)| self.afford(t, ptr, refs.len()));
             match target {
-                Some((r, t)) => {
+                Some((r, t, p)) => {
                     refs.push(r);
-                    let base = self.node(t, depth, refs);
+                    let base = self.node(t, depth, refs, p);
                     refs.pop();
                     let mut merged = into_map(base);
                     for key in ANNOTATIONS {
@@ -84,10 +218,11 @@ impl Normaliser<'_> {
             if let Some(Value::Array(branches)) = obj.remove(key) {
                 let pick = branches
                     .iter()
-                    .find(|b| b.get("type").and_then(Value::as_str) != Some("null"))
-                    .or(branches.first());
-                if let Some(b) = pick {
-                    let branch = into_map(self.node(b, depth, refs));
+                    .enumerate()
+                    .find(|(_, b)| b.get("type").and_then(Value::as_str) != Some("null"))
+                    .or(branches.first().map(|b| (0, b)));
+                if let Some((i, b)) = pick {
+                    let branch = into_map(self.node(b, depth, refs, &format!("{ptr}/{key}/{i}")));
                     for (k, val) in branch {
                         obj.entry(k).or_insert(val);
                     }
@@ -97,8 +232,8 @@ impl Normaliser<'_> {
         obj.remove("anyOf");
         obj.remove("oneOf");
         if let Some(all) = obj.remove("allOf") {
-            for b in all.as_array().into_iter().flatten() {
-                let branch = into_map(self.node(b, depth, refs));
+            for (i, b) in all.as_array().into_iter().flatten().enumerate() {
+                let branch = into_map(self.node(b, depth, refs, &format!("{ptr}/allOf/{i}")));
                 for (k, val) in branch {
                     match (k.as_str(), obj.get_mut(&k), val) {
                         ("properties", Some(Value::Object(mine)), Value::Object(theirs)) => {
@@ -141,8 +276,9 @@ impl Normaliser<'_> {
         if let Some(p) = obj.get_mut("properties") {
             match p {
                 Value::Object(map) => {
-                    for child in map.values_mut() {
-                        *child = self.node(child, depth + 1, refs);
+                    for (k, child) in map.iter_mut() {
+                        let at = format!("{ptr}/properties/{}", super::validate::segment(k));
+                        *child = self.node(child, depth + 1, refs, &at);
                     }
                 }
                 _ => *p = json!({}),
@@ -165,13 +301,13 @@ impl Normaliser<'_> {
         }
         match obj.get("items").cloned() {
             Some(Value::Object(_)) => {
-                let items = self.node(&obj["items"], depth + 1, refs);
+                let items = self.node(&obj["items"], depth + 1, refs, &format!("{ptr}/items"));
                 obj.insert("items".into(), items);
             }
             Some(Value::Array(tuple)) => {
                 let first = tuple
                     .first()
-                    .map(|t| self.node(t, depth + 1, refs))
+                    .map(|t| self.node(t, depth + 1, refs, &format!("{ptr}/items/0")))
                     .unwrap_or_else(|| json!({"type": "string"}));
                 obj.insert("items".into(), first);
             }
@@ -182,7 +318,7 @@ impl Normaliser<'_> {
         }
         match obj.get("additionalProperties").cloned() {
             Some(ap @ Value::Object(_)) => {
-                let n = self.node(&ap, depth + 1, refs);
+                let n = self.node(&ap, depth + 1, refs, &format!("{ptr}/additionalProperties"));
                 obj.insert("additionalProperties".into(), n);
             }
             Some(Value::Bool(_)) | None => {}

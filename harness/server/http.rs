@@ -35,7 +35,13 @@ pub fn presented(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| {
+            // The scheme is case-insensitive (RFC 9110 section 11.1).
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then_some(token.trim_start())
+        })
         .or_else(|| headers.get("x-mcp-token").and_then(|v| v.to_str().ok()))
 }
 
@@ -295,6 +301,7 @@ pub fn refusal(r: Refusal) -> Response {
             json!({"error": "invalid_arguments", "pointer": pointer, "message": r.message()}),
         ),
         Refusal::Forbidden(_) => error(StatusCode::FORBIDDEN, "forbidden", r.message()),
+        Refusal::UnknownReceipt(_) => error(StatusCode::NOT_FOUND, "unknown_receipt", r.message()),
     }
 }
 
@@ -347,12 +354,21 @@ pub async fn directory_post(Extract(st): Shared, headers: HeaderMap, body: Bytes
             )
         }
     };
-    if row.key.trim().is_empty() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "bad_row",
-            "`key` must not be empty",
+    // Everything is checked before the row is stored: a row that cannot be served must not
+    // reach the table, where it would be read again at every restart of `serve --db`.
+    if let Err(why) = check_key(&row.key) {
+        return answer(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            json!({"error": "bad_key", "pointer": "/key", "message": why}),
         );
+    }
+    if let Some(s) = &row.input_schema {
+        if let Err(e) = schema::normalise_checked(s) {
+            return answer(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                json!({"error": "schema_too_large", "pointer": format!("/input_schema{}", e.pointer), "message": e.message}),
+            );
+        }
     }
     match st.add_row(&row) {
         Ok(true) => {}
@@ -369,6 +385,26 @@ pub async fn directory_post(Extract(st): Shared, headers: HeaderMap, body: Bytes
         StatusCode::CREATED,
         json!({"ok": true, "key": row.key, "updated_at": crate::clock::now_rfc3339()}),
     )
+}
+
+/// A directory key becomes an MCP tool name, so it follows the MCP specification's tool-name
+/// rule (2025-11-25 revision, server/tools, "Tool names"): 1 to 128 characters, each an ASCII
+/// letter, digit, `_`, `-` or `.`. A name outside it makes strict clients refuse the whole
+/// `tools/list`.
+pub fn check_key(key: &str) -> Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if key.is_empty() || key.len() > 128 {
+        return Err(format!(
+            "`key` is {} characters; an MCP tool name has 1 to 128",
+            key.chars().count()
+        ));
+    }
+    if let Some(c) = key.chars().find(|c| !ok_char(*c)) {
+        return Err(format!(
+            "`key` holds {c:?}; an MCP tool name uses only A-Z, a-z, 0-9, `_`, `-` and `.`"
+        ));
+    }
+    Ok(())
 }
 
 /// `DELETE /api/directory/KEY`: remove a row.

@@ -33,6 +33,8 @@ pub enum Refusal {
         message: String,
     },
     Forbidden(String),
+    /// `repairs` names a receipt this store does not hold.
+    UnknownReceipt(String),
 }
 
 impl Refusal {
@@ -44,6 +46,7 @@ impl Refusal {
             ),
             Refusal::BadArgs { pointer, message } => format!("arguments do not match the row's schema at {pointer}: {message}"),
             Refusal::Forbidden(m) => m.clone(),
+            Refusal::UnknownReceipt(id) => format!("`repairs` names receipt `{id}`, which this server does not hold; give the id of the receipt this call repairs"),
         }
     }
 }
@@ -77,6 +80,13 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
         });
     };
     drop(snap);
+    if let Some(id) = &req.repairs {
+        match state.receipt(id) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Err(Refusal::UnknownReceipt(id.clone())),
+            Err(e) => return Err(Refusal::Forbidden(format!("could not read receipts: {e}"))),
+        }
+    }
     let args = match req.args {
         Value::Null => json!({}),
         a => a,
@@ -96,12 +106,21 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
         Err(e) => (false, json!({"error": e})),
     };
     let (secs, nanos) = clock::now();
-    // The id is a hash of what ran and the receipt's place in the store, so the same calls on
-    // the same store give the same ids (and a run's token counts do not drift with them).
+    // The id is a hash of what ran and the receipt's place in the store, keyed with the
+    // server's secret unless reproducible ids were asked for (then the same calls on the same
+    // store give the same ids, and a measured run's token counts do not drift with them).
     // Another process appending to the same file can take the number first: then try the next.
+    let key_prefix = match state.limits.receipt_ids {
+        super::ReceiptIds::Reproducible => String::new(),
+        super::ReceiptIds::Unguessable => format!("{}|", state.id_secret),
+    };
     let receipt = state
         .write_receipt(|seq| {
-            let id_src = format!("{}|{}|{seq}", row.key, crate::json::compact(&args));
+            let id_src = format!(
+                "{key_prefix}{}|{}|{seq}",
+                row.key,
+                crate::json::compact(&args)
+            );
             Receipt {
                 id: format!("inv_{}", &hash(&Value::String(id_src))[..16]),
                 key: row.key.clone(),
@@ -198,22 +217,56 @@ fn outbound(row: &Row, args: &Value) -> Result<(String, String), String> {
                 .flat_map(|m| m.keys().cloned()),
         )
         .collect();
-    let mut url = url.to_string();
-    for i in (1..=9).rev() {
-        let slot = format!("${i}");
-        if url.contains(&slot) {
-            let value = order
-                .get(i - 1)
-                .and_then(|k| args.get(k))
-                .ok_or_else(|| format!("{slot} needs argument {i}"))?;
-            let text = value
-                .as_str()
-                .map(String::from)
-                .unwrap_or_else(|| value.to_string());
-            url = url.replace(&slot, &text);
+    // Each value is percent-encoded where it lands (all but unreserved characters), so an
+    // argument stays one path segment or one query value: `../x?y#` cannot climb the path,
+    // start a query or cut the URL.
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let digit = after.chars().next().filter(|c| ('1'..='9').contains(c));
+        let Some(d) = digit else {
+            out.push('$');
+            rest = after;
+            continue;
+        };
+        let i = d as usize - '0' as usize;
+        let value = order
+            .get(i - 1)
+            .and_then(|k| args.get(k))
+            .ok_or_else(|| format!("${i} needs argument {i}"))?;
+        let text = value
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| value.to_string());
+        out.push_str(&encode_component(&text));
+        rest = &after[1..];
+    }
+    out.push_str(rest);
+    let path_end = out.find(['?', '#']).unwrap_or(out.len());
+    let path = out[..path_end].split_once("://").map_or("", |(_, p)| p);
+    let dot_segment = path.split('/').skip(1).any(|seg| {
+        let seg = seg.to_ascii_lowercase().replace("%2e", ".");
+        seg == "." || seg == ".."
+    });
+    if dot_segment {
+        return Err("an argument would make a `.` or `..` path segment, which climbs the URL's path; nothing was sent".into());
+    }
+    Ok((method.to_string(), out))
+}
+
+/// Percent-encode everything but RFC 3986's unreserved characters.
+fn encode_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
         }
     }
-    Ok((method.to_string(), url))
+    out
 }
 
 async fn http(
@@ -241,28 +294,20 @@ async fn http(
             json!({"shape": {"method": method, "url": url, "headers": {"authorization": auth}, "body": body}, "sent": false}),
         ));
     }
-    let host = reqwest::Url::parse(&url)
-        .ok()
-        .and_then(|u| u.host_str().map(String::from))
-        .unwrap_or_default();
-    if !state.allowlist.iter().any(|h| h == &host) {
+    let Ok(parsed) = reqwest::Url::parse(&url) else {
+        return Ok(Err(format!("`{url}` is not a URL")));
+    };
+    if !state.outbound.allows(&parsed) {
+        let at = super::outbound::host_port(&parsed);
         return Err(Refusal::Forbidden(format!(
-            "`{host}` is not on this server's allowlist, so nothing was sent; pass \"shape\": true to see the request, or start the server with --allow-host {host}"
+            "`{at}` is not on this server's allowlist, so nothing was sent; pass \"shape\": true to see the request, or start the server with --allow-host {at}"
         )));
     }
-    let client = reqwest::Client::new();
     let m = reqwest::Method::from_bytes(method.as_bytes())
         .map_err(|_| Refusal::Forbidden(format!("bad method {method}")))?;
-    let mut rb = client.request(m, &url);
-    if !body.is_null() {
-        rb = rb
-            .header("content-type", "application/json")
-            .body(crate::json::compact(&body));
-    }
-    Ok(match rb.send().await {
-        Ok(resp) => {
-            let status = resp.status().as_u16();
-            let text = resp.text().await.unwrap_or_default();
+    let json_body = (!body.is_null()).then(|| crate::json::compact(&body));
+    Ok(match state.outbound.send(m, parsed, json_body).await {
+        Ok((status, text)) => {
             let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
             if status < 400 {
                 Ok(json!({"status": status, "body": body}))
@@ -270,7 +315,7 @@ async fn http(
                 Err(format!("HTTP {status}: {body}"))
             }
         }
-        Err(e) => Err(format!("request failed: {e}")),
+        Err(e) => Err(e),
     })
 }
 

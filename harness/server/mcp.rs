@@ -250,7 +250,9 @@ async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -
         ),
         Err(Refusal::BadArgs { pointer, message }) => json!({"jsonrpc": "2.0", "id": id, "error": {
             "code": INVALID_PARAMS, "message": format!("arguments do not match the schema at {pointer}: {message}"), "data": {"pointer": pointer}}}),
-        Err(r @ Refusal::UnknownKey { .. }) => rpc_error(id.clone(), INVALID_PARAMS, r.message()),
+        Err(r @ (Refusal::UnknownKey { .. } | Refusal::UnknownReceipt(_))) => {
+            rpc_error(id.clone(), INVALID_PARAMS, r.message())
+        }
         Err(r) => ok(
             id,
             tool_result(&json!({"error": "refused", "message": r.message()}), true),

@@ -8,6 +8,7 @@ pub mod code;
 pub mod http;
 pub mod invoke;
 pub mod mcp;
+pub mod outbound;
 pub mod state;
 pub mod store;
 
@@ -26,10 +27,82 @@ use state::State;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 /// Request bodies larger than this are refused with 413 unless `--max-body` says otherwise.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
+
+/// How receipt ids are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptIds {
+    /// Keyed with a secret drawn when the server starts: nobody can guess another caller's id
+    /// (and `?confirm` needs no token). What `serve` uses.
+    Unguessable,
+    /// A hash of what ran and the receipt's place in the store: the same calls give the same
+    /// ids, so a measured run's token counts do not drift. What the driver uses.
+    Reproducible,
+}
+
+/// The bounds that keep a hostile or careless peer from hanging, starving or filling the
+/// server. Every one has a default fit for `serve`; tests shrink them.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Outbound (http runner): connecting, each read, and the whole exchange.
+    pub connect_timeout: Duration,
+    pub read_timeout: Duration,
+    pub total_timeout: Duration,
+    /// Outbound: largest response body kept.
+    pub response_bytes: usize,
+    /// Outbound: redirects followed, each to an allowlisted host and port.
+    pub max_redirects: usize,
+    /// Code-mode programs running at once, and waiting for a slot; past both, "busy".
+    pub sandbox_slots: usize,
+    pub sandbox_queue: usize,
+    /// Dispatches one program may make, and the bytes of arguments and results they move.
+    pub program_dispatches: usize,
+    pub program_bytes: usize,
+    /// Receipts an in-memory store keeps (without `--db`); past it calls are refused.
+    pub memory_receipts: u64,
+    /// Inbound: reading a request's headers, and its body.
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    /// Inbound connections served at once; the rest wait in the listen backlog.
+    pub max_connections: usize,
+    pub receipt_ids: ReceiptIds,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let slots = std::thread::available_parallelism().map_or(2, |n| n.get() * 2);
+        Limits {
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(15),
+            total_timeout: Duration::from_secs(30),
+            response_bytes: 4 << 20,
+            max_redirects: 5,
+            sandbox_slots: slots,
+            sandbox_queue: slots * 8,
+            program_dispatches: 1_000,
+            program_bytes: 16 << 20,
+            memory_receipts: 200_000,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 200,
+            receipt_ids: ReceiptIds::Unguessable,
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults with reproducible receipt ids, for measured runs.
+    pub fn reproducible() -> Limits {
+        Limits {
+            receipt_ids: ReceiptIds::Reproducible,
+            ..Limits::default()
+        }
+    }
+}
 
 /// How to start a server.
 #[derive(Debug, Clone)]
@@ -43,17 +116,21 @@ pub struct Options {
     pub max_body: usize,
 }
 
-/// Open the store, load the rows, and build the shared state.
+/// Open the store, load the rows, and build the shared state, with the default limits.
 pub fn state(opts: &Options) -> Result<Arc<State>> {
+    state_with(opts, Limits::default())
+}
+
+/// The same with these limits.
+pub fn state_with(opts: &Options, limits: Limits) -> Result<Arc<State>> {
     let mut conn = store::open(opts.db.as_deref())?;
     if let Some(rows) = &opts.rows {
         store::replace_directory(&mut conn, rows)?;
     }
-    Ok(Arc::new(State::new(
-        conn,
-        opts.token.clone(),
-        opts.allowlist.clone(),
-    )?))
+    let mut st = State::with_limits(conn, opts.token.clone(), &opts.allowlist, limits)?;
+    st.max_body = opts.max_body;
+    st.in_memory = opts.db.is_none();
+    Ok(Arc::new(st))
 }
 
 struct App {
@@ -105,6 +182,7 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
             ),
         );
     }
+    let body_timeout = app.state.limits.body_timeout;
     let mcp = mcp.with_state(app);
     dispatch
         .merge(mcp)
@@ -115,7 +193,90 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
                 "no such endpoint; GET /api/dispatch lists them",
             )
         })
+        .method_not_allowed_fallback(|| async {
+            http::error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "this endpoint does not take that method; GET /api/dispatch lists the verbs",
+            )
+        })
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                read_body(req, next, max_body, body_timeout)
+            },
+        ))
         .layer(DefaultBodyLimit::max(max_body))
+}
+
+/// Read the whole request body before routing, within `limit` bytes and `timeout`: a client
+/// that trickles its body cannot hold a handler, and an over-long body gets a JSON 413 (a
+/// JSON-RPC error on the MCP endpoints) instead of axum's plain text.
+async fn read_body(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+    limit: usize,
+    timeout: Duration,
+) -> Response {
+    let (parts, body) = req.into_parts();
+    let is_mcp = parts.uri.path().starts_with("/mcp");
+    let refuse = |status: StatusCode, code: &str, message: String| {
+        if is_mcp {
+            let body = mcp::rpc_error(Value::Null, mcp::INVALID_REQUEST, message);
+            rpc_response(status, crate::json::compact(&body))
+        } else {
+            http::error(status, code, message)
+        }
+    };
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the request body is larger than this server's --max-body of {limit} bytes"),
+        )
+    };
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large();
+    }
+    match tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await {
+        Err(_) => refuse(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!(
+                "the request body did not arrive within {} s",
+                timeout.as_secs_f64()
+            ),
+        ),
+        Ok(Err(e)) if error_chain(&e).contains("length limit") => too_large(),
+        Ok(Err(e)) => refuse(
+            StatusCode::BAD_REQUEST,
+            "bad_body",
+            format!("reading the request body failed: {}", error_chain(&e)),
+        ),
+        Ok(Ok(bytes)) => {
+            next.run(axum::extract::Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+    }
+}
+
+/// An error and its sources, as one line.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
 }
 
 /// Serve until `shutdown` resolves. Tests bind 127.0.0.1:0 and pass the listener.
@@ -127,9 +288,55 @@ pub async fn run(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     state.set_base_url(format!("http://{addr}"));
-    axum::serve(listener, router(state, max_body))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = state.limits.clone();
+    let app = router(state, max_body);
+    let max = limits.max_connections.max(1);
+    let slots = Arc::new(tokio::sync::Semaphore::new(max));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        // A connection slot first: past the cap, new connections wait in the backlog, and the
+        // header timeout frees the slots of clients that connect and send nothing.
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+            _ = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((s, _)) => s,
+                Err(_) => {
+                    // Out of descriptors or a connection reset before accept: back off a little.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let mut stop = stop_rx.clone();
+        let header_timeout = limits.header_timeout;
+        tokio::spawn(async move {
+            let _permit = permit;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stop.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+    let _ = stop_tx.send(true);
+    // Every connection holds a slot until it ends: taking them all waits for the last.
+    let _ = slots.acquire_many(max as u32).await;
+    Ok(())
 }
 
 type AppState = Extract<Arc<App>>;
@@ -227,11 +434,11 @@ fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
         return *r;
     }
     if !mcp::list_changes(endpoint) {
-        return (
+        return http::error(
             StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
             "this surface's tools never change, so it sends no notifications",
-        )
-            .into_response();
+        );
     }
     match session_header(headers) {
         Some(sid) if sessions(app, endpoint).known(sid) => {}

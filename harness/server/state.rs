@@ -5,7 +5,9 @@
 //! [`crate::sync`]: a handler that panics while holding it does not make every later request
 //! fail.
 
+use super::outbound::Outbound;
 use super::store::{self, Receipt};
+use super::Limits;
 use crate::catalogue::{Catalogue, Row, Tool};
 use crate::error::Result;
 use crate::resolve::{Bm25, Substring};
@@ -14,6 +16,7 @@ use crate::sync;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use tokio::sync::broadcast;
 
@@ -74,11 +77,25 @@ impl Snapshot {
 /// Shared server state.
 pub struct State {
     db: Mutex<Connection>,
+    /// Held across a directory change, the re-read and the snapshot swap, so writers take
+    /// turns and the served snapshot is always the table after the last acknowledged write.
+    writer: Mutex<()>,
     snapshot: RwLock<Arc<Snapshot>>,
     /// The bearer token; `None` refuses every call that invokes or changes rows.
     pub token: Option<String>,
     /// Hosts the http runner may send to.
     pub allowlist: Vec<String>,
+    /// The http runner's client, which obeys the allowlist and the limits.
+    pub outbound: Outbound,
+    pub limits: Limits,
+    /// Largest request body, and so largest arguments a code-mode dispatch may send.
+    pub max_body: usize,
+    /// Whether receipts live in memory (no `--db`), where they are capped.
+    pub in_memory: bool,
+    /// Keys unguessable receipt ids.
+    pub id_secret: String,
+    /// Code-mode programs running or waiting for a slot.
+    pub programs: AtomicUsize,
     /// Base URL clients reach this server at, for invoke URLs in answers.
     base_url: RwLock<String>,
     /// Fires when the projection changes (MCP sessions send list_changed).
@@ -90,17 +107,31 @@ pub struct State {
 
 impl State {
     pub fn new(conn: Connection, token: Option<String>, allowlist: Vec<String>) -> Result<State> {
+        State::with_limits(conn, token, &allowlist, Limits::default())
+    }
+
+    pub fn with_limits(
+        conn: Connection,
+        token: Option<String>,
+        allowlist: &[String],
+        limits: Limits,
+    ) -> Result<State> {
         let rows = store::rows(&conn)?;
         Ok(State {
             db: Mutex::new(conn),
+            writer: Mutex::new(()),
             snapshot: RwLock::new(Arc::new(Snapshot::new(rows))),
             token,
-            allowlist,
+            allowlist: allowlist.to_vec(),
+            outbound: Outbound::new(allowlist, &limits)?,
             base_url: RwLock::new("http://127.0.0.1".into()),
             changes: broadcast::channel(64).0,
-            sandboxes: tokio::sync::Semaphore::new(
-                std::thread::available_parallelism().map_or(2, |n| n.get() * 2),
-            ),
+            sandboxes: tokio::sync::Semaphore::new(limits.sandbox_slots.max(1)),
+            max_body: super::DEFAULT_MAX_BODY,
+            in_memory: true,
+            id_secret: random_hex(),
+            programs: AtomicUsize::new(0),
+            limits,
         })
     }
 
@@ -115,6 +146,12 @@ impl State {
 
     /// Re-read the directory after a change and tell open sessions.
     pub fn reload(&self) -> Result<()> {
+        let _turn = sync::lock(&self.writer);
+        self.reload_held()
+    }
+
+    /// Re-read and swap; the caller holds `writer`.
+    fn reload_held(&self) -> Result<()> {
         let rows = store::rows(&self.db())?;
         *sync::write(&self.snapshot) = Arc::new(Snapshot::new(rows));
         let _ = self.changes.send(());
@@ -123,20 +160,27 @@ impl State {
 
     /// Add a row to the directory and reload; false (nothing changed) when the key is taken.
     pub fn add_row(&self, row: &Row) -> Result<bool> {
+        let _turn = sync::lock(&self.writer);
         if !store::insert_row(&mut self.db(), row)? {
             return Ok(false);
         }
-        self.reload()?;
+        self.reload_held()?;
         Ok(true)
     }
 
     /// Remove a row from the directory and reload; false when there was none.
     pub fn remove_row(&self, key: &str) -> Result<bool> {
+        let _turn = sync::lock(&self.writer);
         if !store::delete_row(&self.db(), key)? {
             return Ok(false);
         }
-        self.reload()?;
+        self.reload_held()?;
         Ok(true)
+    }
+
+    /// The `directory` table as it is now (what the snapshot must equal).
+    pub fn table_rows(&self) -> Result<Vec<Row>> {
+        store::rows(&self.db())
     }
 
     /// A receipt by id.
@@ -161,10 +205,22 @@ impl State {
         loop {
             let seq = store::next_receipt_seq(&db)
                 .map_err(|e| format!("could not number the receipt: {e}"))?;
+            let cap = self.limits.memory_receipts;
+            if self.in_memory && seq > cap {
+                return Err(format!(
+                    "this server keeps receipts in memory and holds {cap}, its limit, so the call was not run; restart it with --db FILE to keep receipts on disk"
+                ));
+            }
             let receipt = make(seq);
             match store::insert_receipt(&db, &receipt) {
                 Ok(()) => return Ok(receipt),
-                Err(e) if attempt < 5 && e.to_string().contains("UNIQUE") => attempt += 1,
+                Err(e)
+                    if attempt < 5
+                        && (e.to_string().contains("UNIQUE")
+                            || e.to_string().contains("id is taken")) =>
+                {
+                    attempt += 1
+                }
                 Err(e) => return Err(format!("could not write the receipt: {e}")),
             }
         }
@@ -191,6 +247,26 @@ impl State {
     pub fn set_base_url(&self, url: String) {
         *sync::write(&self.base_url) = url;
     }
+}
+
+/// 32 random bytes as hex, from the OS (std's hasher keys when /dev/urandom is missing).
+fn random_hex() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in bytes.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .elapsed()
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            chunk.copy_from_slice(&h.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -3,13 +3,15 @@
 //! would send. The directory functions are the catalogue's; they are re-exported so the server
 //! reaches its whole store through one path.
 
-use crate::catalogue::directory::DIRECTORY_DDL;
+use crate::catalogue::directory::{self, Identity, DIRECTORY_DDL};
 pub use crate::catalogue::directory::{delete_row, insert_row, replace_directory, rows};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use rusqlite::{params, Connection};
 use std::path::Path;
 
-/// Receipts and the outbox. Triggers make receipts append-only.
+/// Receipts and the outbox. Triggers make receipts append-only: UPDATE and DELETE abort, and so
+/// does an INSERT whose id is taken (`INSERT OR REPLACE` would otherwise delete the receipt and
+/// write a new one without firing the DELETE trigger).
 pub const RECEIPTS_DDL: &str = "CREATE TABLE IF NOT EXISTS receipts (
     id TEXT PRIMARY KEY NOT NULL,
     key TEXT NOT NULL,
@@ -25,6 +27,9 @@ CREATE TRIGGER IF NOT EXISTS receipts_no_update BEFORE UPDATE ON receipts
 BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS receipts_no_delete BEFORE DELETE ON receipts
 BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS receipts_no_replace BEFORE INSERT ON receipts
+WHEN EXISTS (SELECT 1 FROM receipts WHERE id = NEW.id)
+BEGIN SELECT RAISE(ABORT, 'receipts are append-only: this id is taken'); END;
 CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     receipt_key TEXT NOT NULL,
@@ -46,13 +51,31 @@ pub struct Receipt {
     pub result: serde_json::Value,
 }
 
-/// Open (or create) a store with every table.
+/// Open (or create) a store with every table. A file that is not toolcost's (see
+/// [`directory::identity`]) is refused before anything is written to it.
 pub fn open(path: Option<&Path>) -> Result<Connection> {
     let conn = match path {
-        Some(p) => Connection::open(p)?,
+        Some(p) => {
+            let conn = Connection::open(p)?;
+            let who = directory::identity(&conn).map_err(|e| {
+                Error::input(format!(
+                    "{}: not an SQLite database toolcost can use: {e}",
+                    p.display()
+                ))
+            })?;
+            if let Identity::Foreign(why) = who {
+                return Err(Error::input(format!(
+                    "{}: not a toolcost database ({why}), so nothing was written to it; give a new --db path, or serve its `directory` table from memory with --catalogue {}",
+                    p.display(),
+                    p.display()
+                )));
+            }
+            conn
+        }
         None => Connection::open_in_memory()?,
     };
     conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
+    directory::stamp(&conn)?;
     conn.execute_batch(DIRECTORY_DDL)?;
     conn.execute_batch(RECEIPTS_DDL)?;
     Ok(conn)
@@ -136,6 +159,9 @@ mod tests {
         assert_eq!(receipt(&conn, "inv_1").unwrap().unwrap(), r);
         assert!(conn.execute("UPDATE receipts SET ok = 0", []).is_err());
         assert!(conn.execute("DELETE FROM receipts", []).is_err());
+        let forged = "INSERT OR REPLACE INTO receipts (id, key, args_hash, result_hash, ok, created_at, args, result) VALUES ('inv_1', 'NOW', 'a', 'b', 0, 'x', '{}', '{}')";
+        assert!(conn.execute(forged, []).is_err());
+        assert_eq!(receipt(&conn, "inv_1").unwrap().unwrap(), r);
         assert_eq!(receipt_count(&conn).unwrap(), 1);
     }
 }
