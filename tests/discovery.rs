@@ -1,5 +1,7 @@
 //! Discovery quality: labelled query sets and `toolcost search-eval`.
 
+mod common;
+
 use assert_cmd::Command;
 use toolcost::discovery::eval::{Score, SurfaceCost};
 
@@ -173,4 +175,26 @@ fn committed_search_report_regenerates_at_856() {
         std::fs::read(root.join("reports/search/queries-856.jsonl")).unwrap(),
         std::fs::read(dir.path().join("queries-856.jsonl")).unwrap()
     );
+}
+
+#[test]
+fn the_real_query_set_is_labelled_honestly() {
+    use toolcost::discovery::{queries::QueryKind, real};
+    let caps = real::captures(&common::shared().join("real-mcp")).unwrap();
+    assert_eq!(caps.len(), 10);
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/queries/real-mcp.jsonl");
+    let mut q = toolcost::discovery::queries::read(&path).unwrap();
+    let problems = real::check(&mut q, &caps);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let para = q.iter().filter(|x| x.kind == QueryKind::Paraphrase).count();
+    assert!(q.len() >= 300, "{}", q.len());
+    assert!(2 * para >= q.len(), "{para} of {} are paraphrases", q.len());
+    // Every capture has queries.
+    for (name, _) in &caps {
+        assert!(
+            q.iter().any(|x| x.server.as_deref() == Some(name)),
+            "{name}"
+        );
+    }
 }

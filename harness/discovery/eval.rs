@@ -7,7 +7,7 @@ use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::PriceCard;
 use crate::report::{Column, Tabular};
-use crate::resolve::{self, Bm25, Substring};
+use crate::resolve::{self, Bm25, Bm25f, Fields, Substring};
 use crate::surface::{Context, SurfaceKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -27,11 +27,20 @@ impl Index {
         match method {
             Method::Substring => Index::Rows(Box::new(Substring::new(rows)), keys()),
             Method::Bm25 => Index::Rows(Box::new(Bm25::new(rows)), keys()),
-            Method::Bm25Definitions => {
+            Method::Bm25Stem => Index::Rows(Box::new(Bm25f::new(rows, Fields::STEMMED)), keys()),
+            Method::Bm25f => Index::Rows(Box::new(Bm25f::new(rows, Fields::WEIGHTED)), keys()),
+            Method::Bm25fWordnet => {
+                Index::Rows(Box::new(Bm25f::new(rows, Fields::EXPANDED)), keys())
+            }
+            Method::Bm25Definitions | Method::Bm25fWordnetDefinitions => {
                 let defs = definitions(cat);
                 let drows = resolve::definition_rows(&defs);
                 let names = drows.iter().map(|r| r.key.clone()).collect();
-                Index::Rows(Box::new(Bm25::new(&drows)), names)
+                let index: Box<dyn resolve::Resolver + Send + Sync> = match method {
+                    Method::Bm25Definitions => Box::new(Bm25::new(&drows)),
+                    _ => Box::new(Bm25f::new(&drows, Fields::EXPANDED)),
+                };
+                Index::Rows(index, names)
             }
             Method::Regex => Index::Regex(definitions(cat)),
         }
