@@ -40,8 +40,9 @@ fn search_eval_writes_readable_reports() {
     }
     let scores: Vec<Score> =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
-    // 4 resolvers x (all, lexical, paraphrase).
-    assert_eq!(scores.len(), 12);
+    // 8 resolvers x (all, lexical, paraphrase).
+    assert_eq!(scores.len(), 24);
+    assert!(scores.iter().all(|s| s.set == "generated"));
     let get = |res: &str, kind: &str| {
         scores
             .iter()
@@ -101,7 +102,7 @@ fn a_catalogue_file_with_its_query_set() {
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicates::str::contains("120,bm25,lexical,16,"));
+        .stdout(predicates::str::contains("file,120,bm25,lexical,16,"));
 
     // A query naming a row the catalogue lacks, a malformed line, an unknown field, an
     // unknown resolver: each a clear error that writes nothing.
@@ -190,6 +191,34 @@ fn the_real_query_set_is_labelled_honestly() {
     let para = q.iter().filter(|x| x.kind == QueryKind::Paraphrase).count();
     assert!(q.len() >= 300, "{}", q.len());
     assert!(2 * para >= q.len(), "{para} of {} are paraphrases", q.len());
+    // search-eval scores it over the folder of captures, apart from the generated sets.
+    let dir = tempfile::tempdir().unwrap();
+    toolcost()
+        .args([
+            "search-eval",
+            "--resolver",
+            "bm25,bm25f-wordnet",
+            "--catalogue",
+        ])
+        .arg(common::shared().join("real-mcp"))
+        .arg("--queries")
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let scores: Vec<Score> =
+        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(scores.len(), 6);
+    assert!(scores.iter().all(|s| s.set == "real-mcp" && s.rows == 448));
+    let r5 = |res: &str| {
+        scores
+            .iter()
+            .find(|s| s.resolver == res && s.kind == "all")
+            .unwrap()
+            .recall_at_5
+    };
+    assert!(r5("bm25f-wordnet") > r5("bm25"));
     // Every capture has queries.
     for (name, _) in &caps {
         assert!(
