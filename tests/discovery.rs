@@ -1,5 +1,7 @@
 //! Discovery quality: labelled query sets and `toolcost search-eval`.
 
+mod common;
+
 use assert_cmd::Command;
 use toolcost::discovery::eval::{Score, SurfaceCost};
 
@@ -38,8 +40,9 @@ fn search_eval_writes_readable_reports() {
     }
     let scores: Vec<Score> =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
-    // 4 resolvers x (all, lexical, paraphrase).
-    assert_eq!(scores.len(), 12);
+    // 8 resolvers x (all, lexical, paraphrase).
+    assert_eq!(scores.len(), 24);
+    assert!(scores.iter().all(|s| s.set == "generated"));
     let get = |res: &str, kind: &str| {
         scores
             .iter()
@@ -61,6 +64,7 @@ fn search_eval_writes_readable_reports() {
         [
             "deferred-search",
             "deferred-search-regex",
+            "deferred-search-client",
             "protocol-only",
             "small-mcp",
             "code-mode"
@@ -99,7 +103,7 @@ fn a_catalogue_file_with_its_query_set() {
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicates::str::contains("120,bm25,lexical,16,"));
+        .stdout(predicates::str::contains("file,120,bm25,lexical,16,"));
 
     // A query naming a row the catalogue lacks, a malformed line, an unknown field, an
     // unknown resolver: each a clear error that writes nothing.
@@ -154,7 +158,7 @@ fn committed_search_report_regenerates_at_856() {
         serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
     let strip = |v: &[Score]| -> Vec<(String, String, usize, String, String, String)> {
         v.iter()
-            .filter(|s| s.rows == 856)
+            .filter(|s| s.rows == 856 && s.set == "generated")
             .map(|s| {
                 (
                     s.resolver.clone(),
@@ -173,4 +177,54 @@ fn committed_search_report_regenerates_at_856() {
         std::fs::read(root.join("reports/search/queries-856.jsonl")).unwrap(),
         std::fs::read(dir.path().join("queries-856.jsonl")).unwrap()
     );
+}
+
+#[test]
+fn the_real_query_set_is_labelled_honestly() {
+    use toolcost::discovery::{queries::QueryKind, real};
+    let caps = real::captures(&common::shared().join("real-mcp")).unwrap();
+    assert_eq!(caps.len(), 10);
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/queries/real-mcp.jsonl");
+    let mut q = toolcost::discovery::queries::read(&path).unwrap();
+    let problems = real::check(&mut q, &caps);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let para = q.iter().filter(|x| x.kind == QueryKind::Paraphrase).count();
+    assert!(q.len() >= 300, "{}", q.len());
+    assert!(2 * para >= q.len(), "{para} of {} are paraphrases", q.len());
+    // search-eval scores it over the folder of captures, apart from the generated sets.
+    let dir = tempfile::tempdir().unwrap();
+    toolcost()
+        .args([
+            "search-eval",
+            "--resolver",
+            "bm25,bm25f-wordnet",
+            "--catalogue",
+        ])
+        .arg(common::shared().join("real-mcp"))
+        .arg("--queries")
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let scores: Vec<Score> =
+        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(scores.len(), 6);
+    assert!(scores.iter().all(|s| s.set == "real-mcp" && s.rows == 448));
+    let r5 = |res: &str| {
+        scores
+            .iter()
+            .find(|s| s.resolver == res && s.kind == "all")
+            .unwrap()
+            .recall_at_5
+    };
+    assert!(r5("bm25f-wordnet") > r5("bm25"));
+    // Every capture has queries.
+    for (name, _) in &caps {
+        assert!(
+            q.iter().any(|x| x.server.as_deref() == Some(name)),
+            "{name}"
+        );
+    }
 }

@@ -10,11 +10,14 @@ use clap::Args;
 use indicatif::ProgressBar;
 use std::path::PathBuf;
 
+/// With neither --catalogue nor --rows: the generated sets at N = 856, 8,560 and 85,600 and
+/// the hand-written set over the captures in --captures.
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["catalogue", "rows"])))]
+#[command(group(clap::ArgGroup::new("source").args(["catalogue", "rows"])))]
 pub struct SearchEvalArgs {
-    /// A catalogue file (JSONL, SQLite or a tools/list capture); needs --queries.
-    #[arg(long, value_name = "FILE", requires = "queries")]
+    /// A catalogue file (JSONL, SQLite or a tools/list capture), or a folder of captures whose
+    /// query set names each query's capture; needs --queries.
+    #[arg(long, value_name = "FILE|DIR", requires = "queries")]
     pub catalogue: Option<PathBuf>,
     /// The labelled query set for --catalogue (JSONL; `generate --queries` writes one).
     #[arg(long, value_name = "FILE", requires = "catalogue")]
@@ -22,13 +25,21 @@ pub struct SearchEvalArgs {
     /// Or generate catalogues of these sizes, each with its query set, e.g. 856,8560,85600.
     #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
     pub rows: Vec<usize>,
+    /// The folder of real tools/list captures scored with fixtures/queries/real-mcp.jsonl when
+    /// no source is given.
+    #[arg(long, value_name = "DIR", default_value = "../shared/real-mcp")]
+    pub captures: PathBuf,
     #[command(flatten)]
     pub generator: GeneratorArgs,
     /// Rows sampled per catalogue for the query set (two queries each, plus the fixed rows).
     #[arg(long, default_value_t = 200)]
     pub targets: usize,
-    /// Comma-separated: substring, bm25, bm25-definitions, regex.
-    #[arg(long, default_value = "substring,bm25,bm25-definitions,regex")]
+    /// Comma-separated: substring, bm25, bm25-stem, bm25f, bm25f-wordnet, bm25-definitions,
+    /// bm25f-wordnet-definitions, regex.
+    #[arg(
+        long,
+        default_value = "substring,bm25,bm25-stem,bm25f,bm25f-wordnet,bm25-definitions,bm25f-wordnet-definitions,regex"
+    )]
     pub resolver: String,
     /// Directory for results.csv/json, surfaces.csv/json, misses.md, summary.md and the query sets.
     #[arg(long, default_value = "reports/search")]
@@ -44,25 +55,37 @@ impl SearchEvalArgs {
             .split(',')
             .map(|m| Method::parse(m.trim()))
             .collect::<Result<Vec<_>>>()?;
-        let source = match (&self.catalogue, &self.queries) {
-            (Some(c), Some(q)) => dr::Source::Files {
+        let generated = |rows: Vec<usize>| -> Result<dr::Source> {
+            for &n in &rows {
+                check_rows(n)?;
+            }
+            Ok(dr::Source::Generated {
+                profile: self.generator.profile.clone(),
+                seed: self.generator.seed,
+                rows,
+                targets: self.targets,
+            })
+        };
+        let sources = match (&self.catalogue, &self.queries) {
+            (Some(c), Some(q)) if c.is_dir() => vec![dr::Source::Captures {
+                dir: c.clone(),
+                queries: q.clone(),
+            }],
+            (Some(c), Some(q)) => vec![dr::Source::Files {
                 catalogue: c.clone(),
                 queries: q.clone(),
-            },
-            _ => {
-                for &n in &self.rows {
-                    check_rows(n)?;
-                }
-                dr::Source::Generated {
-                    profile: self.generator.profile.clone(),
-                    seed: self.generator.seed,
-                    rows: self.rows.clone(),
-                    targets: self.targets,
-                }
-            }
+            }],
+            _ if !self.rows.is_empty() => vec![generated(self.rows.clone())?],
+            _ => vec![
+                generated(vec![856, 8_560, 85_600])?,
+                dr::Source::Captures {
+                    dir: self.captures.clone(),
+                    queries: dr::REAL_QUERIES.into(),
+                },
+            ],
         };
         Ok(dr::Config {
-            source,
+            sources,
             methods,
             out: self.out.clone(),
         })

@@ -7,7 +7,7 @@ use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::PriceCard;
 use crate::report::{Column, Tabular};
-use crate::resolve::{self, Bm25, Substring};
+use crate::resolve::{self, Bm25, Bm25f, Fields, Substring};
 use crate::surface::{Context, SurfaceKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -27,11 +27,20 @@ impl Index {
         match method {
             Method::Substring => Index::Rows(Box::new(Substring::new(rows)), keys()),
             Method::Bm25 => Index::Rows(Box::new(Bm25::new(rows)), keys()),
-            Method::Bm25Definitions => {
+            Method::Bm25Stem => Index::Rows(Box::new(Bm25f::new(rows, Fields::STEMMED)), keys()),
+            Method::Bm25f => Index::Rows(Box::new(Bm25f::new(rows, Fields::WEIGHTED)), keys()),
+            Method::Bm25fWordnet => {
+                Index::Rows(Box::new(Bm25f::new(rows, Fields::EXPANDED)), keys())
+            }
+            Method::Bm25Definitions | Method::Bm25fWordnetDefinitions => {
                 let defs = definitions(cat);
                 let drows = resolve::definition_rows(&defs);
                 let names = drows.iter().map(|r| r.key.clone()).collect();
-                Index::Rows(Box::new(Bm25::new(&drows)), names)
+                let index: Box<dyn resolve::Resolver + Send + Sync> = match method {
+                    Method::Bm25Definitions => Box::new(Bm25::new(&drows)),
+                    _ => Box::new(Bm25f::new(&drows, Fields::EXPANDED)),
+                };
+                Index::Rows(index, names)
             }
             Method::Regex => Index::Regex(definitions(cat)),
         }
@@ -77,6 +86,9 @@ pub struct Ranked {
 /// Recall and MRR of one method on one kind of query at one N (a row of `results.csv`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Score {
+    /// Which query set: `generated` (from the catalogue's word lists) or `real-mcp` (written
+    /// by hand over the ten captured servers, each query searched in its own server's tools).
+    pub set: String,
     pub rows: usize,
     pub resolver: String,
     pub kind: String,
@@ -103,6 +115,8 @@ impl Tabular for Score {
 /// second miss it gives up.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SurfaceCost {
+    /// Which query set, as in [`Score::set`].
+    pub set: String,
     pub rows: usize,
     pub surface: String,
     pub resolver: String,
@@ -149,6 +163,7 @@ pub struct Evaluation {
 
 /// Score `methods` on `queries` over `rows`; surface costs for the surfaces whose method ran.
 pub fn evaluate(
+    set: &str,
     rows: &[Row],
     queries: &[Query],
     methods: &[Method],
@@ -176,32 +191,10 @@ pub fn evaluate(
             });
         }
         let per_query = started.elapsed().as_secs_f64() * 1000.0 / queries.len().max(1) as f64;
-        for kind in [None, Some(QueryKind::Lexical), Some(QueryKind::Paraphrase)] {
-            let of: Vec<&Ranked> = outcomes
-                .iter()
-                .filter(|o| kind.is_none_or(|k| o.query.kind == k))
-                .collect();
-            let count = of.len().max(1) as f64;
-            let within = |k: usize| of.iter().filter(|o| o.rank.is_some_and(|r| r <= k)).count();
-            scores.push(Score {
-                rows: n,
-                resolver: m.name().into(),
-                kind: kind.map(QueryKind::name).unwrap_or("all").into(),
-                queries: of.len(),
-                recall_at_1: within(1) as f64 / count,
-                recall_at_5: within(5) as f64 / count,
-                mrr: of
-                    .iter()
-                    .map(|o| o.rank.map(|r| 1.0 / r as f64).unwrap_or(0.0))
-                    .sum::<f64>()
-                    / count,
-                mean_query_ms: per_query,
-                label: "derived; mean_query_ms observed".into(),
-            });
-        }
+        scores.extend(score(set, n, m, &outcomes, per_query));
         ranked.insert(m, outcomes);
     }
-    let costs = surface_costs(&cat, n, &ranked, progress)?;
+    let costs = surface_costs(set, &cat, n, &ranked, progress)?;
     Ok(Evaluation {
         scores,
         costs,
@@ -209,7 +202,97 @@ pub fn evaluate(
     })
 }
 
+/// Recall@1, recall@5 and MRR of one method's outcomes, overall and by kind.
+pub fn score(set: &str, n: usize, m: Method, outcomes: &[Ranked], per_query: f64) -> Vec<Score> {
+    let mut scores = Vec::new();
+    for kind in [None, Some(QueryKind::Lexical), Some(QueryKind::Paraphrase)] {
+        let of: Vec<&Ranked> = outcomes
+            .iter()
+            .filter(|o| kind.is_none_or(|k| o.query.kind == k))
+            .collect();
+        let count = of.len().max(1) as f64;
+        let within = |k: usize| of.iter().filter(|o| o.rank.is_some_and(|r| r <= k)).count();
+        scores.push(Score {
+            set: set.into(),
+            rows: n,
+            resolver: m.name().into(),
+            kind: kind.map(QueryKind::name).unwrap_or("all").into(),
+            queries: of.len(),
+            recall_at_1: within(1) as f64 / count,
+            recall_at_5: within(5) as f64 / count,
+            mrr: of
+                .iter()
+                .map(|o| o.rank.map(|r| 1.0 / r as f64).unwrap_or(0.0))
+                .sum::<f64>()
+                / count,
+            mean_query_ms: per_query,
+            label: "derived; mean_query_ms observed".into(),
+        });
+    }
+    scores
+}
+
+/// Pool the evaluations of several catalogues (one per captured server) into one set of
+/// scores and surface costs: every query counts once; a surface's rates are over all tasks
+/// and its round is the task-weighted mean of the servers' rounds.
+pub fn pool(set: &str, parts: Vec<Evaluation>) -> Evaluation {
+    let n: usize = parts
+        .iter()
+        .map(|e| e.scores.first().map_or(0, |s| s.rows))
+        .sum();
+    let mut ranked: HashMap<Method, Vec<Ranked>> = HashMap::new();
+    let mut ms: HashMap<Method, (f64, usize)> = HashMap::new();
+    let mut costs: Vec<SurfaceCost> = Vec::new();
+    for e in parts {
+        for (m, outs) in e.ranked {
+            let t = e
+                .scores
+                .iter()
+                .find(|s| s.resolver == m.name())
+                .map_or(0.0, |s| s.mean_query_ms);
+            let slot = ms.entry(m).or_default();
+            slot.0 += t * outs.len() as f64;
+            slot.1 += outs.len();
+            ranked.entry(m).or_default().extend(outs);
+        }
+        for c in e.costs {
+            match costs.iter_mut().find(|x| x.surface == c.surface) {
+                Some(x) => {
+                    let (a, b) = (x.tasks as f64, c.tasks as f64);
+                    let w = (a + b).max(1.0);
+                    x.first_miss_rate = (x.first_miss_rate * a + c.first_miss_rate * b) / w;
+                    x.fail_rate = (x.fail_rate * a + c.fail_rate * b) / w;
+                    x.extra_rounds_per_task = x.first_miss_rate;
+                    x.extra_input_tokens_per_task =
+                        (x.extra_input_tokens_per_task * a + c.extra_input_tokens_per_task * b) / w;
+                    x.round_input_tokens =
+                        ((x.round_input_tokens as f64 * a + c.round_input_tokens as f64 * b) / w)
+                            .round() as u64;
+                    x.tasks += c.tasks;
+                }
+                None => costs.push(c),
+            }
+        }
+    }
+    let mut methods: Vec<Method> = ranked.keys().copied().collect();
+    methods.sort_by_key(|m| Method::ALL.iter().position(|x| x == m));
+    let mut scores = Vec::new();
+    for m in methods {
+        let (t, c) = ms[&m];
+        scores.extend(score(set, n, m, &ranked[&m], t / c.max(1) as f64));
+    }
+    for c in &mut costs {
+        c.rows = n;
+    }
+    Evaluation {
+        scores,
+        costs,
+        ranked,
+    }
+}
+
 fn surface_costs(
+    set: &str,
     cat: &Catalogue,
     n: usize,
     ranked: &HashMap<Method, Vec<Ranked>>,
@@ -250,6 +333,7 @@ fn surface_costs(
         let round =
             crate::tokens::billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
         out.push(SurfaceCost {
+            set: set.into(),
             rows: n,
             surface: surface.name().into(),
             resolver: method.name().into(),

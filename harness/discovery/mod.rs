@@ -4,4 +4,5 @@
 
 pub mod eval;
 pub mod queries;
+pub mod real;
 pub mod report;

@@ -43,7 +43,12 @@ pub struct Query {
     /// Every key that answers the query (the target included).
     pub relevant: Vec<String>,
     /// Share of the query's content words that appear nowhere in the target row's text.
+    #[serde(default)]
     pub novel_words: f64,
+    /// For a set written over several captured servers: the capture the query belongs to
+    /// (the file name without `.tools.json`); only that capture's tools are searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 /// How users say each verb without the row's word.
@@ -256,6 +261,7 @@ fn label(rows: &[Row], intents: &[Option<Intent>], targets: usize, seed: u64) ->
                     target: key.to_string(),
                     relevant: vec![key.to_string()],
                     novel_words: novelty(q, &text(row)),
+                    server: None,
                 });
             }
         }
@@ -299,6 +305,7 @@ fn label(rows: &[Row], intents: &[Option<Intent>], targets: usize, seed: u64) ->
                 target: row.key.clone(),
                 relevant: relevant.clone(),
                 novel_words,
+                server: None,
             });
         }
     }

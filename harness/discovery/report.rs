@@ -23,10 +23,17 @@ pub enum Source {
         catalogue: PathBuf,
         queries: PathBuf,
     },
+    /// A folder of `tools/list` captures and a query set whose queries name their capture
+    /// (`fixtures/queries/real-mcp.jsonl`): each query searches its own server's tools, and
+    /// the outcomes are pooled.
+    Captures { dir: PathBuf, queries: PathBuf },
 }
 
+/// The query set over the ten captured servers, committed with the package.
+pub const REAL_QUERIES: &str = "fixtures/queries/real-mcp.jsonl";
+
 pub struct Config {
-    pub source: Source,
+    pub sources: Vec<Source>,
     pub methods: Vec<Method>,
     pub out: PathBuf,
 }
@@ -45,8 +52,7 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
     let mut misses = String::new();
     // Each catalogue is evaluated as soon as it exists and dropped before the next is made;
     // the tables are rewritten after each, so a stopped run leaves valid partial files.
-    let mut evaluate = |rows: Vec<Row>, q: Vec<Query>| -> Result<()> {
-        let ev = eval::evaluate(&rows, &q, &cfg.methods, progress)?;
+    let mut record = |ev: eval::Evaluation| -> Result<()> {
         write_misses(&mut misses, &ev);
         scores.extend(ev.scores);
         costs.extend(ev.costs);
@@ -54,44 +60,70 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
         report::write_csv_json(&cfg.out, "surfaces", &costs)?;
         Ok(())
     };
-    match &cfg.source {
-        Source::Generated {
-            profile,
-            seed,
-            rows,
-            targets,
-        } => {
-            for &n in rows {
-                progress(&format!("N={n}: generating the catalogue and its queries"));
-                let (r, q) = queries::generate(Profile::named(profile)?, n, *seed, *targets)?;
-                queries::write(&cfg.out.join(format!("queries-{n}.jsonl")), &q)?;
-                evaluate(r, q)?;
-            }
-        }
-        Source::Files {
-            catalogue,
-            queries: qpath,
-        } => {
-            let rows = Catalogue::load(catalogue)?.rows;
-            let q = queries::read(qpath)?;
-            if q.is_empty() {
-                return Err(Error::input(format!(
-                    "{}: the query set is empty",
-                    qpath.display()
-                )));
-            }
-            for query in &q {
-                if !rows.iter().any(|r| r.key == query.target) {
-                    return Err(Error::input(format!(
-                        "{}: query `{}` targets `{}`, which is not in {}",
-                        qpath.display(),
-                        query.text,
-                        query.target,
-                        catalogue.display()
-                    )));
+    let methods = &cfg.methods;
+    let evaluate = |set: &str, rows: Vec<Row>, q: Vec<Query>| {
+        eval::evaluate(set, &rows, &q, methods, progress)
+    };
+    for source in &cfg.sources {
+        match source {
+            Source::Generated {
+                profile,
+                seed,
+                rows,
+                targets,
+            } => {
+                for &n in rows {
+                    progress(&format!("N={n}: generating the catalogue and its queries"));
+                    let (r, q) = queries::generate(Profile::named(profile)?, n, *seed, *targets)?;
+                    queries::write(&cfg.out.join(format!("queries-{n}.jsonl")), &q)?;
+                    record(evaluate("generated", r, q)?)?;
                 }
             }
-            evaluate(rows, q)?;
+            Source::Files {
+                catalogue,
+                queries: qpath,
+            } => {
+                let rows = Catalogue::load(catalogue)?.rows;
+                let q = queries::read(qpath)?;
+                if q.is_empty() {
+                    return Err(Error::input(format!(
+                        "{}: the query set is empty",
+                        qpath.display()
+                    )));
+                }
+                for query in &q {
+                    if !rows.iter().any(|r| r.key == query.target) {
+                        return Err(Error::input(format!(
+                            "{}: query `{}` targets `{}`, which is not in {}",
+                            qpath.display(),
+                            query.text,
+                            query.target,
+                            catalogue.display()
+                        )));
+                    }
+                }
+                record(evaluate("file", rows, q)?)?;
+            }
+            Source::Captures {
+                dir,
+                queries: qpath,
+            } => {
+                progress("real-mcp: reading the captures and checking the query set");
+                let caps = super::real::captures(dir)?;
+                let q = super::real::read_checked(qpath, &caps)?;
+                let mut parts = Vec::new();
+                for (name, cat) in caps {
+                    let mine: Vec<Query> = q
+                        .iter()
+                        .filter(|x| x.server.as_deref() == Some(name.as_str()))
+                        .cloned()
+                        .collect();
+                    if !mine.is_empty() {
+                        parts.push(evaluate("real-mcp", cat.rows, mine)?);
+                    }
+                }
+                record(eval::pool("real-mcp", parts))?;
+            }
         }
     }
     report::write_atomic(&cfg.out.join("misses.md"), misses.as_bytes())?;

@@ -1,12 +1,19 @@
 //! Resolvers: from a plain-words intent to ranked catalogue rows.
 //!
-//! `substring` is the published scorer, kept for reproduction (its noise included); `bm25` is
-//! the default.
+//! `substring` is the published scorer, kept for reproduction (its noise included) and as the
+//! baseline; `bm25` is plain Okapi BM25 (the default before the query sets over real servers);
+//! `bm25f-wordnet` ([`Kind::DEFAULT`]) is BM25F over name, description and parameter fields
+//! with split identifiers, Snowball stems and WordNet expansion. `search-eval` measures each
+//! step on its own: `bm25-stem` (tokenizer only), `bm25f` (fields), `bm25f-wordnet`.
 
 mod bm25;
+pub mod bm25f;
 mod substring;
+pub mod text;
+pub mod wordnet;
 
 pub use bm25::{terms as bm25_terms, Bm25};
+pub use bm25f::{Bm25f, Fields};
 pub use substring::{Substring, DEMOTED_PREFIXES, PINS};
 
 use crate::catalogue::Row;
@@ -28,19 +35,28 @@ pub trait Resolver {
     fn resolve(&self, query: &str, limit: usize) -> Vec<Hit>;
 }
 
-/// Which resolver to use.
+/// Which resolver an `ask` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Substring,
     Bm25,
+    Bm25fWordnet,
 }
 
 impl Kind {
+    /// What `ask`, `search_directory` and code mode's `search()` use unless told otherwise.
+    pub const DEFAULT: Kind = Kind::Bm25fWordnet;
+
     pub fn parse(s: &str) -> Result<Kind> {
         match s {
             "substring" => Ok(Kind::Substring),
             "bm25" => Ok(Kind::Bm25),
-            other => Err(Error::unknown("resolver", other, &["bm25", "substring"])),
+            "bm25f-wordnet" => Ok(Kind::Bm25fWordnet),
+            other => Err(Error::unknown(
+                "resolver",
+                other,
+                &["bm25f-wordnet", "bm25", "substring"],
+            )),
         }
     }
 
@@ -48,6 +64,16 @@ impl Kind {
         match self {
             Kind::Substring => "substring",
             Kind::Bm25 => "bm25",
+            Kind::Bm25fWordnet => "bm25f-wordnet",
+        }
+    }
+
+    /// The method search-eval scores for this kind.
+    pub fn method(self) -> Method {
+        match self {
+            Kind::Substring => Method::Substring,
+            Kind::Bm25 => Method::Bm25,
+            Kind::Bm25fWordnet => Method::Bm25fWordnet,
         }
     }
 }
@@ -59,6 +85,17 @@ pub fn search_definitions(
     defs: &[(String, String)],
     search: &serde_json::Value,
     regex: bool,
+) -> Result<Vec<String>, String> {
+    search_definitions_with(defs, search, regex, Kind::Bm25)
+}
+
+/// [`search_definitions`] with the keyword search done by `kind`: the provider's BM25 tool is
+/// modelled with [`Kind::Bm25`]; a client's own search tool uses [`Kind::DEFAULT`].
+pub fn search_definitions_with(
+    defs: &[(String, String)],
+    search: &serde_json::Value,
+    regex: bool,
+    kind: Kind,
 ) -> Result<Vec<String>, String> {
     if regex {
         let pattern = search
@@ -84,7 +121,11 @@ pub fn search_definitions(
         .and_then(|v| v.as_str())
         .ok_or("a BM25 search needs `query`")?;
     let rows = definition_rows(defs);
-    let index = Bm25::new(&rows);
+    let index: Box<dyn Resolver> = match kind {
+        Kind::Substring => Box::new(Substring::new(&rows)),
+        Kind::Bm25 => Box::new(Bm25::new(&rows)),
+        Kind::Bm25fWordnet => Box::new(Bm25f::new(&rows, Fields::EXPANDED)),
+    };
     Ok(index
         .resolve(query, 5)
         .into_iter()
@@ -178,21 +219,42 @@ pub enum Method {
     Substring,
     /// BM25 over rows: `ask`, the small surface's `search_directory`, code mode's `search()`.
     Bm25,
-    /// BM25 over tool definitions (name and description): the deferred-search tool.
+    /// Plain BM25 with the shared tokenizer: split identifiers, Snowball stems, stop words.
+    Bm25Stem,
+    /// BM25F over name, description, parameter names and parameter descriptions.
+    Bm25f,
+    /// [`Method::Bm25f`] with WordNet query expansion: the default over rows.
+    Bm25fWordnet,
+    /// BM25 over tool definitions (name and description): the provider's deferred-search tool.
     Bm25Definitions,
+    /// The default resolver over tool definitions: a client's own search tool.
+    Bm25fWordnetDefinitions,
     /// A case-insensitive alternation of the query's content words over tool definitions,
     /// first five matches in catalogue order: the deferred-search regex tool.
     Regex,
 }
 
 impl Method {
-    pub const ALL: [Method; 4] = [
+    pub const ALL: [Method; 8] = [
         Method::Substring,
         Method::Bm25,
+        Method::Bm25Stem,
+        Method::Bm25f,
+        Method::Bm25fWordnet,
         Method::Bm25Definitions,
+        Method::Bm25fWordnetDefinitions,
         Method::Regex,
     ];
-    pub const NAMES: [&'static str; 4] = ["substring", "bm25", "bm25-definitions", "regex"];
+    pub const NAMES: [&'static str; 8] = [
+        "substring",
+        "bm25",
+        "bm25-stem",
+        "bm25f",
+        "bm25f-wordnet",
+        "bm25-definitions",
+        "bm25f-wordnet-definitions",
+        "regex",
+    ];
 
     pub fn parse(s: &str) -> crate::error::Result<Method> {
         Method::NAMES
@@ -209,8 +271,12 @@ impl Method {
     /// How many results the resolver ever returns.
     pub fn depth(self) -> usize {
         match self {
-            Method::Substring | Method::Bm25 => TOP,
-            Method::Bm25Definitions | Method::Regex => 5,
+            Method::Substring
+            | Method::Bm25
+            | Method::Bm25Stem
+            | Method::Bm25f
+            | Method::Bm25fWordnet => TOP,
+            Method::Bm25Definitions | Method::Bm25fWordnetDefinitions | Method::Regex => 5,
         }
     }
 }

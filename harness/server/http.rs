@@ -65,11 +65,14 @@ pub async fn dispatch_get(
     headers: HeaderMap,
 ) -> Response {
     if let Some(intent) = q.get("ask") {
-        let resolver =
-            match resolve::Kind::parse(q.get("resolver").map(String::as_str).unwrap_or("bm25")) {
-                Ok(r) => r,
-                Err(e) => return error(StatusCode::BAD_REQUEST, "bad_request", e.to_string()),
-            };
+        let resolver = match resolve::Kind::parse(
+            q.get("resolver")
+                .map(String::as_str)
+                .unwrap_or(resolve::Kind::DEFAULT.name()),
+        ) {
+            Ok(r) => r,
+            Err(e) => return error(StatusCode::BAD_REQUEST, "bad_request", e.to_string()),
+        };
         return ask(&st, intent, resolver);
     }
     if let Some(key) = q.get("key") {
@@ -117,7 +120,7 @@ pub fn manifest(base: &str) -> Value {
         "protocol": "toolcost-dispatch",
         "version": "1",
         "verbs": {
-            "ask": format!("GET {base}/api/dispatch?ask=<intent>[&resolver=bm25|substring]"),
+            "ask": format!("GET {base}/api/dispatch?ask=<intent>[&resolver=bm25f-wordnet|bm25|substring]"),
             "contract": format!("GET {base}/api/dispatch?key=<KEY>[&format=markdown]"),
             "invoke": format!("POST {base}/api/dispatch {{\"key\": \"<KEY>\", \"args\": {{...}}, \"shape\"?: true, \"repairs\"?: \"<receipt id>\"}} with a bearer token"),
             "receipt": format!("GET {base}/api/dispatch?receipt=<ID> with a bearer token"),
@@ -154,6 +157,7 @@ pub fn search(st: &State, intent: &str, resolver: resolve::Kind, limit: usize) -
     let hits = match resolver {
         resolve::Kind::Bm25 => snap.bm25.resolve(intent, limit),
         resolve::Kind::Substring => snap.substring.resolve(intent, limit),
+        resolve::Kind::Bm25fWordnet => snap.best.resolve(intent, limit),
     };
     let base = st.base_url();
     hits.iter()

@@ -69,8 +69,8 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
     let snap = state.snapshot();
     let Some(row) = snap.row(&req.key).cloned() else {
         let suggestions = snap
-            .bm25
-            .resolve(&req.key.replace('_', " "), 3)
+            .best
+            .resolve(&req.key, 3)
             .into_iter()
             .map(|h| snap.rows[h.row].key.clone())
             .collect();

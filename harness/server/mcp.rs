@@ -330,7 +330,7 @@ fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> Generi
                 .and_then(Value::as_u64)
                 .unwrap_or(12)
                 .clamp(1, 12) as usize;
-            let found = http::search(st, q, resolve::Kind::Bm25, limit);
+            let found = http::search(st, q, resolve::Kind::DEFAULT, limit);
             answered(ok(
                 id,
                 tool_result(&json!({"query": q, "candidates": found}), false),

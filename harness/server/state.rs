@@ -10,7 +10,7 @@ use super::store::{self, Receipt};
 use super::Limits;
 use crate::catalogue::{Catalogue, Row, Tool};
 use crate::error::Result;
-use crate::resolve::{Bm25, Substring};
+use crate::resolve::{Bm25, Bm25f, Fields, Substring};
 use crate::surface::Listing;
 use crate::sync;
 use rusqlite::Connection;
@@ -27,6 +27,8 @@ pub struct Snapshot {
     pub catalogue: Catalogue,
     pub by_key: HashMap<String, usize>,
     pub bm25: Bm25,
+    /// The default resolver's index ([`crate::resolve::Kind::DEFAULT`]).
+    pub best: Bm25f,
     pub substring: Substring,
     /// The tools of each MCP endpoint that lists its own (by path); the others list the
     /// projection.
@@ -52,6 +54,7 @@ impl Snapshot {
                 .map(|(i, r)| (r.key.clone(), i))
                 .collect(),
             bm25: Bm25::new(&rows),
+            best: Bm25f::new(&rows, Fields::EXPANDED),
             substring: Substring::new(&rows),
             catalogue,
             rows,

@@ -4,7 +4,7 @@
 use super::play::{Local, Move, Output, Phase, Player, Read, Turn};
 use super::{Built, Calls, Context, Endpoint, Listing, Surface};
 use crate::catalogue::Tool;
-use crate::resolve::Method;
+use crate::resolve::{self, Method};
 use crate::wire;
 use serde_json::{json, Value};
 
@@ -73,7 +73,7 @@ impl Surface for CodeMode {
         Some(ENDPOINT.path)
     }
     fn discovery(&self) -> Option<(Method, usize)> {
-        Some((Method::Bm25, 5))
+        Some((resolve::Kind::DEFAULT.method(), 5))
     }
     fn player(&self, _ctx: &Context) -> Box<dyn Player> {
         Box::new(Programs { last_batch: 0 })

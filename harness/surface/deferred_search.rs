@@ -105,12 +105,14 @@ impl Surface for DeferredSearch {
         Some(super::per_row_mcp::ENDPOINT.path)
     }
     fn discovery(&self) -> Option<(Method, usize)> {
-        // The client-side variants search the same definitions the same way: search-eval
-        // scores the provider-side ones.
+        // The provider's BM25 tool is modelled with plain BM25; a client's own keyword tool
+        // uses the default resolver over the same definitions. Both regex variants run the
+        // same regex: search-eval scores the provider-side one.
         match (self.side, self.method) {
             (SearchSide::Provider, SearchMethod::Bm25) => Some((Method::Bm25Definitions, 5)),
             (SearchSide::Provider, SearchMethod::Regex) => Some((Method::Regex, 5)),
-            (SearchSide::Client, _) => None,
+            (SearchSide::Client, SearchMethod::Bm25) => Some((Method::Bm25fWordnetDefinitions, 5)),
+            (SearchSide::Client, SearchMethod::Regex) => None,
         }
     }
     fn player(&self, _ctx: &Context) -> Box<dyn Player> {
@@ -199,7 +201,9 @@ impl Player for Searcher {
             return None;
         }
         let regex = input.get("pattern").is_some();
-        let found = resolve::search_definitions(&t.deferred(), input, regex).unwrap_or_default();
+        let found =
+            resolve::search_definitions_with(&t.deferred(), input, regex, resolve::Kind::DEFAULT)
+                .unwrap_or_default();
         Some(Local {
             text: format!("{} tool(s) found", found.len()),
             read: Read::Searched {

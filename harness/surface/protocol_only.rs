@@ -52,7 +52,7 @@ impl Surface for ProtocolOnly {
         None
     }
     fn discovery(&self) -> Option<(Method, usize)> {
-        Some((Method::Bm25, resolve::TOP))
+        Some((resolve::Kind::DEFAULT.method(), resolve::TOP))
     }
     fn player(&self, _ctx: &Context) -> Box<dyn Player> {
         Box::new(Shell)

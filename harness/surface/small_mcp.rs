@@ -66,7 +66,7 @@ impl Surface for SmallMcp {
         Some(ENDPOINT.path)
     }
     fn discovery(&self) -> Option<(Method, usize)> {
-        Some((Method::Bm25, resolve::TOP))
+        Some((resolve::Kind::DEFAULT.method(), resolve::TOP))
     }
     fn player(&self, _ctx: &Context) -> Box<dyn Player> {
         Box::new(Generic)

@@ -1,0 +1,237 @@
+//! BM25F over a row's fields (Robertson, Zaragoza & Taylor 2004, "Simple BM25 extension to
+//! multiple weighted fields"): each field's term frequency is weighted and normalised by that
+//! field's length, the sum is saturated once (k1 = 1.2, b = 0.75 in every field). Terms come
+//! from [`super::text::terms`] (identifiers split, Snowball stems), so `list_pull_requests`
+//! and "listing pull requests" meet. With expansion, each query term also matches its WordNet
+//! neighbours at a fraction of its weight, inside the same saturation.
+//!
+//! The weights are fixed by principle, not fitted to a query set: the name is the shortest and
+//! most specific field (3), the description the reference (1), parameter names say what the
+//! row acts on (1), parameter descriptions are long and generic (0.5); an expanded term counts
+//! 0.3 of the word the user typed.
+
+use super::text::terms;
+use super::{searchable, Hit, Resolver};
+use crate::catalogue::Row;
+use std::collections::HashMap;
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// What one expanded (WordNet) occurrence counts against one typed word.
+pub const EXPANSION_WEIGHT: f32 = 0.3;
+
+/// Which fields are indexed and how each weighs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fields {
+    pub name: f32,
+    pub description: f32,
+    pub param_names: f32,
+    pub param_descriptions: f32,
+    /// One field (key, category and docstring together), as plain BM25 does.
+    pub single: bool,
+    /// Expand query terms with WordNet neighbours.
+    pub expand: bool,
+}
+
+impl Fields {
+    /// Plain BM25 over key, category and docstring, with the new tokenizer.
+    pub const STEMMED: Fields = Fields {
+        name: 1.0,
+        description: 1.0,
+        param_names: 0.0,
+        param_descriptions: 0.0,
+        single: true,
+        expand: false,
+    };
+    /// Name, description and parameter fields, weighted.
+    pub const WEIGHTED: Fields = Fields {
+        name: 3.0,
+        description: 1.0,
+        param_names: 1.0,
+        param_descriptions: 0.5,
+        single: false,
+        expand: false,
+    };
+    /// [`Fields::WEIGHTED`] with WordNet expansion.
+    pub const EXPANDED: Fields = Fields {
+        expand: true,
+        ..Fields::WEIGHTED
+    };
+}
+
+/// The text of each field of a row: name, description, parameter names, parameter
+/// descriptions.
+pub fn field_texts(row: &Row) -> [String; 4] {
+    let docs: Vec<&str> = row.content.lines().filter(|l| l.starts_with('#')).collect();
+    let description = format!(
+        "{} {}",
+        row.category.as_deref().unwrap_or(""),
+        docs.join(" ")
+    );
+    let mut names = String::new();
+    let mut descs = String::new();
+    if let Some(props) = row
+        .input_schema
+        .as_ref()
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.as_object())
+    {
+        for (k, v) in props {
+            names.push_str(k);
+            names.push(' ');
+            if let Some(d) = v.get("description").and_then(|d| d.as_str()) {
+                descs.push_str(d);
+                descs.push(' ');
+            }
+        }
+    }
+    [row.key.clone(), description, names, descs]
+}
+
+pub struct Bm25f {
+    /// Term -> (doc, weighted length-normalised frequency summed over fields).
+    postings: HashMap<String, Vec<(u32, f32)>>,
+    ranks: Vec<i64>,
+    docs: usize,
+    expand: bool,
+}
+
+impl Bm25f {
+    pub fn new(rows: &[Row], fields: Fields) -> Bm25f {
+        let weights = [
+            fields.name,
+            fields.description,
+            fields.param_names,
+            fields.param_descriptions,
+        ];
+        let per_row: Vec<Vec<Vec<String>>> = rows
+            .iter()
+            .map(|r| {
+                if !r.enabled {
+                    return vec![Vec::new()];
+                }
+                if fields.single {
+                    vec![terms(&searchable(r))]
+                } else {
+                    field_texts(r)
+                        .iter()
+                        .zip(weights)
+                        .map(|(t, w)| if w > 0.0 { terms(t) } else { Vec::new() })
+                        .collect()
+                }
+            })
+            .collect();
+        let nf = if fields.single { 1 } else { 4 };
+        let w = if fields.single {
+            vec![1.0]
+        } else {
+            weights.to_vec()
+        };
+        let mut avg = vec![0f32; nf];
+        for r in &per_row {
+            for (f, t) in r.iter().enumerate() {
+                avg[f] += t.len() as f32;
+            }
+        }
+        for a in &mut avg {
+            *a = (*a / rows.len().max(1) as f32).max(1.0);
+        }
+        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        for (doc, r) in per_row.iter().enumerate() {
+            let mut tf: HashMap<&str, f32> = HashMap::new();
+            for (f, t) in r.iter().enumerate() {
+                let norm = 1.0 - B + B * t.len() as f32 / avg[f];
+                for term in t {
+                    *tf.entry(term.as_str()).or_default() += w[f] / norm;
+                }
+            }
+            for (term, v) in tf {
+                postings
+                    .entry(term.to_string())
+                    .or_default()
+                    .push((doc as u32, v));
+            }
+        }
+        Bm25f {
+            postings,
+            ranks: rows.iter().map(|r| r.planner_rank).collect(),
+            docs: rows.len(),
+            expand: fields.expand,
+        }
+    }
+
+    fn idf(&self, df: usize) -> f32 {
+        let (n, df) = (self.docs as f32, df as f32);
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+}
+
+impl Resolver for Bm25f {
+    fn resolve(&self, query: &str, limit: usize) -> Vec<Hit> {
+        let mut q = terms(query);
+        q.sort();
+        q.dedup();
+        let mut scores = vec![0f32; self.docs];
+        let mut tf = vec![0f32; self.docs];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut any: Vec<u32> = Vec::new();
+        for t in &q {
+            let own = self.postings.get(t);
+            let mut df = own.map_or(0, Vec::len);
+            let mut add = |list: &Vec<(u32, f32)>, weight: f32, touched: &mut Vec<u32>| {
+                for &(doc, v) in list {
+                    if tf[doc as usize] == 0.0 {
+                        touched.push(doc);
+                    }
+                    tf[doc as usize] += weight * v;
+                }
+            };
+            if let Some(list) = own {
+                add(list, 1.0, &mut touched);
+            }
+            if self.expand {
+                for s in super::wordnet::related(t) {
+                    if q.contains(s) {
+                        continue;
+                    }
+                    if let Some(list) = self.postings.get(s) {
+                        if own.is_none() {
+                            df = df.max(list.len());
+                        }
+                        add(list, EXPANSION_WEIGHT, &mut touched);
+                    }
+                }
+            }
+            let idf = self.idf(df);
+            for &doc in &touched {
+                let x = tf[doc as usize];
+                if scores[doc as usize] == 0.0 {
+                    any.push(doc);
+                }
+                scores[doc as usize] += idf * x * (K1 + 1.0) / (x + K1);
+                tf[doc as usize] = 0.0;
+            }
+            touched.clear();
+        }
+        let mut hits: Vec<Hit> = any
+            .into_iter()
+            .map(|d| Hit {
+                row: d as usize,
+                score: scores[d as usize] as f64,
+            })
+            .collect();
+        let cmp = |a: &Hit, b: &Hit| {
+            b.score
+                .total_cmp(&a.score)
+                .then(self.ranks[a.row].cmp(&self.ranks[b.row]))
+                .then(a.row.cmp(&b.row))
+        };
+        if hits.len() > limit && limit > 0 {
+            hits.select_nth_unstable_by(limit - 1, cmp);
+            hits.truncate(limit);
+        }
+        hits.sort_by(cmp);
+        hits.truncate(limit);
+        hits
+    }
+}
