@@ -60,6 +60,26 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
         .expect("embedded card")
 }
 
+/// What to say when a model is billed at a card that is not its own: an unknown model falls
+/// back to a family's or the format's default card, and the row must say so.
+pub fn card_warning(format: Format, model: &str) -> Option<String> {
+    let card = card_for(format, model);
+    let norm = |s: &str| s.to_lowercase().replace('.', "-");
+    let (m, id) = (norm(model), norm(&card.id));
+    let own = m == id
+        || m.strip_prefix(&id).is_some_and(|rest| {
+            rest == "-latest"
+                || (rest.starts_with('-')
+                    && rest[1..].chars().all(|c| c.is_ascii_digit() || c == '-'))
+        });
+    (!own).then(|| {
+        format!(
+            "no price card for model `{model}`: billed at the {} card's prices",
+            card.id
+        )
+    })
+}
+
 /// Prefix chains seen per model: the cache's contents.
 #[derive(Default)]
 pub struct Mock {
