@@ -504,11 +504,8 @@ pub fn render(o: &Outcome, label: &str, format: Format) -> String {
         Format::Github => {
             let mut out = String::new();
             for v in &o.violations {
-                let title = if v.tool.is_empty() {
-                    format!("toolcost {}", v.rule)
-                } else {
-                    format!("toolcost {} ({})", v.rule, v.tool)
-                };
+                // The message names the tool (each per-tool rule's message starts with it).
+                let title = format!("toolcost {}", v.rule);
                 out.push_str(&format!(
                     "::error title={}::{}\n",
                     gh_property(&title),

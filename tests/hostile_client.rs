@@ -783,7 +783,7 @@ fn one_definition_growing_fails_by_default() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
-        out.contains("::error title=toolcost max_tool_growth_pct (small)::small grew from"),
+        out.contains("::error title=toolcost max_tool_growth_pct::small grew from"),
         "{out}"
     );
     // Within 25% and 200 tokens: passes.
@@ -800,7 +800,7 @@ fn one_definition_growing_fails_by_default() {
         &[("small", 100), ("huge", 21000)],
     );
     let o = check_in(dir.path(), "github");
-    assert!(String::from_utf8_lossy(&o.stdout).contains("max_tool_growth_tokens (huge)"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("max_tool_growth_tokens::huge grew"));
     // The gate can be raised.
     let dir = check_dir(
         "max_tool_growth_pct = 2000\nmax_tool_growth_tokens = 100000\n",

@@ -66,12 +66,9 @@ pub fn card_warning(format: Format, model: &str) -> Option<String> {
     let card = card_for(format, model);
     let norm = |s: &str| s.to_lowercase().replace('.', "-");
     let (m, id) = (norm(model), norm(&card.id));
-    let own = m == id
-        || m.strip_prefix(&id).is_some_and(|rest| {
-            rest == "-latest"
-                || (rest.starts_with('-')
-                    && rest[1..].chars().all(|c| c.is_ascii_digit() || c == '-'))
-        });
+    // The card's own name inside the model's (`claude-sonnet-4-5-20250929`,
+    // `@cf/moonshotai/kimi-k2.7-code`) is the card's model; anything else is a stand-in.
+    let own = m.contains(&id);
     (!own).then(|| {
         format!(
             "no price card for model `{model}`: billed at the {} card's prices",

@@ -106,13 +106,18 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, handler: Handle
     }
 }
 
-async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Option<Request> {
+async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+) -> Option<Request> {
     let mut tmp = [0u8; 8192];
     let head_end = loop {
         if buf.first().is_some_and(|b| !b.is_ascii_alphabetic()) {
             // Not HTTP (a TLS ClientHello to a plain server): answer as a plain server does.
             let _ = s
-                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .write_all(
+                    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
                 .await;
             let _ = s.shutdown().await;
             return None;
