@@ -630,7 +630,15 @@ mod tests {
             ]
         );
         let rules: Vec<&str> = o.violations.iter().map(|v| v.rule.as_str()).collect();
-        assert_eq!(rules, vec!["max_tokens_per_tool", "max_growth_pct"]);
+        // b grew 75%: the per-definition gate (on by default) flags it too.
+        assert_eq!(
+            rules,
+            vec![
+                "max_tokens_per_tool",
+                "max_tool_growth_pct",
+                "max_growth_pct"
+            ]
+        );
         assert!((o.growth_pct - 50.0).abs() < 1e-9);
         assert!(render(&o, "x", Format::Github)
             .starts_with("::error title=toolcost max_tokens_per_tool::b is 70"));
