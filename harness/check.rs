@@ -18,8 +18,47 @@ pub struct Budget {
     pub max_total_tokens: Option<u64>,
     /// Largest allowed growth of total tokens over the baseline, in percent.
     pub max_growth_pct: Option<f64>,
+    /// Largest allowed growth of any one definition's tokens over its baseline, in percent
+    /// (default [`DEFAULT_MAX_TOOL_GROWTH_PCT`]: the per-definition gate is on unless raised).
+    pub max_tool_growth_pct: Option<f64>,
+    /// Largest allowed growth of any one definition, in tokens (default
+    /// [`DEFAULT_MAX_TOOL_GROWTH_TOKENS`]).
+    pub max_tool_growth_tokens: Option<u64>,
     /// o200k (default), cl100k or kimi-est.
     pub tokenizer: Option<String>,
+}
+
+/// The per-definition gate's defaults: a definition may grow by 25% or 200 tokens, whichever
+/// it passes first is flagged.
+pub const DEFAULT_MAX_TOOL_GROWTH_PCT: f64 = 25.0;
+pub const DEFAULT_MAX_TOOL_GROWTH_TOKENS: u64 = 200;
+
+impl Budget {
+    /// Percentages must be numbers, zero or more (`nan` or `-5` would pass everything or
+    /// nothing without saying so).
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [
+            ("max_growth_pct", self.max_growth_pct),
+            ("max_tool_growth_pct", self.max_tool_growth_pct),
+        ] {
+            if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
+                return Err(Error::input(format!(
+                    "[budget] {name} = {v}: expected a percentage, 0 or more"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn tool_growth_pct(&self) -> f64 {
+        self.max_tool_growth_pct
+            .unwrap_or(DEFAULT_MAX_TOOL_GROWTH_PCT)
+    }
+
+    fn tool_growth_tokens(&self) -> u64 {
+        self.max_tool_growth_tokens
+            .unwrap_or(DEFAULT_MAX_TOOL_GROWTH_TOKENS)
+    }
 }
 
 /// `toolcost.toml`.
@@ -45,7 +84,13 @@ pub struct SourceConfig {
 impl Config {
     pub fn read(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        toml::from_str(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))
+        let config: Config =
+            toml::from_str(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        config
+            .budget
+            .validate()
+            .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        Ok(config)
     }
 
     pub fn tokenizer(&self) -> Result<Tokenizer> {
@@ -68,11 +113,16 @@ pub struct Lock {
     pub total_bytes: usize,
     pub total_tokens: u64,
     pub tools: BTreeMap<String, Weight>,
+    /// `sha256:` of the tokenizer and the tools (compact JSON): a lock edited by hand, or cut,
+    /// is refused on read. Absent in locks written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 impl Lock {
-    /// The lock for a catalogue's tools.
-    pub fn of(cat: &Catalogue, tok: Tokenizer) -> Lock {
+    /// The lock for a catalogue's tools; two tools with one name are an error.
+    pub fn of(cat: &Catalogue, tok: Tokenizer) -> Result<Lock> {
+        crate::lint::unique_names(cat.tools.iter().map(|t| t.name.as_str()))?;
         let tools: BTreeMap<String, Weight> = cat
             .tools
             .iter()
@@ -86,12 +136,58 @@ impl Lock {
                 )
             })
             .collect();
-        Lock {
-            tokenizer: tok.name().into(),
+        Ok(Lock::new(tok.name(), tools))
+    }
+
+    /// A lock over these tools, with its totals and digest.
+    pub fn new(tokenizer: &str, tools: BTreeMap<String, Weight>) -> Lock {
+        let mut lock = Lock {
+            tokenizer: tokenizer.into(),
             total_bytes: tools.values().map(|w| w.bytes).sum(),
             total_tokens: tools.values().map(|w| w.tokens).sum(),
             tools,
+            digest: None,
+        };
+        lock.digest = Some(lock.compute_digest());
+        lock
+    }
+
+    fn compute_digest(&self) -> String {
+        use sha2::Digest;
+        let body = serde_json::json!({"tokenizer": self.tokenizer, "tools": self.tools});
+        let hash = sha2::Sha256::digest(crate::json::compact(&body).as_bytes());
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    }
+
+    /// The totals add up and the digest (when there is one) matches.
+    pub fn verify(&self) -> Result<()> {
+        let bytes = self
+            .tools
+            .values()
+            .try_fold(0usize, |a, w| a.checked_add(w.bytes));
+        let tokens = self
+            .tools
+            .values()
+            .try_fold(0u64, |a, w| a.checked_add(w.tokens));
+        if bytes != Some(self.total_bytes) || tokens != Some(self.total_tokens) {
+            return Err(Error::input(format!(
+                "its totals ({} bytes, {} tokens) are not the sum of its {} tools ({} bytes, {} tokens)",
+                self.total_bytes,
+                self.total_tokens,
+                self.tools.len(),
+                bytes.map_or("overflowing".into(), |b| b.to_string()),
+                tokens.map_or("overflowing".into(), |t| t.to_string()),
+            )));
         }
+        if let Some(d) = &self.digest {
+            if *d != self.compute_digest() {
+                return Err(Error::input(
+                    "its digest does not match its tools: it was edited by hand or cut",
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn read(path: &Path) -> Result<Lock> {
@@ -105,12 +201,19 @@ impl Lock {
                 Error::io(path, e)
             }
         })?;
-        serde_json::from_str(&text).map_err(|e| {
+        let lock: Lock = serde_json::from_str(&text).map_err(|e| {
             Error::input(format!(
                 "{}: not a toolcost lock file ({e})",
                 path.display()
             ))
-        })
+        })?;
+        lock.verify().map_err(|e| {
+            Error::input(format!(
+                "{}: {e}; rewrite it with `toolcost check --update` from a trusted state",
+                path.display()
+            ))
+        })?;
+        Ok(lock)
     }
 
     pub fn to_json(&self) -> String {
@@ -168,6 +271,7 @@ impl Outcome {
 
 /// Compare the current tools with the baseline under the budget.
 pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome> {
+    budget.validate()?;
     if current.tokenizer != baseline.tokenizer {
         return Err(Error::input(format!(
             "the lock file counts with {} but the budget says {}; rewrite it with `toolcost check --update`",
@@ -230,6 +334,40 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
                     "{name} is {} {} tokens, over the budget of {max}",
                     w.tokens, current.tokenizer
                 ),
+            });
+        }
+    }
+    for c in changes.iter().filter(|c| c.change == Change::Grown) {
+        let (Some(before), Some(after)) = (c.before, c.after) else {
+            continue;
+        };
+        let grew = after.tokens.saturating_sub(before.tokens);
+        let pct = if before.tokens == 0 {
+            if grew == 0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            grew as f64 / before.tokens as f64 * 100.0
+        };
+        let what = format!(
+            "{} grew from {} to {} {} tokens ({} -> {} bytes, +{pct:.1}%)",
+            c.name, before.tokens, after.tokens, current.tokenizer, before.bytes, after.bytes
+        );
+        let max_pct = budget.tool_growth_pct();
+        let max_tokens = budget.tool_growth_tokens();
+        if pct > max_pct {
+            violations.push(Violation {
+                tool: c.name.clone(),
+                rule: "max_tool_growth_pct".into(),
+                message: format!("{what}, over the per-definition budget of {max_pct}%"),
+            });
+        } else if grew > max_tokens {
+            violations.push(Violation {
+                tool: c.name.clone(),
+                rule: "max_tool_growth_tokens".into(),
+                message: format!("{what}, over the per-definition budget of {max_tokens} tokens"),
             });
         }
     }
@@ -326,6 +464,11 @@ fn gh_escape(s: &str) -> String {
         .replace('\n', "%0A")
 }
 
+/// A workflow command's property value: also `:` and `,` escaped.
+fn gh_property(s: &str) -> String {
+    gh_escape(s).replace(':', "%3A").replace(',', "%2C")
+}
+
 /// Render the outcome; `label` names what was checked.
 pub fn render(o: &Outcome, label: &str, format: Format) -> String {
     let tok = &o.tokenizer;
@@ -361,16 +504,18 @@ pub fn render(o: &Outcome, label: &str, format: Format) -> String {
         Format::Github => {
             let mut out = String::new();
             for v in &o.violations {
+                // The message names the tool (each per-tool rule's message starts with it).
+                let title = format!("toolcost {}", v.rule);
                 out.push_str(&format!(
-                    "::error title=toolcost {}::{}\n",
-                    v.rule,
+                    "::error title={}::{}\n",
+                    gh_property(&title),
                     gh_escape(&v.message)
                 ));
             }
             for c in o
                 .changes
                 .iter()
-                .filter(|c| c.change == Change::Grown || c.change == Change::Added)
+                .filter(|c| matches!(c.change, Change::Grown | Change::Added | Change::Removed))
             {
                 out.push_str(&format!(
                     "::warning title=toolcost {}::{}\n",
@@ -458,12 +603,7 @@ mod tests {
                 )
             })
             .collect();
-        Lock {
-            tokenizer: "o200k".into(),
-            total_bytes: tools.values().map(|w| w.bytes).sum(),
-            total_tokens: tools.values().map(|w| w.tokens).sum(),
-            tools,
-        }
+        Lock::new("o200k", tools)
     }
 
     #[test]
@@ -490,7 +630,15 @@ mod tests {
             ]
         );
         let rules: Vec<&str> = o.violations.iter().map(|v| v.rule.as_str()).collect();
-        assert_eq!(rules, vec!["max_tokens_per_tool", "max_growth_pct"]);
+        // b grew 75%: the per-definition gate (on by default) flags it too.
+        assert_eq!(
+            rules,
+            vec![
+                "max_tokens_per_tool",
+                "max_tool_growth_pct",
+                "max_growth_pct"
+            ]
+        );
         assert!((o.growth_pct - 50.0).abs() < 1e-9);
         assert!(render(&o, "x", Format::Github)
             .starts_with("::error title=toolcost max_tokens_per_tool::b is 70"));

@@ -12,6 +12,32 @@ pub struct ToolReport {
     pub violations: Vec<Violation>,
 }
 
+/// Two tools with one name are an error everywhere (lint, weigh, check): a client keeps one of
+/// them, so whatever is counted for the other is wrong. The error names each repeated name
+/// and the positions it occurs at.
+pub fn unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> crate::error::Result<()> {
+    let mut at: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for (i, n) in names.into_iter().enumerate() {
+        at.entry(n).or_default().push(i + 1);
+    }
+    let repeated: Vec<String> = at
+        .iter()
+        .filter(|(_, places)| places.len() > 1)
+        .map(|(n, places)| {
+            let places: Vec<String> = places.iter().map(ToString::to_string).collect();
+            format!("`{n}` (tools {})", places.join(", "))
+        })
+        .collect();
+    if repeated.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::Error::input(format!(
+        "{} name(s) given to more than one tool: {}; a client keeps only one tool per name, so the others would be counted but never seen",
+        repeated.len(),
+        repeated.join("; ")
+    )))
+}
+
 /// Lint every tool's input schema; tools without violations are left out.
 pub fn lint(cat: &Catalogue) -> Vec<ToolReport> {
     cat.rows

@@ -44,6 +44,7 @@ impl CatalogueSource {
                     url: url.clone(),
                     headers: headers.clone(),
                     timeout: std::time::Duration::from_secs(60),
+                    opts: crate::mcp::Options::default(),
                 };
                 Ok(target.load()?.0)
             }

@@ -80,6 +80,7 @@ pub fn weigh(
     model: &PriceCard,
     notes: Vec<String>,
 ) -> Result<Weight> {
+    crate::lint::unique_names(cat.tools.iter().map(|t| t.name.as_str()))?;
     let mut tools: Vec<ToolWeight> = cat
         .tools
         .iter()

@@ -39,6 +39,8 @@ async fn start(upstream: Upstream, timeout: Duration) -> Gw {
         log: log.clone(),
         timeout,
         max_body: gateway::DEFAULT_MAX_BODY,
+        max_response: gateway::DEFAULT_MAX_RESPONSE,
+        ca_cert: None,
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

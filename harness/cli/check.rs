@@ -32,7 +32,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     let config = budget(&a.config)?;
     let tok = config.tokenizer()?;
     let (cat, _) = target(&a, &config)?.load()?;
-    let current = check::Lock::of(&cat, tok);
+    let current = check::Lock::of(&cat, tok)?;
     if a.update {
         report::write_atomic(&a.lock, current.to_json().as_bytes())?;
         println!(
@@ -47,7 +47,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     }
     let baseline = check::Lock::read(&a.lock)?;
     let outcome = check::check(&current, &baseline, &config.budget)?;
-    print!("{}", check::render(&outcome, &cat.source, format));
+    super::print_bytes(check::render(&outcome, &cat.source, format).as_bytes())?;
     Ok(if outcome.passed() { 0 } else { 1 })
 }
 

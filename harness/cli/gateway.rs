@@ -20,9 +20,18 @@ pub struct GatewayArgs {
     /// SQLite file for the log rows.
     #[arg(long, default_value = "gateway-log.sqlite")]
     pub log: PathBuf,
-    /// Seconds to wait for the upstream.
+    /// Idle timeout, in seconds: the longest the upstream may be silent, before it answers or
+    /// between two chunks of a stream (a long stream that keeps sending is never cut).
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
+    /// The largest upstream answer passed on, in bytes; a larger one is refused (or its
+    /// stream cut) with an error in the provider's format.
+    #[arg(long, default_value_t = gateway::DEFAULT_MAX_RESPONSE)]
+    pub max_response: usize,
+    /// A PEM file of root certificates to trust for an https upstream (a private gateway, a
+    /// test CA); SSL_CERT_FILE is read too.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
 }
 
 impl GatewayArgs {
@@ -48,6 +57,8 @@ impl GatewayArgs {
             log: self.log.clone(),
             timeout: Duration::from_secs(self.timeout),
             max_body: gateway::DEFAULT_MAX_BODY,
+            max_response: self.max_response,
+            ca_cert: self.ca_cert.clone(),
         })
     }
 }
@@ -64,7 +75,7 @@ pub(super) fn run(a: GatewayArgs) -> Result<i32> {
                 .local_addr()
                 .map(|x| x.to_string())
                 .unwrap_or_default(),
-            a.upstream,
+            crate::net::redacted(&a.upstream),
             a.log.display()
         );
         let shutdown = async {

@@ -24,6 +24,7 @@ pub struct LintArgs {
 
 pub(super) fn run(a: LintArgs) -> Result<i32> {
     let cat = Catalogue::load(&a.file)?;
+    lint::unique_names(cat.rows.iter().map(|r| r.key.as_str()))?;
     let reports = lint::lint(&cat);
     if a.fix {
         let fixed = lint::fixed_tools_list(&cat);

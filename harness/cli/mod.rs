@@ -165,7 +165,7 @@ pub struct TargetArgs {
     /// A tools/list capture (JSON), JSONL rows or a SQLite catalogue.
     #[arg(long, alias = "catalogue", value_name = "FILE", conflicts_with_all = ["url", "command"])]
     pub file: Option<PathBuf>,
-    /// A Streamable HTTP MCP endpoint (http://host:port/mcp).
+    /// A Streamable HTTP MCP endpoint (http://host:port/mcp or https://...).
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
     /// A header sent with every HTTP request, `Name: value` (repeatable).
@@ -174,6 +174,15 @@ pub struct TargetArgs {
     /// Seconds the server has to answer initialize and every tools/list page.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    /// The longest line a stdio server may print (or HTTP answer it may send), in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::mcp::DEFAULT_MAX_LINE)]
+    pub max_line: usize,
+    /// The most tools a server may list; more is an error rather than a silent cut.
+    #[arg(long, value_name = "N", default_value_t = crate::mcp::DEFAULT_MAX_TOOLS)]
+    pub max_tools: usize,
+    /// A PEM file of root certificates to trust for an https server (SSL_CERT_FILE is read too).
+    #[arg(long, value_name = "FILE", requires = "url")]
+    pub ca_cert: Option<PathBuf>,
     /// A stdio server to start: everything after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -187,6 +196,11 @@ impl TargetArgs {
     /// The target named: a file first, then a URL, then a command.
     fn target(&self) -> Result<Target> {
         let timeout = Duration::from_secs(self.timeout);
+        let opts = crate::mcp::Options {
+            max_line: self.max_line,
+            max_tools: self.max_tools,
+            ca_cert: self.ca_cert.clone(),
+        };
         if let Some(path) = &self.file {
             Ok(Target::File(path.clone()))
         } else if let Some(url) = &self.url {
@@ -194,11 +208,13 @@ impl TargetArgs {
                 url: url.clone(),
                 headers: self.header.clone(),
                 timeout,
+                opts,
             })
         } else if !self.command.is_empty() {
             Ok(Target::Command {
                 argv: self.command.clone(),
                 timeout,
+                opts,
             })
         } else {
             Err(Error::input(
@@ -228,11 +244,14 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))
 }
 
-/// Write bytes to stdout.
+/// Write bytes to stdout. A reader that went away (`| head`) ends the output quietly, as
+/// Unix tools do.
 fn print_bytes(bytes: &[u8]) -> Result<()> {
-    std::io::stdout()
-        .write_all(bytes)
-        .map_err(|e| Error::io("<stdout>", e))
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.map_err(|e| Error::io("<stdout>", e)),
+    }
 }
 
 /// Write bytes to `--output FILE` (atomically) or, without one, to stdout.

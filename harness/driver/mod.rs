@@ -163,6 +163,7 @@ async fn server_for(
             url: format!("{base}/mcp"),
             headers: vec![format!("Authorization: Bearer {token}")],
             timeout: std::time::Duration::from_secs(60),
+            opts: crate::mcp::Options::default(),
         };
         return Ok((target.fetch().await?.0, base));
     }
@@ -221,6 +222,8 @@ async fn gateway_for(
         log: log.to_path_buf(),
         timeout: std::time::Duration::from_secs(300),
         max_body: gateway::DEFAULT_MAX_BODY,
+        max_response: gateway::DEFAULT_MAX_RESPONSE,
+        ca_cert: None,
     })?;
     let (base, stop) =
         spawn_local(|listener, shutdown| gateway::run(listener, gw, shutdown)).await?;
@@ -443,7 +446,7 @@ impl<'a> Play<'a> {
             base,
             history: Vec::new(),
             player,
-            http: reqwest::Client::new(),
+            http: crate::net::client(&crate::net::Options::default()).unwrap_or_default(),
             phase,
             misses: 0,
             failed: false,

@@ -67,11 +67,16 @@ pub fn insert(conn: &Connection, r: &LogRow) -> Result<i64> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         params![
             r.created_at, r.provider_format, r.model, r.path, r.status, r.duration_ms, r.request_bytes as i64, r.response_bytes as i64,
-            r.input_tokens as i64, r.cached_input_tokens as i64, r.cache_write_tokens as i64, r.output_tokens as i64, r.cost_usd,
+            stored(r.input_tokens), stored(r.cached_input_tokens), stored(r.cache_write_tokens), stored(r.output_tokens), r.cost_usd,
             r.usage_source, r.stream, r.error, r.metadata
         ],
     )?;
     Ok(conn.last_insert_rowid())
+}
+
+/// A count as SQLite stores it; past i64 it is stored as -1, which reading flags.
+fn stored(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(-1)
 }
 
 /// Every row, oldest first.
@@ -82,6 +87,23 @@ pub fn read_all(path: &Path) -> Result<Vec<LogRow>> {
                 cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, usage_source, stream, error, metadata FROM log ORDER BY id",
     )?;
     let rows = stmt.query_map([], |r| {
+        // Counts are stored as i64: a negative one (a wrapped number written by an older
+        // gateway) or a cost that is not a finite amount is not repeated; the row is flagged.
+        let count = |i: usize| -> rusqlite::Result<Option<u64>> {
+            Ok(u64::try_from(r.get::<_, i64>(i)?).ok())
+        };
+        let counts = [count(9)?, count(10)?, count(11)?, count(12)?];
+        let cost: f64 = r.get(13)?;
+        let plausible = counts.iter().all(Option::is_some) && cost.is_finite() && cost >= 0.0;
+        let mut error: Option<String> = r.get(16)?;
+        if !plausible {
+            let note = "implausible figures in this log row (a negative count or cost, a wrapped number): not counted";
+            error = Some(match error {
+                Some(e) => format!("{e}; {note}"),
+                None => note.to_string(),
+            });
+        }
+        let fig = |i: usize| if plausible { counts[i].unwrap_or(0) } else { 0 };
         Ok(LogRow {
             id: r.get(0)?,
             created_at: r.get(1)?,
@@ -92,14 +114,14 @@ pub fn read_all(path: &Path) -> Result<Vec<LogRow>> {
             duration_ms: r.get(6)?,
             request_bytes: r.get::<_, i64>(7)? as usize,
             response_bytes: r.get::<_, i64>(8)? as usize,
-            input_tokens: r.get::<_, i64>(9)? as u64,
-            cached_input_tokens: r.get::<_, i64>(10)? as u64,
-            cache_write_tokens: r.get::<_, i64>(11)? as u64,
-            output_tokens: r.get::<_, i64>(12)? as u64,
-            cost_usd: r.get(13)?,
+            input_tokens: fig(0),
+            cached_input_tokens: fig(1),
+            cache_write_tokens: fig(2),
+            output_tokens: fig(3),
+            cost_usd: if plausible { cost } else { 0.0 },
             usage_source: r.get(14)?,
             stream: r.get(15)?,
-            error: r.get(16)?,
+            error,
             metadata: r.get(17)?,
         })
     })?;

@@ -59,6 +59,23 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
         .expect("embedded card")
 }
 
+/// What to say when a model is billed at a card that is not its own: an unknown model falls
+/// back to a family's or the format's default card, and the row must say so.
+pub fn card_warning(format: Format, model: &str) -> Option<String> {
+    let card = card_for(format, model);
+    let norm = |s: &str| s.to_lowercase().replace('.', "-");
+    let (m, id) = (norm(model), norm(&card.id));
+    // The card's own name inside the model's (`claude-sonnet-4-5-20250929`,
+    // `@cf/moonshotai/kimi-k2.7-code`) is the card's model; anything else is a stand-in.
+    let own = m.contains(&id);
+    (!own).then(|| {
+        format!(
+            "no price card for model `{model}`: billed at the {} card's prices",
+            card.id
+        )
+    })
+}
+
 /// The mock's state: the provider's prompt cache, answer ids, and its clock.
 pub struct Mock {
     cache: Mutex<PromptCache>,

@@ -29,6 +29,10 @@ use std::time::{Duration, Instant};
 /// Request bodies up to this size are accepted (a per-row request at N=85,600 is about 55 MB).
 pub const DEFAULT_MAX_BODY: usize = 256 << 20;
 
+/// Upstream answers up to this size are passed on (a whole answer is read into memory to log
+/// its usage; a stream is passed event by event but is cut past it too).
+pub const DEFAULT_MAX_RESPONSE: usize = 64 << 20;
+
 /// Where requests go.
 #[derive(Debug, Clone)]
 pub enum Upstream {
@@ -43,8 +47,14 @@ pub struct Options {
     /// The provider key (read from the env var the command names); never logged.
     pub api_key: Option<String>,
     pub log: PathBuf,
+    /// Idle timeout: the longest the upstream may be silent (before its headers or between
+    /// two chunks of a stream). A healthy long stream is never cut by it.
     pub timeout: Duration,
     pub max_body: usize,
+    /// The largest upstream answer passed on; see [`DEFAULT_MAX_RESPONSE`].
+    pub max_response: usize,
+    /// Extra root certificates (PEM) for a private upstream.
+    pub ca_cert: Option<PathBuf>,
 }
 
 pub struct Gateway {
@@ -57,10 +67,9 @@ pub struct Gateway {
 impl Gateway {
     pub fn new(opts: Options) -> Result<Arc<Gateway>> {
         let db = log::open(&opts.log)?;
-        let http = reqwest::Client::builder()
-            .timeout(opts.timeout)
-            .build()
-            .map_err(|e| crate::Error::input(format!("http client: {e}")))?;
+        let http = crate::net::client(
+            &crate::net::Options::idle(opts.timeout).with_ca_cert(opts.ca_cert.as_deref()),
+        )?;
         Ok(Arc::new(Gateway {
             db: Mutex::new(db),
             mock: mock::Mock::default(),
@@ -129,6 +138,8 @@ struct Pending {
     stream: bool,
     metadata: String,
     started: Instant,
+    /// Said in the row's metadata: e.g. a model no price card names, billed at another's prices.
+    warning: Option<String>,
 }
 
 impl Pending {
@@ -159,7 +170,23 @@ impl Pending {
             usage_source: source.into(),
             stream: self.stream,
             error,
-            metadata: self.metadata.clone(),
+            metadata: self.metadata(),
+        }
+    }
+
+    /// The client's metadata, with the gateway's warning added as `toolcost_warning`.
+    fn metadata(&self) -> String {
+        let Some(w) = &self.warning else {
+            return self.metadata.clone();
+        };
+        match serde_json::from_str::<Value>(&self.metadata) {
+            Ok(Value::Object(mut m)) => {
+                m.insert("toolcost_warning".into(), Value::String(w.clone()));
+                crate::json::compact(&Value::Object(m))
+            }
+            _ => crate::json::compact(
+                &serde_json::json!({"client_metadata": self.metadata, "toolcost_warning": w}),
+            ),
         }
     }
 
@@ -193,6 +220,7 @@ async fn handle(
         stream: false,
         metadata,
         started,
+        warning: None,
     };
     let bytes = match body {
         Ok(b) => b,
@@ -215,6 +243,7 @@ async fn handle(
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
+    p.warning = mock::card_warning(format, &p.model);
     p.stream = req
         .body
         .get("stream")
@@ -293,8 +322,97 @@ fn mock_answer(
     json_response(200, body, "application/json")
 }
 
+/// A forwarded request in flight. Whatever becomes of it (answered, failed, cut, or dropped
+/// because the client went away) it leaves exactly one log row: [`Drop`] writes the row of a
+/// request nobody finished, with status 499 and the usage seen so far.
+struct Flight {
+    gw: Arc<Gateway>,
+    p: Pending,
+    logged: bool,
+    /// Bytes of the answer received so far.
+    size: usize,
+    /// `data:` lines of the events that carried usage: the first and the latest few.
+    usage_docs: Vec<String>,
+}
+
+/// Usage-bearing events kept per stream: the first (Anthropic's `message_start`) and this
+/// many of the latest.
+const USAGE_DOCS: usize = 8;
+
+impl Flight {
+    fn new(gw: Arc<Gateway>, p: Pending) -> Flight {
+        Flight {
+            gw,
+            p,
+            logged: false,
+            size: 0,
+            usage_docs: Vec::new(),
+        }
+    }
+
+    /// Note an event's data if it carries usage.
+    fn observe(&mut self, data: &str) {
+        if !data.contains("usage") {
+            return;
+        }
+        if self.usage_docs.len() > USAGE_DOCS {
+            self.usage_docs.remove(1);
+        }
+        self.usage_docs.push(format!("data: {data}\n"));
+    }
+
+    /// Write the row from the usage found in `text` (a whole body, or the kept events).
+    fn log(&mut self, status: u16, text: &str, streamed: bool, error: Option<String>) {
+        self.logged = true;
+        let observed = self.p.format.spec().observed_usage(text, streamed);
+        let row = match observed.map(to_usage) {
+            None => self.p.row(status, self.size, None, "none", error),
+            Some(Ok(u)) => {
+                let card = mock::card_for(self.p.format, &self.p.model);
+                self.p.row(
+                    status,
+                    self.size,
+                    Some((u, card.cost(&u))),
+                    "observed",
+                    error,
+                )
+            }
+            Some(Err(why)) => {
+                let error = Some(match error {
+                    Some(e) => format!("{e}; {why}"),
+                    None => why,
+                });
+                self.p.row(status, self.size, None, "observed", error)
+            }
+        };
+        self.gw.record(&row);
+    }
+
+    fn log_stream(&mut self, status: u16, error: Option<String>) {
+        let text = self.usage_docs.concat();
+        self.log(status, &text, true, error);
+    }
+
+    /// Log an error and answer it in the provider's format.
+    fn fail(&mut self, status: u16, message: &str) -> Response {
+        self.logged = true;
+        self.p.fail(&self.gw, status, message)
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        if !self.logged {
+            self.log_stream(
+                499,
+                Some("the client went away before the answer was complete".into()),
+            );
+        }
+    }
+}
+
 /// Forward the bytes unchanged; stream the answer back as it arrives. The log row is written
-/// when the answer is complete, before its last chunk is released.
+/// when the answer is complete, before its last event is released.
 async fn forward(
     gw: Arc<Gateway>,
     p: Pending,
@@ -303,19 +421,29 @@ async fn forward(
     base: &str,
 ) -> Response {
     let rb = upstream_request(&gw, &p, bytes, headers, base);
+    let url = format!("{}{}", base.trim_end_matches('/'), p.path);
+    let mut flight = Flight::new(gw.clone(), p);
     let resp = match rb.send().await {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {
-            return p.fail(
-                &gw,
+            return flight.fail(
                 504,
                 &format!(
-                    "the upstream did not answer within {} s",
-                    gw.opts.timeout.as_secs()
+                    "the upstream sent nothing for {} s: {}",
+                    gw.opts.timeout.as_secs_f64(),
+                    crate::net::describe(&e, &url)
                 ),
             )
         }
-        Err(e) => return p.fail(&gw, 502, &format!("the upstream could not be reached: {e}")),
+        Err(e) => {
+            return flight.fail(
+                502,
+                &format!(
+                    "the upstream could not be reached: {}",
+                    crate::net::describe(&e, &url)
+                ),
+            )
+        }
     };
     let status = resp.status().as_u16();
     let content_type = resp
@@ -324,7 +452,7 @@ async fn forward(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json")
         .to_string();
-    let passed: Vec<(header::HeaderName, header::HeaderValue)> = resp
+    let passed: Passed = resp
         .headers()
         .iter()
         .filter(|(n, _)| {
@@ -340,11 +468,10 @@ async fn forward(
         .map(|(n, v)| (n.clone(), v.clone()))
         .collect();
     let streamed = content_type.starts_with("text/event-stream");
-    let card = mock::card_for(p.format, &p.model);
-    if !streamed {
-        return forward_whole(gw, p, resp, status, &content_type, passed, &card).await;
+    if !streamed || !(200..300).contains(&status) {
+        return forward_whole(flight, resp, status, &content_type, passed).await;
     }
-    forward_stream(gw, p, resp, status, &content_type, passed)
+    forward_stream(flight, resp, status, &content_type, passed)
 }
 
 /// The upstream request: the client's bytes and headers, less hop-by-hop ones, ours, and the
@@ -369,6 +496,7 @@ fn upstream_request(
                 | "transfer-encoding"
                 | "keep-alive"
                 | "upgrade"
+                | "accept-encoding"
         );
         let credential = matches!(n, "authorization" | "x-api-key");
         if !(ours || hop || (credential && gw.opts.api_key.is_some())) {
@@ -384,132 +512,141 @@ fn upstream_request(
 
 type Passed = Vec<(header::HeaderName, header::HeaderValue)>;
 
-/// A whole (not streamed) answer: read it, log it, pass it on.
+/// A whole (not streamed) answer, or any error answer: read it (up to the cap), log it, pass
+/// it on. An error whose body is not the provider's own error JSON is answered in the
+/// provider's format, with the upstream's status.
 async fn forward_whole(
-    gw: Arc<Gateway>,
-    p: Pending,
+    mut flight: Flight,
     resp: reqwest::Response,
     status: u16,
     content_type: &str,
     passed: Passed,
-    card: &crate::pricing::PriceCard,
 ) -> Response {
-    let body = match resp.bytes().await {
+    let cap = flight.gw.opts.max_response;
+    let body = match crate::net::read_capped(resp, cap).await {
         Ok(b) => b,
-        Err(e) => return p.fail(&gw, 502, &format!("the upstream's answer was cut off: {e}")),
-    };
-    let text = String::from_utf8_lossy(&body);
-    let usage = p.format.spec().observed_usage(&text, false);
-    let error = match (status, &usage) {
-        (200..=299, None) if serde_json::from_str::<Value>(&text).is_err() => {
-            return p.fail(&gw, 502, "the upstream answered with malformed JSON");
+        Err(crate::net::ReadError::TooLarge(max)) => {
+            return flight.fail(
+                502,
+                &format!("the upstream's answer is larger than the gateway's cap of {max} bytes (--max-response)"),
+            )
         }
-        (200..=299, _) => None,
-        _ => Some(format!("upstream HTTP {status}")),
+        Err(crate::net::ReadError::Http(e)) if e.is_timeout() => {
+            return flight.fail(
+                504,
+                &format!(
+                    "the upstream's answer stalled: nothing for {} s",
+                    flight.gw.opts.timeout.as_secs_f64()
+                ),
+            )
+        }
+        Err(crate::net::ReadError::Http(e)) => {
+            return flight.fail(502, &format!("the upstream's answer was cut off: {e}"))
+        }
     };
-    let u = usage.map(to_usage);
-    gw.record(&p.row(
-        status,
-        body.len(),
-        u.map(|u| (u, card.cost(&u))),
-        if u.is_some() { "observed" } else { "none" },
-        error,
-    ));
+    flight.size = body.len();
+    let text = String::from_utf8_lossy(&body).into_owned();
+    if !(200..300).contains(&status) {
+        let own = serde_json::from_str::<Value>(&text)
+            .ok()
+            .is_some_and(|v| v.get("error").is_some());
+        if !own {
+            let snippet: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
+            return flight.fail(
+                status,
+                &format!("the upstream answered HTTP {status} ({content_type}): {snippet}"),
+            );
+        }
+        flight.log(
+            status,
+            &text,
+            false,
+            Some(format!("upstream HTTP {status}")),
+        );
+        let mut r = json_response(status, body, "application/json");
+        r.headers_mut().extend(passed);
+        return r;
+    }
+    if flight
+        .p
+        .format
+        .spec()
+        .observed_usage(&text, false)
+        .is_none()
+        && serde_json::from_str::<Value>(&text).is_err()
+    {
+        return flight.fail(502, "the upstream answered with malformed JSON");
+    }
+    flight.log(status, &text, false, None);
     let mut r = json_response(status, body, content_type);
     r.headers_mut().extend(passed);
     r
 }
 
-/// A streamed answer: pass chunks through, one behind, so the row is committed before the last.
+/// A streamed answer, passed on as whole events, one event behind, so that the row is
+/// committed before the last event is released and an error event never lands inside a
+/// half-sent one. A stream that is cut, stalls past the idle timeout, passes the size cap or
+/// ends without its final event gets an error event in the provider's format.
 fn forward_stream(
-    gw: Arc<Gateway>,
-    p: Pending,
+    flight: Flight,
     resp: reqwest::Response,
     status: u16,
     content_type: &str,
     passed: Passed,
 ) -> Response {
-    let upstream = resp.bytes_stream();
-    struct S<St> {
-        upstream: St,
-        held: Option<Bytes>,
-        text: String,
-        size: usize,
-        done: bool,
-        gw: Arc<Gateway>,
-        p: Pending,
-        status: u16,
-    }
-    let state = S {
-        upstream,
+    let cap = flight.gw.opts.max_response;
+    let state = StreamState {
+        upstream: Box::pin(resp.bytes_stream()),
+        splitter: crate::sse::Splitter::new(cap),
         held: None,
-        text: String::new(),
-        size: 0,
+        complete: false,
         done: false,
-        gw: gw.clone(),
-        p,
+        flight,
         status,
     };
-    let stream = futures_util::stream::unfold(state, move |mut s| async move {
+    let stream = futures_util::stream::unfold(state, |mut s| async move {
         if s.done {
             return None;
         }
         loop {
             match s.upstream.next().await {
                 Some(Ok(chunk)) => {
-                    s.size += chunk.len();
-                    s.text.push_str(&String::from_utf8_lossy(&chunk));
-                    if let Some(prev) = s.held.replace(chunk) {
-                        return Some((Ok::<Bytes, std::io::Error>(prev), s));
+                    s.flight.size += chunk.len();
+                    if s.flight.size > s.flight.gw.opts.max_response {
+                        let msg = format!(
+                            "the upstream's stream passed the gateway's cap of {} bytes (--max-response)",
+                            s.flight.gw.opts.max_response
+                        );
+                        return Some((Ok(s.cut(msg)), s));
+                    }
+                    let events = match s.splitter.push(&chunk) {
+                        Ok(ev) => ev,
+                        Err(e) => {
+                            let msg = format!("the upstream's stream is malformed: {e}");
+                            return Some((Ok(s.cut(msg)), s));
+                        }
+                    };
+                    if let Some(out) = s.take_events(events) {
+                        return Some((Ok::<Bytes, std::io::Error>(out), s));
                     }
                 }
                 Some(Err(e)) => {
-                    let msg = format!("the upstream's stream was cut off: {e}");
-                    let card = mock::card_for(s.p.format, &s.p.model);
-                    let u =
-                        s.p.format
-                            .spec()
-                            .observed_usage(&s.text, true)
-                            .map(to_usage);
-                    s.gw.record(&s.p.row(
-                        s.status,
-                        s.size,
-                        u.map(|u| (u, card.cost(&u))),
-                        "observed",
-                        Some(msg.clone()),
-                    ));
-                    let err = s.p.format.spec().error_body(502, &msg);
-                    let tail = format!(
-                        "{}event: error\ndata: {}\n\n",
-                        s.held
-                            .take()
-                            .map(|b| String::from_utf8_lossy(&b).into_owned())
-                            .unwrap_or_default(),
-                        crate::json::compact(&err)
-                    );
-                    s.done = true;
-                    return Some((Ok(Bytes::from(tail)), s));
+                    let msg = if e.is_timeout() {
+                        format!(
+                            "the upstream's stream stalled: nothing for {} s",
+                            s.flight.gw.opts.timeout.as_secs_f64()
+                        )
+                    } else {
+                        format!("the upstream's stream was cut off: {e}")
+                    };
+                    return Some((Ok(s.cut(msg)), s));
                 }
                 None => {
-                    let card = mock::card_for(s.p.format, &s.p.model);
-                    let u =
-                        s.p.format
-                            .spec()
-                            .observed_usage(&s.text, true)
-                            .map(to_usage);
-                    let complete = s.text.contains("message_stop") || s.text.contains("[DONE]");
-                    let error = if complete {
-                        None
-                    } else {
-                        Some("the upstream's stream ended before its final event".to_string())
-                    };
-                    s.gw.record(&s.p.row(
-                        s.status,
-                        s.size,
-                        u.map(|u| (u, card.cost(&u))),
-                        if u.is_some() { "observed" } else { "none" },
-                        error,
-                    ));
+                    if !s.complete || !s.splitter.pending().iter().all(u8::is_ascii_whitespace) {
+                        let msg = "the upstream's stream ended before its final event".to_string();
+                        return Some((Ok(s.cut(msg)), s));
+                    }
+                    s.flight.log_stream(s.status, None);
                     s.done = true;
                     return s.held.take().map(|b| (Ok(b), s));
                 }
@@ -524,11 +661,71 @@ fn forward_stream(
     r
 }
 
-fn to_usage(o: ObservedUsage) -> Usage {
-    Usage {
+type Upstreaming =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+struct StreamState {
+    upstream: Upstreaming,
+    splitter: crate::sse::Splitter,
+    /// The last whole event, held until the next one (or the end) arrives.
+    held: Option<Bytes>,
+    /// Whether the provider's final event (`message_stop`, `[DONE]`) went by.
+    complete: bool,
+    done: bool,
+    flight: Flight,
+    status: u16,
+}
+
+impl StreamState {
+    /// Note whole events; return what may be released now (all but the last).
+    fn take_events(&mut self, events: Vec<Vec<u8>>) -> Option<Bytes> {
+        let mut out: Vec<u8> = Vec::new();
+        for e in events {
+            if let Some(data) = crate::sse::data(&e) {
+                if data.trim() == "[DONE]" || data.contains("\"message_stop\"") {
+                    self.complete = true;
+                }
+                self.flight.observe(&data);
+            }
+            if let Some(prev) = self.held.replace(Bytes::from(e)) {
+                out.extend_from_slice(&prev);
+            }
+        }
+        (!out.is_empty()).then(|| Bytes::from(out))
+    }
+
+    /// End the stream with an error: log it, release the whole events held, drop any half
+    /// event, and add an error event in the provider's format.
+    fn cut(&mut self, msg: String) -> Bytes {
+        self.flight.log_stream(self.status, Some(msg.clone()));
+        self.done = true;
+        let err = self.flight.p.format.spec().error_body(502, &msg);
+        let mut out = self.held.take().map(|b| b.to_vec()).unwrap_or_default();
+        out.extend_from_slice(
+            format!("event: error\ndata: {}\n\n", crate::json::compact(&err)).as_bytes(),
+        );
+        Bytes::from(out)
+    }
+}
+
+/// Usage counts past this are not believed (2^53: exact in f64 and i64, far above any real
+/// request); a row with one is flagged, never logged with a wrapped number.
+pub const MAX_USAGE: u64 = 1 << 53;
+
+fn to_usage(o: ObservedUsage) -> std::result::Result<Usage, String> {
+    if [o.input, o.cached, o.written, o.output]
+        .iter()
+        .any(|&n| n > MAX_USAGE)
+    {
+        return Err(format!(
+            "the upstream reported implausible usage (input {}, cached {}, cache write {}, output {}); its figures are not logged",
+            o.input, o.cached, o.written, o.output
+        ));
+    }
+    Ok(Usage {
         uncached_input: o.input.saturating_sub(o.cached + o.written),
         cached_input: o.cached,
         cache_write: o.written,
         output: o.output,
-    }
+    })
 }

@@ -1,11 +1,15 @@
 //! The Streamable HTTP transport: each message is a POST; answers come back as one JSON body or
-//! as a server-sent-events stream, and are queued with their text as received.
+//! as a server-sent-events stream, and are queued with their text as received. Every request
+//! (the session's DELETE included) has a timeout; an answer body or one event longer than the
+//! line bound is an error. http and https (rustls; `--ca-cert` and `SSL_CERT_FILE` for private
+//! roots) through [`crate::net`].
 
 use super::{Channel, Incoming};
 use crate::error::{Error, Result};
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::collections::VecDeque;
+use std::time::Duration;
 
 pub struct Http {
     client: reqwest::Client,
@@ -15,16 +19,33 @@ pub struct Http {
     protocol: Option<String>,
     queue: VecDeque<Incoming>,
     last_status: Option<u16>,
+    timeout: Duration,
+    max_body: usize,
 }
 
 impl Http {
     /// `headers` are `Name: value` pairs sent with every request.
     pub fn new(url: &str, headers: &[String]) -> Result<Http> {
+        Http::with_options(
+            url,
+            headers,
+            Duration::from_secs(30),
+            &super::Options::default(),
+        )
+    }
+
+    /// Every request bounded by `timeout`; answers bounded by `opts.max_line`.
+    pub fn with_options(
+        url: &str,
+        headers: &[String],
+        timeout: Duration,
+        opts: &super::Options,
+    ) -> Result<Http> {
         let parsed =
             reqwest::Url::parse(url).map_err(|e| Error::input(format!("--url {url}: {e}")))?;
-        if parsed.scheme() != "http" {
+        if !matches!(parsed.scheme(), "http" | "https") {
             return Err(Error::input(format!(
-                "--url {url}: only http:// is supported by this build; weigh an https server through a local proxy, or with --file on a saved tools/list"
+                "--url {url}: expected an http:// or https:// URL"
             )));
         }
         let headers = headers
@@ -35,14 +56,20 @@ impl Http {
                     .ok_or_else(|| Error::input(format!("--header {h}: expected `Name: value`")))
             })
             .collect::<Result<Vec<_>>>()?;
+        let net = crate::net::Options {
+            total_timeout: Some(timeout),
+            ..crate::net::Options::idle(timeout).with_ca_cert(opts.ca_cert.as_deref())
+        };
         Ok(Http {
-            client: reqwest::Client::new(),
+            client: crate::net::client(&net)?,
             url: url.to_string(),
             headers,
             session: None,
             protocol: None,
             queue: VecDeque::new(),
             last_status: None,
+            timeout,
+            max_body: opts.max_line,
         })
     }
 
@@ -81,10 +108,13 @@ impl Channel for Http {
         for (k, v) in &self.headers {
             req = req.header(k, v);
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| Error::input(format!("POST {}: {e}", self.url)))?;
+        let resp = req.send().await.map_err(|e| {
+            Error::input(format!(
+                "POST {}: {}",
+                self.url,
+                crate::net::describe(&e, &self.url)
+            ))
+        })?;
         let status = resp.status();
         self.last_status = Some(status.as_u16());
         if let Some(s) = resp
@@ -112,10 +142,18 @@ impl Channel for Http {
             .filter(|_| msg.get("method").is_some())
             .cloned();
         if !sse {
-            let body = resp
-                .text()
+            let body = crate::net::read_capped(resp, self.max_body)
                 .await
-                .map_err(|e| Error::input(format!("reading the answer: {e}")))?;
+                .map_err(|e| match e {
+                    crate::net::ReadError::TooLarge(max) => Error::input(format!(
+                        "the answer from {} is larger than {max} bytes; raise --max-line if its tools/list is really that large",
+                        self.url
+                    )),
+                    crate::net::ReadError::Http(e) => {
+                        Error::input(format!("reading the answer: {}", crate::net::describe(&e, &self.url)))
+                    }
+                })?;
+            let body = String::from_utf8_lossy(&body);
             if !body.trim().is_empty() {
                 self.push(body.trim());
             }
@@ -123,22 +161,24 @@ impl Channel for Http {
         }
         // Read events until the answer to this request arrives (the stream may stay open).
         let mut stream = resp.bytes_stream();
-        let mut buf = String::new();
+        let mut splitter = crate::sse::Splitter::new(self.max_body);
         while let Some(chunk) = stream.next().await {
-            let chunk =
-                chunk.map_err(|e| Error::input(format!("reading the event stream: {e}")))?;
-            buf.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buf.find("\n\n") {
-                let event: String = buf.drain(..end + 2).collect();
-                let data: Vec<&str> = event
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("data:"))
-                    .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                    .collect();
-                if data.is_empty() {
+            let chunk = chunk.map_err(|e| {
+                Error::input(format!(
+                    "reading the event stream: {}",
+                    crate::net::describe(&e, &self.url)
+                ))
+            })?;
+            let events = splitter.push(&chunk).map_err(|e| {
+                Error::input(format!(
+                    "the event stream from {}: {e}; raise --max-line if its tools/list is really that large",
+                    self.url
+                ))
+            })?;
+            for event in events {
+                let Some(text) = crate::sse::data(&event) else {
                     continue;
-                }
-                let text = data.join("\n");
+                };
                 self.push(&text);
                 if want.is_some()
                     && self.queue.back().is_some_and(|m| {
@@ -158,12 +198,15 @@ impl Channel for Http {
 
     async fn close(&mut self) {
         if let Some(s) = self.session.take() {
-            let _ = self
-                .client
-                .delete(&self.url)
-                .header("mcp-session-id", s)
-                .send()
-                .await;
+            let _ = tokio::time::timeout(
+                self.timeout,
+                self.client
+                    .delete(&self.url)
+                    .header("mcp-session-id", s)
+                    .timeout(self.timeout)
+                    .send(),
+            )
+            .await;
         }
     }
 

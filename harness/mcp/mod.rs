@@ -22,6 +22,116 @@ use std::time::Duration;
 /// The protocol version toolcost offers.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
 
+/// The longest message line (stdio) or answer body (HTTP) read by default: a one-page
+/// `tools/list` of 85,600 per-row tools is about 55 MB.
+pub const DEFAULT_MAX_LINE: usize = 128 << 20;
+/// The most tools one session lists by default.
+pub const DEFAULT_MAX_TOOLS: usize = 100_000;
+/// The most `tools/list` pages one session reads.
+pub const MAX_PAGES: usize = 10_000;
+
+/// Bounds and trust for one session with a server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// The longest line (stdio) or answer body (HTTP), in bytes.
+    pub max_line: usize,
+    /// The most tools the listing may hold; more is an error, never a silent cut.
+    pub max_tools: usize,
+    /// Extra root certificates (PEM) for an https server.
+    pub ca_cert: Option<std::path::PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_line: DEFAULT_MAX_LINE,
+            max_tools: DEFAULT_MAX_TOOLS,
+            ca_cert: None,
+        }
+    }
+}
+
+/// One line from a peer, classified: a JSON-RPC message, or noise (a banner, a log line, a
+/// line that is not UTF-8 or not JSON), which is counted and skipped.
+#[derive(Debug, Clone)]
+pub enum Line {
+    Message(Incoming),
+    Noise(String),
+    Blank,
+}
+
+impl Line {
+    /// Classify the bytes of one line (without its newline). Never fails.
+    pub fn parse(bytes: &[u8]) -> Line {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                return Line::Noise(format!(
+                    "(not UTF-8) {}",
+                    String::from_utf8_lossy(bytes)
+                        .chars()
+                        .take(120)
+                        .collect::<String>()
+                ))
+            }
+        };
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Line::Blank;
+        }
+        match Incoming::parse(trimmed) {
+            Some(m) => Line::Message(m),
+            None => Line::Noise(trimmed.chars().take(120).collect()),
+        }
+    }
+}
+
+/// Read the next line, at most `max` bytes before its newline, into `buf` (cleared first).
+/// `Ok(false)` at the end of the stream with nothing read; an error for a longer line, without
+/// holding more than `max + 1` bytes of it.
+pub async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> Result<bool> {
+    use tokio::io::AsyncBufReadExt;
+    buf.clear();
+    loop {
+        let available = reader
+            .fill_buf()
+            .await
+            .map_err(|e| Error::input(format!("reading the server's stdout: {e}")))?;
+        if available.is_empty() {
+            return Ok(!buf.is_empty());
+        }
+        let (take, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        let room = (max + 1).saturating_sub(buf.len());
+        buf.extend_from_slice(&available[..take.min(room)]);
+        reader.consume(take);
+        if done {
+            if buf.last() == Some(&b'\n') {
+                buf.pop();
+            }
+            if buf.len() > max {
+                return Err(line_too_long(max));
+            }
+            return Ok(true);
+        }
+        if buf.len() > max {
+            return Err(line_too_long(max));
+        }
+    }
+}
+
+fn line_too_long(max: usize) -> Error {
+    Error::input(format!(
+        "the server sent a line longer than {max} bytes without a newline; raise --max-line if its tools/list is really that large"
+    ))
+}
+
 /// One message from the server, with its text as received.
 #[derive(Debug, Clone)]
 pub struct Incoming {
@@ -68,28 +178,39 @@ pub struct Listing {
 /// Run a session: initialize, list every page of tools, close. The whole session must finish
 /// within `timeout`.
 pub async fn list_tools<C: Channel>(ch: &mut C, timeout: Duration) -> Result<Listing> {
+    list_tools_with(ch, timeout, &Options::default()).await
+}
+
+/// The same, within `opts`' bounds. The session's end (stopping the process, the HTTP DELETE)
+/// is bounded by `timeout` too.
+pub async fn list_tools_with<C: Channel>(
+    ch: &mut C,
+    timeout: Duration,
+    opts: &Options,
+) -> Result<Listing> {
     let mut session = Session {
         ch,
         next_id: 1,
         list_changed: 0,
+        max_tools: opts.max_tools,
     };
     let out = tokio::time::timeout(timeout, session.run()).await;
     let list_changed = session.list_changed;
     let mut listing = match out {
         Ok(Ok(l)) => l,
         Ok(Err(e)) => {
-            session.ch.close().await;
+            close(session.ch, timeout).await;
             return Err(e);
         }
         Err(_) => {
-            session.ch.close().await;
+            close(session.ch, timeout).await;
             return Err(Error::input(format!(
                 "the server did not finish initialize and tools/list within {} s; raise --timeout if it is slow to start",
                 timeout.as_secs()
             )));
         }
     };
-    session.ch.close().await;
+    close(session.ch, timeout).await;
     listing.list_changed = list_changed;
     listing.notes.extend(session.ch.notes());
     if list_changed > 0 {
@@ -98,10 +219,17 @@ pub async fn list_tools<C: Channel>(ch: &mut C, timeout: Duration) -> Result<Lis
     Ok(listing)
 }
 
+/// End the session, waiting at most `timeout` for it (a server that never answers the HTTP
+/// DELETE does not hold weigh).
+async fn close<C: Channel>(ch: &mut C, timeout: Duration) {
+    let _ = tokio::time::timeout(timeout, ch.close()).await;
+}
+
 struct Session<'a, C: Channel> {
     ch: &'a mut C,
     next_id: i64,
     list_changed: usize,
+    max_tools: usize,
 }
 
 impl<C: Channel> Session<'_, C> {
@@ -130,6 +258,7 @@ impl<C: Channel> Session<'_, C> {
             .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await?;
         let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
         loop {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
@@ -140,13 +269,29 @@ impl<C: Channel> Session<'_, C> {
                 .map_err(|e| Error::input(format!("tools/list answer: {e}")))?;
             listing.tools.extend(tools);
             listing.pages += 1;
+            if listing.tools.len() > self.max_tools {
+                return Err(Error::input(format!(
+                    "the server listed more than {} tools (page {}); raise --max-tools if that is real",
+                    self.max_tools, listing.pages
+                )));
+            }
             cursor = page
                 .value
                 .pointer("/result/nextCursor")
                 .and_then(Value::as_str)
                 .map(String::from);
-            if cursor.is_none() || listing.pages >= 1000 {
-                break;
+            let Some(c) = &cursor else { break };
+            if !seen.insert(c.clone()) {
+                return Err(Error::input(format!(
+                    "the server's tools/list repeated the cursor {:?} after {} page(s): its pagination loops, so the tools cannot be counted",
+                    c.chars().take(80).collect::<String>(),
+                    listing.pages
+                )));
+            }
+            if listing.pages >= MAX_PAGES {
+                return Err(Error::input(format!(
+                    "the server's tools/list did not end after {MAX_PAGES} pages"
+                )));
             }
         }
         Ok(listing)

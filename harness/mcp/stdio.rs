@@ -1,14 +1,16 @@
 //! The stdio transport: a child process in its own process group, one JSON message per line.
-//! Lines that are not JSON-RPC messages are counted and skipped; the whole group is stopped at
-//! the end.
+//! Lines that are not JSON-RPC messages (banners, logs, bytes that are not UTF-8) are counted
+//! and skipped; a line longer than the bound is an error. The whole group is stopped at the
+//! end, whatever happened (also when the [`Stdio`] is dropped), grandchildren that ignore
+//! SIGTERM included: the group is SIGKILLed by its id even after the child was reaped.
 
-use super::{Channel, Incoming};
+use super::{read_line, Channel, Incoming, Line};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::process::Stdio as P;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 const STDERR_TAIL: usize = 2_000;
@@ -16,14 +18,24 @@ const STDERR_TAIL: usize = 2_000;
 pub struct Stdio {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Lines<BufReader<ChildStdout>>,
+    stdout: BufReader<ChildStdout>,
+    line: Vec<u8>,
+    max_line: usize,
+    /// The process group the child leads (its pid), kept after the child is reaped.
+    pgid: Option<i32>,
     noise: Vec<String>,
+    noise_count: usize,
     stderr: Arc<Mutex<String>>,
 }
 
 impl Stdio {
     /// Start `argv[0]` with the rest as arguments.
     pub fn spawn(argv: &[String]) -> Result<Stdio> {
+        Stdio::spawn_with(argv, super::DEFAULT_MAX_LINE)
+    }
+
+    /// The same, with lines on stdout bounded to `max_line` bytes.
+    pub fn spawn_with(argv: &[String], max_line: usize) -> Result<Stdio> {
         let (prog, args) = argv
             .split_first()
             .ok_or_else(|| Error::input("no command given after `--`"))?;
@@ -40,6 +52,7 @@ impl Stdio {
                 "could not start `{prog}`: {e}; check the command and that it is on PATH"
             ))
         })?;
+        let pgid = child.id().map(|p| p as i32);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("piped");
         let mut stderr = child.stderr.take().expect("piped");
@@ -65,8 +78,12 @@ impl Stdio {
         Ok(Stdio {
             child,
             stdin,
-            lines: BufReader::new(stdout).lines(),
+            stdout: BufReader::new(stdout),
+            line: Vec::new(),
+            max_line,
+            pgid,
             noise: Vec::new(),
+            noise_count: 0,
             stderr: tail,
         })
     }
@@ -81,13 +98,13 @@ impl Stdio {
         t[start..].to_string()
     }
 
-    /// Signal the whole process group.
-    fn signal_group(&self, sig: i32) {
+    /// Signal the whole process group (by its id, so also after the child was reaped).
+    pub fn signal_group(&self, sig: i32) {
         #[cfg(unix)]
-        if let Some(pid) = self.child.id() {
+        if let Some(pgid) = self.pgid.filter(|p| *p > 1) {
             // SAFETY: kill(2) with a negative pid signals the group the child leads.
             unsafe {
-                libc::kill(-(pid as i32), sig);
+                libc::kill(-pgid, sig);
             }
         }
     }
@@ -112,19 +129,18 @@ impl Channel for Stdio {
 
     async fn recv(&mut self) -> Result<Option<Incoming>> {
         loop {
-            let line = self
-                .lines
-                .next_line()
-                .await
-                .map_err(|e| Error::input(format!("reading the server's stdout: {e}")))?;
-            let Some(line) = line else { return Ok(None) };
-            let trimmed = line.trim();
-            if trimmed.is_empty() {
-                continue;
+            if !read_line(&mut self.stdout, &mut self.line, self.max_line).await? {
+                return Ok(None);
             }
-            match Incoming::parse(trimmed) {
-                Some(m) => return Ok(Some(m)),
-                None => self.noise.push(trimmed.chars().take(120).collect()),
+            match Line::parse(&self.line) {
+                Line::Message(m) => return Ok(Some(m)),
+                Line::Noise(n) => {
+                    self.noise_count += 1;
+                    if self.noise.is_empty() {
+                        self.noise.push(n);
+                    }
+                }
+                Line::Blank => {}
             }
         }
     }
@@ -149,8 +165,7 @@ impl Channel for Stdio {
         }
         vec![format!(
             "skipped {} line(s) on stdout that were not JSON-RPC, first: {:?}",
-            self.noise.len(),
-            self.noise[0]
+            self.noise_count, self.noise[0]
         )]
     }
 
@@ -166,5 +181,12 @@ impl Channel for Stdio {
         } else {
             format!("{status}; stderr ended with: {tail}")
         }
+    }
+}
+
+impl Drop for Stdio {
+    fn drop(&mut self) {
+        // Whatever ended the session (an error, a panic, a signal), the group goes.
+        self.signal_group(libc::SIGKILL);
     }
 }

@@ -2,7 +2,7 @@
 //! `weigh`, `check`, `measure --server` and the driver's running-server mode all load their
 //! catalogue through [`Target`].
 
-use super::{list_tools, Http, Listing, Stdio};
+use super::{list_tools_with, Http, Listing, Options, Stdio};
 use crate::catalogue::{capture, Catalogue};
 use crate::error::{Error, Result};
 use std::path::PathBuf;
@@ -18,11 +18,13 @@ pub enum Target {
         url: String,
         headers: Vec<String>,
         timeout: Duration,
+        opts: Options,
     },
     /// A stdio server to start: the program and its arguments.
     Command {
         argv: Vec<String>,
         timeout: Duration,
+        opts: Options,
     },
 }
 
@@ -47,19 +49,85 @@ impl Target {
                 url,
                 headers,
                 timeout,
+                opts,
             } => {
-                let mut ch = Http::new(url, headers)?;
-                (url.clone(), list_tools(&mut ch, *timeout).await?)
+                let mut ch = Http::with_options(url, headers, *timeout, opts)?;
+                (url.clone(), list_tools_with(&mut ch, *timeout, opts).await?)
             }
-            Target::Command { argv, timeout } => {
-                let mut ch = Stdio::spawn(argv)?;
-                (argv.join(" "), list_tools(&mut ch, *timeout).await?)
+            Target::Command {
+                argv,
+                timeout,
+                opts,
+            } => {
+                let mut ch = Stdio::spawn_with(argv, opts.max_line)?;
+                (
+                    argv.join(" "),
+                    listed_or_signalled(&mut ch, *timeout, opts).await?,
+                )
             }
         };
         let notes = notes(&listing);
         let server = server_name(&listing);
         Ok((capture::catalogue(label, server, listing.tools), notes))
     }
+}
+
+/// List a stdio server's tools; SIGINT, SIGTERM or SIGHUP to toolcost meanwhile is passed on to
+/// the server's process group (which does not share toolcost's terminal signals), the group is
+/// stopped, and the session ends with an error that names the signal.
+async fn listed_or_signalled(ch: &mut Stdio, timeout: Duration, opts: &Options) -> Result<Listing> {
+    enum Outcome {
+        Done(Result<Listing>),
+        Signal(i32, &'static str),
+    }
+    let outcome = {
+        let signalled = signalled();
+        let listed = list_tools_with(ch, timeout, opts);
+        tokio::select! {
+            r = listed => Outcome::Done(r),
+            (sig, name) = signalled => Outcome::Signal(sig, name),
+        }
+    };
+    match outcome {
+        Outcome::Done(r) => r,
+        Outcome::Signal(sig, name) => {
+            ch.signal_group(sig);
+            let _ = tokio::time::timeout(timeout, super::Channel::close(ch)).await;
+            ch.signal_group(libc::SIGKILL);
+            Err(Error::input(format!(
+                "interrupted by {name}; the server's process group was stopped"
+            )))
+        }
+    }
+}
+
+/// The first of SIGINT, SIGTERM, SIGHUP to arrive (never, where they cannot be watched).
+async fn signalled() -> (i32, &'static str) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let watch = |k: SignalKind| signal(k).ok();
+        let (mut int, mut term, mut hup) = (
+            watch(SignalKind::interrupt()),
+            watch(SignalKind::terminate()),
+            watch(SignalKind::hangup()),
+        );
+        async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = next(&mut int) => (libc::SIGINT, "SIGINT"),
+            _ = next(&mut term) => (libc::SIGTERM, "SIGTERM"),
+            _ = next(&mut hup) => (libc::SIGHUP, "SIGHUP"),
+        }
+    }
+    #[cfg(not(unix))]
+    std::future::pending().await
 }
 
 /// The server's name as a tool-name prefix: anything but `[A-Za-z0-9_-]` becomes `_`.

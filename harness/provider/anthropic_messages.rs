@@ -163,7 +163,8 @@ impl Provider for AnthropicMessages {
             found = Some(());
         }
         found.map(|_| ObservedUsage {
-            input: u.input + u.cached + u.written,
+            // Saturating: a hostile upstream's u64::MAX must not wrap; the gateway flags it.
+            input: u.input.saturating_add(u.cached).saturating_add(u.written),
             ..u
         })
     }

@@ -52,7 +52,9 @@ pub struct Usage {
 
 impl Usage {
     pub fn total_input(&self) -> u64 {
-        self.uncached_input + self.cached_input + self.cache_write
+        self.uncached_input
+            .saturating_add(self.cached_input)
+            .saturating_add(self.cache_write)
     }
 }
 
