@@ -113,6 +113,10 @@ pub struct Lock {
     pub total_bytes: usize,
     pub total_tokens: u64,
     pub tools: BTreeMap<String, Weight>,
+    /// Evidence of the figures: bytes observed (as the server sent them), tokens counted with
+    /// the tokenizer (`estimated:o200k`, or `calibrated:kimi-est(...)`).
+    #[serde(default)]
+    pub label: String,
     /// `sha256:` of the tokenizer and the tools (compact JSON): a lock edited by hand, or cut,
     /// is refused on read. Absent in locks written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -145,6 +149,12 @@ impl Lock {
             tokenizer: tokenizer.into(),
             total_bytes: tools.values().map(|w| w.bytes).sum(),
             total_tokens: tools.values().map(|w| w.tokens).sum(),
+            label: format!(
+                "bytes observed; tokens {}",
+                Tokenizer::parse(tokenizer)
+                    .map(|t| t.label())
+                    .unwrap_or_else(|_| format!("estimated:{tokenizer}"))
+            ),
             tools,
             digest: None,
         };
@@ -261,6 +271,8 @@ pub struct Outcome {
     pub growth_pct: f64,
     pub changes: Vec<ToolChange>,
     pub violations: Vec<Violation>,
+    /// Evidence of the figures (the current lock's label); growth is derived from them.
+    pub label: String,
 }
 
 impl Outcome {
@@ -413,6 +425,7 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
         growth_pct,
         changes,
         violations,
+        label: current.label.clone(),
     })
 }
 

@@ -28,7 +28,13 @@ pub struct ToolWeight {
     pub schema_pct: f64,
     /// Strict-schema violations, as `pointer: message`.
     pub violations: Vec<String>,
+    /// Evidence: the bytes are observed (as the server sent them), the token counts estimated
+    /// with the named tokenizers.
+    pub label: String,
 }
+
+/// The evidence label of every `ToolWeight` row.
+pub const TOOL_LABEL: &str = "bytes observed; tokens estimated:o200k and estimated:cl100k";
 
 /// Tokens one more definition costs under a provider's rendering.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -56,6 +62,9 @@ pub struct Weight {
     pub surfaces: Vec<MeasureRow>,
     pub limits: Vec<String>,
     pub notes: Vec<String>,
+    /// Evidence of the totals: bytes observed, tokens estimated; each marginal and surface row
+    /// carries its own label.
+    pub label: String,
 }
 
 /// Providers whose rendering `weigh` reports: (provider, client, model).
@@ -104,6 +113,7 @@ pub fn weigh(
                     .iter()
                     .map(ToString::to_string)
                     .collect(),
+                label: TOOL_LABEL.into(),
             }
         })
         .collect();
@@ -153,6 +163,7 @@ pub fn weigh(
         surfaces,
         limits,
         notes,
+        label: TOOL_LABEL.into(),
     })
 }
 

@@ -80,8 +80,20 @@ pub fn report_log(log_path: &Path, out: &Path) -> Result<(Vec<LogSummary>, Vec<P
                 title: "Request bytes vs billed input tokens (first request of each surface and N)"
                     .into(),
                 series,
+                token_label: log_label(&rows),
             },
         )?);
     }
     Ok((summaries, files))
+}
+
+/// The usage source of a log's rows, for the token axis: one source, or `mixed`.
+fn log_label(rows: &[log::LogRow]) -> String {
+    let mut sources: Vec<&str> = rows.iter().map(|r| r.usage_source.as_str()).collect();
+    sources.sort_unstable();
+    sources.dedup();
+    match sources.as_slice() {
+        [one] => (*one).to_string(),
+        _ => "mixed sources: see the usage_source column".to_string(),
+    }
 }

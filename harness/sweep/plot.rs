@@ -140,6 +140,14 @@ fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
     )
 }
 
+/// The evidence label of a tokenizer's figures in these rows (`estimated:o200k`,
+/// `calibrated:kimi-est(...)`).
+fn tok_label(rows: &[SweepRow], tok: &str) -> String {
+    rows.iter()
+        .find(|r| r.tokenizer == tok)
+        .map_or_else(|| format!("estimated:{tok}"), |r| r.label.clone())
+}
+
 /// A point of a per-surface chart: (N, value, refused).
 pub type Point = (f64, f64, bool);
 
@@ -275,6 +283,8 @@ pub struct BytesVsTokens {
     pub stem: String,
     pub title: String,
     pub series: Vec<BytesSeries>,
+    /// The evidence label of the token axis.
+    pub token_label: String,
 }
 
 impl Chart for BytesVsTokens {
@@ -294,7 +304,10 @@ impl Chart for BytesVsTokens {
         chart
             .configure_mesh()
             .x_desc("request body, bytes (log scale)")
-            .y_desc("billed input tokens per turn (log scale)")
+            .y_desc(format!(
+                "billed input tokens per turn ({}, log scale)",
+                self.token_label
+            ))
             .label_style((FONT, 15))
             .axis_desc_style((FONT, 17))
             .x_label_formatter(&|x| format!("{}B", compact(*x)))
@@ -559,7 +572,10 @@ pub fn sweep_plots(
             &PerSurface {
                 stem: format!("tokens-vs-n{suffix}"),
                 title: format!("Input tokens per turn vs catalogue size ({client}, {tok})"),
-                y_desc: format!("billed input tokens per turn (estimated:{tok}, log scale)"),
+                y_desc: format!(
+                    "billed input tokens per turn ({}, log scale)",
+                    tok_label(rows, &tok)
+                ),
                 series: by_surface(rows, client, &tok, |r| Some(r.input_tokens as f64)),
                 hlines: window,
                 vlines: vec![limit.clone()],
@@ -637,6 +653,7 @@ fn bytes_vs_tokens(
                 "Bytes sent vs tokens billed ({client}): deferred search against per-row MCP"
             ),
             series,
+            token_label: tok_label(rows, tok),
         },
     )
 }

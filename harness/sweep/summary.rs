@@ -102,7 +102,8 @@ pub fn sweep(
     let _ = writeln!(
         s,
         "One user turn (\"{}\") measured on every surface at N = {}, with the {} profile (seed {}). \
-Token figures are `estimated:<tokenizer>` (counted here, not returned by a provider); ratios, \
+Token figures are `estimated:<tokenizer>` (counted here, not returned by a provider), or \
+`calibrated:kimi-est(...)` where the Kimi constant fitted to a recorded figure scales them; ratios, \
 marginal tokens and dollars are `derived` from them and the client's price card. A month is {} \
 turns a day for {} days, with a warm prompt cache.\n",
         crate::measure::DEFAULT_TURN,
@@ -131,7 +132,11 @@ turns a day for {} days, with a warm prompt cache.\n",
     ));
     s.push('\n');
     for (client, tok) in combos(rows) {
-        let _ = writeln!(s, "## Input tokens per turn: {client}, estimated:{tok}\n");
+        let label = rows
+            .iter()
+            .find(|r| r.tokenizer == tok)
+            .map_or_else(|| format!("estimated:{tok}"), |r| r.label.clone());
+        let _ = writeln!(s, "## Input tokens per turn: {client}, {label}\n");
         grid(&mut s, rows, &client, &tok, &|r| thousands(r.input_tokens));
     }
     for (client, tok) in combos(rows) {
