@@ -1100,3 +1100,46 @@ fn a_json_file_with_a_byte_order_mark_loads() {
         .unwrap();
     assert_eq!(Catalogue::load(&jsonl).unwrap().rows.len(), 1);
 }
+
+/// `serve --stdio`: a line that is not UTF-8, a line that is not JSON and a line over the size
+/// limit each get a parse error, and the server goes on answering (item 18, server side).
+#[test]
+fn stdio_survives_bytes_that_are_not_utf8_and_lines_over_the_limit() {
+    let mut input: Vec<u8> = Vec::new();
+    input.extend_from_slice(b"\xff\xfe not utf-8\n");
+    input.extend_from_slice(b"not json\n");
+    input.extend(std::iter::repeat_n(b'x', (1 << 20) + 10));
+    input.push(b'\n');
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+    input.push(b'\n');
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["serve", "--stdio", "--rows", "12", "--surface", "per-row-mcp-min"])
+        .write_stdin(input)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    for a in &answers[..3] {
+        assert_eq!(a["error"]["code"], -32700, "{a}");
+    }
+    assert!(answers[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("UTF-8"));
+    assert!(answers[2]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("limit"));
+    assert_eq!(answers[3]["id"], 7);
+    assert_eq!(answers[3]["result"]["tools"].as_array().unwrap().len(), 12);
+}

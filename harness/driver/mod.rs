@@ -134,6 +134,14 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         for &surface in &surfaces {
             for tname in &s.run.tasks {
                 for &policy in &s.run.policies {
+                    // A task of one call plays the same under both: once, as serial.
+                    let single = tasks::task(tname, s.run.orders, false).calls.len() <= 1;
+                    if single
+                        && policy == Policy::Parallel
+                        && s.run.policies.contains(&Policy::Serial)
+                    {
+                        continue;
+                    }
                     out.push(setup.play(surface, tname, policy).await?);
                     progress(&out.last().map(|r| r.run_id(s)).unwrap_or_default());
                 }

@@ -28,7 +28,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 /// Request bodies larger than this are refused with 413 unless `--max-body` says otherwise.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
@@ -483,35 +483,110 @@ fn mcp_delete(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
 /// holds the environment).
 pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
     let sessions = Sessions::default();
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    // Lines are read on their own task and handed over a channel, so waiting for one never
+    // loses half a line when a notification goes out first.
+    let (tx, mut lines) = tokio::sync::mpsc::channel::<StdinLine>(16);
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
+        loop {
+            let line = read_line(&mut reader, DEFAULT_MAX_BODY).await;
+            let end = !matches!(line, StdinLine::Line(_) | StdinLine::TooLong(_));
+            if tx.send(line).await.is_err() || end {
+                return;
+            }
+        }
+    });
     let mut out = tokio::io::stdout();
     let mut changes = state.changes.subscribe();
     let authorised = state.token.is_some();
     loop {
         tokio::select! {
-            line = lines.next_line() => {
-                let line = line.map_err(|e| Error::input(format!("reading stdin: {e}")))?;
-                let Some(line) = line else { return Ok(()) };
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let text = match serde_json::from_str::<Value>(&line) {
-                    Err(e) => Some(crate::json::compact(&mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}")))),
-                    Ok(msg) => match mcp::handle(&state, &sessions, endpoint, &msg, authorised).await {
-                        Outcome::Reply { text, .. } => Some(text),
-                        Outcome::Accepted => None,
-                        Outcome::Invalid(v) => Some(crate::json::compact(&v)),
+            line = lines.recv() => {
+                let bytes = match line {
+                    None | Some(StdinLine::End) => return Ok(()),
+                    Some(StdinLine::Failed(e)) => return Err(Error::input(format!("reading stdin: {e}"))),
+                    Some(StdinLine::TooLong(n)) => {
+                        let msg = mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, format!("a message of {n} bytes is over the {DEFAULT_MAX_BODY}-byte limit"));
+                        write_line(&mut out, &crate::json::compact(&msg)).await?;
+                        continue;
+                    }
+                    Some(StdinLine::Line(b)) => b,
+                };
+                let text = match std::str::from_utf8(&bytes) {
+                    Err(_) => Some(crate::json::compact(&mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, "parse error: the message is not UTF-8"))),
+                    Ok(line) if line.trim().is_empty() => None,
+                    Ok(line) => match serde_json::from_str::<Value>(line) {
+                        Err(e) => Some(crate::json::compact(&mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}")))),
+                        Ok(msg) => match mcp::handle(&state, &sessions, endpoint, &msg, authorised).await {
+                            Outcome::Reply { text, .. } => Some(text),
+                            Outcome::Accepted => None,
+                            Outcome::Invalid(v) => Some(crate::json::compact(&v)),
+                        },
                     },
                 };
                 if let Some(t) = text {
-                    out.write_all(format!("{t}\n").as_bytes()).await.map_err(|e| Error::input(format!("writing stdout: {e}")))?;
-                    out.flush().await.map_err(|e| Error::input(format!("writing stdout: {e}")))?;
+                    write_line(&mut out, &t).await?;
                 }
             }
             Ok(()) = changes.recv(), if mcp::list_changes(endpoint) => {
-                out.write_all(format!("{}\n", mcp::LIST_CHANGED).as_bytes()).await.map_err(|e| Error::input(e.to_string()))?;
-                out.flush().await.map_err(|e| Error::input(e.to_string()))?;
+                write_line(&mut out, mcp::LIST_CHANGED).await?;
             }
         }
     }
+}
+
+/// One line of stdin as the reader saw it.
+enum StdinLine {
+    Line(Vec<u8>),
+    /// A line over the limit, read to its end and dropped: its length.
+    TooLong(usize),
+    End,
+    Failed(std::io::Error),
+}
+
+/// Read one line of at most `max` bytes (without holding more than that).
+async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R, max: usize) -> StdinLine {
+    use tokio::io::AsyncBufReadExt;
+    let mut buf = Vec::new();
+    let mut seen = 0usize;
+    loop {
+        let chunk = match r.fill_buf().await {
+            Ok(c) => c,
+            Err(e) => return StdinLine::Failed(e),
+        };
+        if chunk.is_empty() {
+            return match (seen, seen > max) {
+                (0, _) => StdinLine::End,
+                (n, true) => StdinLine::TooLong(n),
+                (_, false) => StdinLine::Line(buf),
+            };
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        seen += take;
+        if seen <= max {
+            buf.extend_from_slice(&chunk[..take]);
+        } else {
+            buf = Vec::new();
+        }
+        r.consume(take);
+        if done {
+            return if seen > max {
+                StdinLine::TooLong(seen)
+            } else {
+                StdinLine::Line(buf)
+            };
+        }
+    }
+}
+
+async fn write_line(out: &mut tokio::io::Stdout, text: &str) -> Result<()> {
+    out.write_all(format!("{text}\n").as_bytes())
+        .await
+        .map_err(|e| Error::input(format!("writing stdout: {e}")))?;
+    out.flush()
+        .await
+        .map_err(|e| Error::input(format!("writing stdout: {e}")))
 }
