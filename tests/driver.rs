@@ -245,3 +245,34 @@ fn a_scenario_can_use_running_servers() {
     assert_eq!(results[0].rounds, 2);
     assert_eq!(results[1].rounds, 4);
 }
+
+/// A request over the model's context window is refused by the provider (400): the task fails
+/// there with the provider's reason, and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_request_fails_its_task_and_the_run_goes_on() {
+    let s = scenario(
+        r#"name = "refused"
+[catalogue]
+rows = [2000]
+[client]
+name = "claude-cli"
+model = "claude-haiku-4-5"
+[run]
+surfaces = ["per-row-mcp", "protocol-only"]
+tasks = ["now"]
+"#,
+    );
+    let results = driver::run(&s, &|_| {}).await.unwrap();
+    let per_row = results.iter().find(|r| r.surface == "per-row-mcp").unwrap();
+    assert!(!per_row.success, "{per_row:?}");
+    assert!(
+        per_row.answer.contains("context window") || per_row.answer.contains("too long"),
+        "{per_row:?}"
+    );
+    assert_eq!(per_row.rounds, 1);
+    let protocol = results
+        .iter()
+        .find(|r| r.surface == "protocol-only")
+        .unwrap();
+    assert!(protocol.success, "{protocol:?}");
+}

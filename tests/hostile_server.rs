@@ -1113,7 +1113,14 @@ fn stdio_survives_bytes_that_are_not_utf8_and_lines_over_the_limit() {
     input.extend_from_slice(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
     input.push(b'\n');
     let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_toolcost"))
-        .args(["serve", "--stdio", "--rows", "12", "--surface", "per-row-mcp-min"])
+        .args([
+            "serve",
+            "--stdio",
+            "--rows",
+            "12",
+            "--surface",
+            "per-row-mcp-min",
+        ])
         .write_stdin(input)
         .timeout(std::time::Duration::from_secs(60))
         .output()

@@ -395,7 +395,7 @@ fn summarise(
                 .unwrap_or("none")
         ),
         policy: String::new(),
-        start: "cold provider cache (its own cache scope); the reference server shared with the tasks before it at this N (receipts only)".into(),
+        start: "cold provider cache; server shared at this N (receipts only)".into(),
         answer: o.answer,
     }
 }
@@ -607,6 +607,23 @@ impl<'a> Play<'a> {
                 .text()
                 .await
                 .map_err(|e| Error::input(format!("gateway: {e}")))?;
+            if status.as_u16() == 400 {
+                // The provider refuses the request (a limit crossed): the task fails there,
+                // and its row says why.
+                let why = serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .and_then(|v| {
+                        v.pointer("/error/message")
+                            .and_then(Value::as_str)
+                            .map(String::from)
+                    })
+                    .unwrap_or(text);
+                return Ok(Outcome {
+                    success: false,
+                    misses: self.misses,
+                    answer: format!("refused by the provider in round {round}: {why}"),
+                });
+            }
             if !status.is_success() {
                 return Err(Error::input(format!(
                     "the gateway answered HTTP {status} in round {round}: {text}"

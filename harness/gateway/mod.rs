@@ -368,14 +368,22 @@ impl Flight {
         let row = match observed.map(to_usage) {
             None => self.p.row(status, self.size, None, "none", error),
             Some(Ok(u)) => {
+                // The provider's tokens are observed; the dollars are derived from the model's
+                // own card, or left at zero (with the row's warning) when no card is its own:
+                // never another model's price.
                 let card = mock::card_for(self.p.format, &self.p.model);
-                self.p.row(
-                    status,
-                    self.size,
-                    Some((u, card.cost(&u))),
-                    "observed",
-                    error,
-                )
+                let cost = match &self.p.warning {
+                    None => card.cost(&u),
+                    Some(_) => 0.0,
+                };
+                if self.p.warning.is_some() {
+                    self.p.warning = Some(format!(
+                        "no price card for model `{}`: no cost computed (0 logged)",
+                        self.p.model
+                    ));
+                }
+                self.p
+                    .row(status, self.size, Some((u, cost)), "observed", error)
             }
             Some(Err(why)) => {
                 let error = Some(match error {

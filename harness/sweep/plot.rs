@@ -547,18 +547,17 @@ pub fn sweep_plots(
     month: (u64, u64),
 ) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
-    let Some(tok) = rows.first().map(|r| r.tokenizer.clone()) else {
-        files.extend(task_plots(
-            dir,
-            &tasks.iter().map(TaskPoint::from).collect::<Vec<_>>(),
-        )?);
-        return Ok(files);
-    };
     for (i, c) in clients.iter().enumerate() {
         let client = &c.client;
-        if !rows.iter().any(|r| r.client == *client) {
+        // The first tokenizer this client was measured with (the Kimi estimate is only
+        // measured for the Kimi card).
+        let Some(tok) = rows
+            .iter()
+            .find(|r| r.client == *client)
+            .map(|r| r.tokenizer.clone())
+        else {
             continue;
-        }
+        };
         let suffix = if i == 0 {
             String::new()
         } else {

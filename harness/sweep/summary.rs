@@ -285,7 +285,7 @@ fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
 
 /// Links to every plot the sweep drew.
 fn plots_section(s: &mut String, cfg: &Config, tasks: &[TaskResult]) {
-    s.push_str("## Plots\n\nEach as PNG and SVG; log scales skip N=0. The per-N charts are drawn for each client with the first tokenizer.\n\n");
+    s.push_str("## Plots\n\nEach as PNG and SVG; log scales skip N=0. The per-N charts are drawn for each client with the first tokenizer it was measured with.\n\n");
     let mut plots: Vec<(String, String)> = Vec::new();
     for (i, c) in cfg.clients.iter().enumerate() {
         let suffix = if i == 0 {
