@@ -77,6 +77,13 @@ const EMBEDDED: &[(&str, &str, &str, &str, &str)] = &[
         include_str!("../fixtures/clients/openai-agent/tools.json"),
         include_str!("../fixtures/clients/openai-agent/context.md"),
     ),
+    (
+        "openai-responses-agent",
+        include_str!("../fixtures/clients/openai-responses-agent/profile.toml"),
+        include_str!("../fixtures/clients/openai-responses-agent/system.md"),
+        include_str!("../fixtures/clients/openai-responses-agent/tools.json"),
+        include_str!("../fixtures/clients/openai-responses-agent/context.md"),
+    ),
 ];
 
 impl Client {

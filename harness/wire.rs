@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::json;
 use serde_json::Value;
 
-pub use crate::provider::{definition_parts, is_deferred, Format};
+pub use crate::provider::{
+    deferred_definitions, definition_parts, is_deferred, is_namespace, namespace_members, Format,
+};
 
 /// One request body, built by a surface for one round.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,22 +35,30 @@ impl Request {
             .unwrap_or(&[])
     }
 
-    /// Messages, appended to in later rounds.
+    /// The conversation (`messages`, or the Responses `input` items), empty if absent.
+    pub fn messages(&self) -> &[Value] {
+        self.body
+            .get(self.format.spec().conversation_key())
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The conversation, appended to in later rounds.
     pub fn messages_mut(&mut self) -> &mut Vec<Value> {
-        self.body["messages"]
+        self.body[self.format.spec().conversation_key()]
             .as_array_mut()
-            .expect("every request has messages")
+            .expect("every request has a conversation")
     }
 
     /// Parse a body received from a client, checking its format's required shape.
     pub fn parse(format: Format, body: &[u8]) -> Result<Request> {
-        let body: Value = serde_json::from_slice(body)
+        let mut body: Value = serde_json::from_slice(body)
             .map_err(|e| Error::input(format!("request body is not JSON: {e}")))?;
-        match body.get("messages").and_then(Value::as_array) {
-            None => return Err(Error::input("request body has no `messages` array")),
-            Some(m) if m.is_empty() => return Err(Error::input("`messages` must not be empty")),
-            Some(_) => {}
+        if !body.is_object() {
+            return Err(Error::input("request body is not a JSON object"));
         }
+        format.spec().check_shape(&mut body).map_err(Error::input)?;
         if !body.get("model").is_some_and(Value::is_string) {
             return Err(Error::input("request body has no `model` string"));
         }

@@ -31,7 +31,7 @@ pub struct MeasureArgs {
     pub header: Vec<String>,
     #[command(flatten)]
     pub generator: GeneratorArgs,
-    /// Client profile: claude-cli or openai-agent.
+    /// Client profile: claude-cli, openai-agent or openai-responses-agent.
     #[arg(long, default_value = "claude-cli")]
     pub client: String,
     /// Price-card model (render rules, prices, context window). Default: the client's.

@@ -48,6 +48,8 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
         "claude-sonnet-4.5"
     } else if m.contains("gpt-4.1") {
         "gpt-4.1"
+    } else if m.contains("gpt-5.4") {
+        "gpt-5.4"
     } else if m.contains("gpt") {
         "gpt-4o"
     } else {
@@ -169,19 +171,41 @@ impl Mock {
         let mut content = Vec::new();
         let mut stop = "end_turn";
         let step = step.cloned().unwrap_or_else(|| json!({"text": "Done."}));
+        let mut client_search = false;
         if let Some(search) = step.get("search") {
-            let (name, found) = search_deferred(req, search)?;
-            let id = format!("srvtoolu_mock_{n}");
-            content
-                .push(json!({"type": "server_tool_use", "id": id, "name": name, "input": search}));
-            content.push(json!({"type": "tool_search_tool_result", "tool_use_id": id, "content": {
-                "type": "tool_search_tool_search_result",
-                "tool_references": found.iter().map(|f| json!({"type": "tool_reference", "tool_name": f})).collect::<Vec<_>>()}}));
+            match search_deferred(req, search)? {
+                Search::Anthropic { name, found } => {
+                    let id = format!("srvtoolu_mock_{n}");
+                    content.push(
+                        json!({"type": "server_tool_use", "id": id, "name": name, "input": search}),
+                    );
+                    content.push(json!({"type": "tool_search_tool_result", "tool_use_id": id, "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": found.iter().map(|f| json!({"type": "tool_reference", "tool_name": f})).collect::<Vec<_>>()}}));
+                }
+                Search::OpenaiServer { loaded } => {
+                    content.push(json!({"type": "tool_search_call", "id": format!("tsc_mock_{n}"), "call_id": null,
+                        "execution": "server", "status": "completed", "arguments": search}));
+                    content.push(json!({"type": "tool_search_output", "id": format!("tso_mock_{n}"), "call_id": null,
+                        "execution": "server", "status": "completed", "tools": loaded}));
+                }
+                Search::OpenaiClient => {
+                    // The client runs the search: the model stops at its call.
+                    content.push(json!({"type": "tool_search_call", "id": format!("tsc_mock_{n}"),
+                        "call_id": format!("call_mock_{n}"), "execution": "client", "status": "completed",
+                        "arguments": search}));
+                    client_search = true;
+                }
+            }
             // The model goes on after the search within this answer: the search's blocks and
             // the definitions they load are input of this round.
             usage.uncached_input += search_input_tokens(req, &content, &card, tok);
         }
-        let then = step.get("then").unwrap_or(&step);
+        let none = json!({});
+        let then = match client_search {
+            true => &none,
+            false => step.get("then").unwrap_or(&step),
+        };
         if let Some(text) = then.get("text").and_then(Value::as_str) {
             content.push(json!({"type": "text", "text": text}));
         }
@@ -210,6 +234,7 @@ impl Mock {
                     b["name"].as_str().unwrap_or(""),
                     crate::json::compact(&b["input"])
                 ),
+                Some("tool_search_call") => crate::json::compact(&b["arguments"]),
                 _ => String::new(),
             })
             .collect();
@@ -229,37 +254,91 @@ impl Mock {
 fn search_input_tokens(req: &Request, blocks: &[Value], card: &PriceCard, tok: Tokenizer) -> u64 {
     let render = card.render_model();
     let mut with = req.clone();
-    if let Some(m) = with.body.get_mut("messages").and_then(Value::as_array_mut) {
-        m.push(json!({"role": "assistant", "content": blocks}));
+    let key = req.format.spec().conversation_key();
+    if let Some(m) = with.body.get_mut(key).and_then(Value::as_array_mut) {
+        match blocks
+            .first()
+            .is_some_and(|b| b["type"] == "tool_search_call")
+        {
+            // Responses items stand alone in `input`.
+            true => m.extend(blocks.iter().cloned()),
+            false => m.push(json!({"role": "assistant", "content": blocks})),
+        }
     }
     billed_input(&with, render, tok)
         .input_tokens
         .saturating_sub(billed_input(req, render, tok).input_tokens)
 }
 
+/// What a provider-side tool search found.
+enum Search {
+    /// Anthropic's tool-search tool: the names it returns as `tool_reference` blocks.
+    Anthropic { name: String, found: Vec<String> },
+    /// OpenAI's hosted `tool_search`: the loaded definitions (members of a namespace inside
+    /// that namespace), as its `tool_search_output` carries them.
+    OpenaiServer { loaded: Vec<Value> },
+    /// OpenAI's `tool_search` with client execution: the client searches.
+    OpenaiClient,
+}
+
 /// Run a provider-side tool search over the request's deferred definitions: 3 to 5 results.
-fn search_deferred(req: &Request, search: &Value) -> Result<(String, Vec<String>), String> {
-    let tool = req
-        .tools()
-        .iter()
-        .find_map(|t| {
-            t.get("type")
-                .and_then(Value::as_str)
-                .filter(|ty| ty.starts_with("tool_search_tool_"))
-        })
-        .ok_or("the step searches, but the request has no tool-search tool")?
-        .to_string();
-    let deferred: Vec<(String, String)> = req
-        .tools()
-        .iter()
-        .filter(|t| wire::is_deferred(t))
+fn search_deferred(req: &Request, search: &Value) -> Result<Search, String> {
+    let tools = req.tools();
+    let anthropic = tools.iter().find_map(|t| {
+        t.get("type")
+            .and_then(Value::as_str)
+            .filter(|ty| ty.starts_with("tool_search_tool_"))
+    });
+    let openai = tools.iter().find(|t| t["type"] == "tool_search");
+    let deferred: Vec<(String, String)> = wire::deferred_definitions(tools)
+        .into_iter()
         .filter_map(|t| wire::definition_parts(t).map(|(n, d, _)| (n.to_string(), d.to_string())))
         .collect();
-    let name = if tool.contains("regex") {
-        "tool_search_tool_regex"
-    } else {
-        "tool_search_tool_bm25"
-    };
-    let found = crate::resolve::search_definitions(&deferred, search, tool.contains("regex"))?;
-    Ok((name.to_string(), found))
+    if let Some(tool) = anthropic {
+        let regex = tool.contains("regex");
+        let name = if regex {
+            "tool_search_tool_regex"
+        } else {
+            "tool_search_tool_bm25"
+        };
+        let found = crate::resolve::search_definitions(&deferred, search, regex)?;
+        return Ok(Search::Anthropic {
+            name: name.to_string(),
+            found,
+        });
+    }
+    let tool = openai.ok_or("the step searches, but the request has no tool-search tool")?;
+    if tool["execution"] == "client" {
+        return Ok(Search::OpenaiClient);
+    }
+    // The hosted search takes a query; a `pattern` is matched as a regex.
+    let regex = search.get("pattern").is_some();
+    let found = crate::resolve::search_definitions(&deferred, search, regex)?;
+    let mut loaded: Vec<Value> = Vec::new();
+    for name in &found {
+        let Some(def) = wire::deferred_definitions(tools)
+            .into_iter()
+            .find(|d| wire::definition_parts(d).is_some_and(|(n, _, _)| n == name))
+        else {
+            continue;
+        };
+        match crate::provider::namespace_of(tools, name) {
+            Some(ns) => {
+                let ns_name = ns["name"].clone();
+                match loaded
+                    .iter_mut()
+                    .find(|l| l["type"] == "namespace" && l["name"] == ns_name)
+                {
+                    Some(group) => group["tools"]
+                        .as_array_mut()
+                        .expect("tools")
+                        .push(def.clone()),
+                    None => loaded.push(json!({"type": "namespace", "name": ns_name,
+                        "description": ns["description"], "tools": [def]})),
+                }
+            }
+            None => loaded.push(def.clone()),
+        }
+    }
+    Ok(Search::OpenaiServer { loaded })
 }

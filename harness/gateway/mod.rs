@@ -1,5 +1,6 @@
-//! The LLM-API gateway: speaks Anthropic Messages (`/v1/messages`, `/v1/messages/count_tokens`)
-//! and OpenAI Chat Completions (`/v1/chat/completions`), streaming and not, in front of the
+//! The LLM-API gateway: speaks Anthropic Messages (`/v1/messages`, `/v1/messages/count_tokens`),
+//! OpenAI Chat Completions (`/v1/chat/completions`) and Responses (`/v1/responses`), streaming
+//! and not, in front of the
 //! `mock` upstream or a real one, and logs one row per request (tokens, bytes, cost, where the
 //! usage came from, metadata) before the answer is released.
 
@@ -677,7 +678,8 @@ struct StreamState {
     splitter: crate::sse::Splitter,
     /// The last whole event, held until the next one (or the end) arrives.
     held: Option<Bytes>,
-    /// Whether the provider's final event (`message_stop`, `[DONE]`) went by.
+    /// Whether the provider's final event (`message_stop`, `[DONE]`, `response.completed`)
+    /// went by.
     complete: bool,
     done: bool,
     flight: Flight,
@@ -690,7 +692,7 @@ impl StreamState {
         let mut out: Vec<u8> = Vec::new();
         for e in events {
             if let Some(data) = crate::sse::data(&e) {
-                if data.trim() == "[DONE]" || data.contains("\"message_stop\"") {
+                if self.flight.p.format.spec().stream_complete(&data) {
                     self.complete = true;
                 }
                 self.flight.observe(&data);

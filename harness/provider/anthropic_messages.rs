@@ -38,6 +38,14 @@ impl Provider for AnthropicMessages {
         ]
     }
 
+    fn conversation_key(&self) -> &'static str {
+        "messages"
+    }
+
+    fn check_shape(&self, body: &mut Value) -> Result<(), String> {
+        super::require_messages(body)
+    }
+
     fn request(&self, r: RequestParts) -> Value {
         json!({
             "model": r.model,
@@ -140,6 +148,10 @@ impl Provider for AnthropicMessages {
             "usage": {"output_tokens": reply.usage.output}})));
         out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
         out
+    }
+
+    fn stream_complete(&self, data: &str) -> bool {
+        data.contains("\"message_stop\"")
     }
 
     fn observed_usage(&self, text: &str, streamed: bool) -> Option<ObservedUsage> {

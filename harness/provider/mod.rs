@@ -8,6 +8,7 @@
 
 mod anthropic_messages;
 mod openai_chat;
+mod openai_responses;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,21 +21,29 @@ pub enum Format {
     AnthropicMessages,
     /// OpenAI Chat Completions: `POST /v1/chat/completions`.
     OpenaiChat,
+    /// OpenAI Responses: `POST /v1/responses`.
+    OpenaiResponses,
 }
 
 impl Format {
     /// Every format, in the order the gateway mounts them.
-    pub const ALL: [Format; 2] = [Format::AnthropicMessages, Format::OpenaiChat];
+    pub const ALL: [Format; 3] = [
+        Format::AnthropicMessages,
+        Format::OpenaiChat,
+        Format::OpenaiResponses,
+    ];
 
     /// The module that implements this format.
     pub fn spec(self) -> &'static dyn Provider {
         match self {
             Format::AnthropicMessages => &anthropic_messages::AnthropicMessages,
             Format::OpenaiChat => &openai_chat::OpenaiChat,
+            Format::OpenaiResponses => &openai_responses::OpenaiResponses,
         }
     }
 
-    /// The format's name in logs and reports (`anthropic-messages`, `openai-chat`).
+    /// The format's name in logs and reports (`anthropic-messages`, `openai-chat`,
+    /// `openai-responses`).
     pub fn name(self) -> &'static str {
         self.spec().name()
     }
@@ -72,6 +81,58 @@ pub fn is_deferred(def: &Value) -> bool {
     def.get("defer_loading")
         .and_then(Value::as_bool)
         .unwrap_or(false)
+}
+
+/// Whether a tool is a Responses `namespace` group.
+pub fn is_namespace(def: &Value) -> bool {
+    def["type"] == "namespace"
+}
+
+/// A namespace's member tools (empty for anything else).
+pub fn namespace_members(def: &Value) -> &[Value] {
+    if !is_namespace(def) {
+        return &[];
+    }
+    def.get("tools")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// Every deferred function of a tools array, namespaces' deferred members included.
+pub fn deferred_definitions(tools: &[Value]) -> Vec<&Value> {
+    tools
+        .iter()
+        .flat_map(|t| match is_namespace(t) {
+            true => namespace_members(t).iter().collect::<Vec<_>>(),
+            false => vec![t],
+        })
+        .filter(|d| is_deferred(d))
+        .collect()
+}
+
+/// The namespace a deferred member belongs to, if any.
+pub fn namespace_of<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
+    tools.iter().find(|t| {
+        namespace_members(t)
+            .iter()
+            .any(|m| definition_parts(m).is_some_and(|(n, _, _)| n == name))
+    })
+}
+
+/// Functions the model sees in full: every non-deferred function, namespace members included
+/// (server tools such as `tool_search` are not functions).
+pub fn visible_functions(tools: &[Value]) -> usize {
+    tools
+        .iter()
+        .map(|t| match is_namespace(t) {
+            true => namespace_members(t)
+                .iter()
+                .filter(|m| !is_deferred(m))
+                .count(),
+            false => usize::from(definition_parts(t).is_some() && !is_deferred(t)),
+        })
+        .sum()
 }
 
 /// Where a client puts its prompt-cache marks (formats without marks ignore them).
@@ -126,6 +187,11 @@ pub trait Provider: Sync {
     fn name(&self) -> &'static str;
     /// The endpoints the gateway mounts for it.
     fn endpoints(&self) -> &'static [Endpoint];
+    /// The body field holding the conversation (`messages`, or the Responses `input` list).
+    fn conversation_key(&self) -> &'static str;
+    /// Check (and normalise) the shape of a received body beyond `model`: the conversation in
+    /// the form this format requires. Normalising never changes what is billed.
+    fn check_shape(&self, body: &mut Value) -> Result<(), String>;
     /// The request body of round one.
     fn request(&self, r: RequestParts) -> Value;
     /// A function (tool) definition in this format's shape.
@@ -149,6 +215,8 @@ pub trait Provider: Sync {
     /// The answer as server-sent events in the provider's grammar; `request` decides options
     /// such as whether usage rides on the last chunk.
     fn events(&self, model: &str, id: u64, reply: Reply, request: &Value) -> Vec<String>;
+    /// Whether an event's data is the stream's final event (after which the stream is whole).
+    fn stream_complete(&self, data: &str) -> bool;
     /// Usage from an answer (whole JSON or the text of an event stream).
     fn observed_usage(&self, text: &str, streamed: bool) -> Option<ObservedUsage>;
     /// The header that carries an API key.
@@ -171,6 +239,15 @@ pub struct RequestParts<'a> {
     pub system: String,
     pub tools: Vec<Value>,
     pub user: Value,
+}
+
+/// The `messages` array a Messages or Chat Completions body must carry.
+fn require_messages(body: &Value) -> Result<(), String> {
+    match body.get("messages").and_then(Value::as_array) {
+        None => Err("request body has no `messages` array".into()),
+        Some(m) if m.is_empty() => Err("`messages` must not be empty".into()),
+        Some(_) => Ok(()),
+    }
 }
 
 /// Read server-sent `data:` lines as JSON documents.

@@ -58,6 +58,14 @@ impl Provider for OpenaiChat {
         }]
     }
 
+    fn conversation_key(&self) -> &'static str {
+        "messages"
+    }
+
+    fn check_shape(&self, body: &mut Value) -> Result<(), String> {
+        super::require_messages(body)
+    }
+
     fn request(&self, r: RequestParts) -> Value {
         json!({
             "model": r.model,
@@ -152,6 +160,10 @@ impl Provider for OpenaiChat {
         }
         out.push("data: [DONE]\n\n".to_string());
         out
+    }
+
+    fn stream_complete(&self, data: &str) -> bool {
+        data.trim() == "[DONE]"
     }
 
     fn observed_usage(&self, text: &str, streamed: bool) -> Option<ObservedUsage> {

@@ -131,9 +131,32 @@ fn search_tool(format: Format, method: SearchMethod, side: SearchSide) -> Value 
             }
             SearchMethod::Bm25 => json!({"type": ANTHROPIC_BM25, "name": "tool_search_tool_bm25"}),
         },
-        (Format::OpenaiChat, SearchSide::Provider) => json!({"type": "tool_search"}),
-        (Format::AnthropicMessages | Format::OpenaiChat, SearchSide::Client) => {
-            let (desc, schema) = match method {
+        // OpenAI's hosted tool search (Responses only; Chat Completions refuses it). Its search
+        // method is not chosen by the caller: both variants send the same tool.
+        (Format::OpenaiChat | Format::OpenaiResponses, SearchSide::Provider) => {
+            json!({"type": "tool_search"})
+        }
+        (
+            Format::AnthropicMessages | Format::OpenaiChat | Format::OpenaiResponses,
+            SearchSide::Client,
+        ) => {
+            let (desc, schema) = client_tool(method);
+            match format {
+                // Responses has a client-executed tool search of its own: the model answers
+                // with a `tool_search_call` and the client with a `tool_search_output`.
+                Format::OpenaiResponses => json!({"type": "tool_search", "execution": "client",
+                    "description": desc, "parameters": schema}),
+                Format::AnthropicMessages | Format::OpenaiChat => {
+                    wire::function_definition(format, CLIENT_TOOL, desc, schema, false)
+                }
+            }
+        }
+    }
+}
+
+/// The client-side search tool's description and schema.
+fn client_tool(method: SearchMethod) -> (&'static str, Value) {
+    match method {
                 SearchMethod::Regex => (
                     "Search the deferred tools by regular expression over their names and descriptions. Returns references to at most five matching tools, which become callable in the next step. Use this before calling any tool you have not seen in full.",
                     json!({"type": "object", "properties": {"pattern": {"type": "string", "description": "Regular expression, at most 200 characters, matched case-insensitively"}}, "required": ["pattern"]}),
@@ -142,10 +165,7 @@ fn search_tool(format: Format, method: SearchMethod, side: SearchSide) -> Value 
                     "Search the deferred tools with keywords. Returns references to at most five matching tools, which become callable in the next step. Use this before calling any tool you have not seen in full.",
                     json!({"type": "object", "properties": {"query": {"type": "string", "description": "Keywords describing the capability you need"}, "max_results": {"type": "integer", "description": "How many tools to return, 1 to 5"}}, "required": ["query"]}),
                 ),
-            };
-            wire::function_definition(format, CLIENT_TOOL, desc, schema, false)
-        }
-    }
+            }
 }
 
 /// The search's input for a query.

@@ -159,7 +159,8 @@ fn blocks(req: &Request) -> Vec<Block> {
     for (i, t) in req.tools().iter().enumerate() {
         push(Pos::Tool(i), t, ttl_of(t));
     }
-    match body.get("system") {
+    // Anthropic's `system`, or the Responses `instructions`.
+    match body.get("system").or_else(|| body.get("instructions")) {
         Some(Value::Array(blocks)) => {
             for (i, b) in blocks.iter().enumerate() {
                 push(Pos::System(i), b, ttl_of(b));
@@ -168,13 +169,7 @@ fn blocks(req: &Request) -> Vec<Block> {
         Some(s @ Value::String(_)) => push(Pos::System(0), s, None),
         _ => {}
     }
-    for (m, msg) in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (m, msg) in req.messages().iter().enumerate() {
         match msg.get("content") {
             Some(Value::Array(blocks)) => {
                 for (b, block) in blocks.iter().enumerate() {
@@ -194,13 +189,14 @@ fn blocks(req: &Request) -> Vec<Block> {
 /// The request cut after `at`.
 fn truncated(req: &Request, at: Pos) -> Request {
     let mut body = req.body.clone();
+    let key = req.format.spec().conversation_key();
     let cut_tools = |body: &mut Value, n: usize| {
         if let Some(t) = body.get_mut("tools").and_then(Value::as_array_mut) {
             t.truncate(n);
         }
     };
     let cut_messages = |body: &mut Value, n: usize| {
-        if let Some(m) = body.get_mut("messages").and_then(Value::as_array_mut) {
+        if let Some(m) = body.get_mut(key).and_then(Value::as_array_mut) {
             m.truncate(n);
         }
     };
@@ -209,6 +205,7 @@ fn truncated(req: &Request, at: Pos) -> Request {
             cut_tools(&mut body, i + 1);
             if let Some(o) = body.as_object_mut() {
                 o.remove("system");
+                o.remove("instructions");
             }
             cut_messages(&mut body, 0);
         }
@@ -221,7 +218,7 @@ fn truncated(req: &Request, at: Pos) -> Request {
         Pos::Message(m, b) => {
             cut_messages(&mut body, m + 1);
             if let Some(c) = body
-                .pointer_mut(&format!("/messages/{m}/content"))
+                .pointer_mut(&format!("/{key}/{m}/content"))
                 .and_then(Value::as_array_mut)
             {
                 c.truncate(b + 1);
@@ -247,12 +244,12 @@ impl Pricing<'_> {
         if last {
             return total.input_tokens;
         }
-        let messages = req
+        let messages = req.messages();
+        let system_blocks = match req
             .body
-            .get("messages")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
-        let system_blocks = match req.body.get("system") {
+            .get("system")
+            .or_else(|| req.body.get("instructions"))
+        {
             Some(Value::Array(b)) => b.len(),
             Some(_) => 1,
             None => 0,
@@ -266,7 +263,11 @@ impl Pricing<'_> {
                     && messages.get(m).is_some_and(|msg| {
                         !msg["content"].is_array()
                             || msg["content"].as_array().is_some_and(|c| c.len() == b + 1)
-                    }) =>
+                    })
+                    // Later items that load definitions are billed by the full walk.
+                    && messages[m + 1..]
+                        .iter()
+                        .all(|x| x["type"] != "tool_search_output") =>
             {
                 let later: f64 = messages[m + 1..]
                     .iter()

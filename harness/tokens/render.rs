@@ -6,7 +6,11 @@
 //!   `tool_reference` in the messages expands them.
 //! - OpenAI: the cookbook's `num_tokens_for_tools` walk over the `namespace functions` rendering
 //!   (func_init, prop_init, prop_key, enum_init, enum_item, func_end) and 3 tokens per message
-//!   plus 3 to prime the reply. Deferred functions keep name and description billed.
+//!   (or Responses input item) plus 3 to prime the reply. Deferred functions keep name and
+//!   description billed (func_init plus `name:description`); a namespace with deferred members
+//!   is billed the same way for its own name and description only. Definitions a Responses
+//!   `tool_search_output` item loads are billed where the item appears, with the same walk
+//!   (they are appended at the end of the context, so the cached prefix survives).
 //! - Kimi: tool declarations rendered as one compact JSON array of
 //!   `{"type":"function","function":{...}}`, plus system and message text.
 
@@ -27,7 +31,8 @@ pub enum RenderModel {
         auto: u32,
         any: u32,
     },
-    /// Cookbook constants (gpt-4o: func_init 7; gpt-4 / gpt-3.5: 10).
+    /// Cookbook constants (gpt-4o, and by assumption gpt-4.1 and gpt-5: func_init 7; gpt-4 /
+    /// gpt-3.5: 10).
     Openai {
         func_init: i64,
     },
@@ -46,6 +51,7 @@ impl RenderModel {
             "openai" => Some(RenderModel::Openai {
                 func_init: if arg.starts_with("gpt-4o")
                     || arg.starts_with("gpt-4.1")
+                    || arg.starts_with("gpt-5")
                     || arg.is_empty()
                 {
                     7
@@ -95,9 +101,8 @@ pub struct Billing {
 /// Count the billed input tokens of a request under a render model.
 pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billing {
     let tools = req.tools();
-    let deferred: HashMap<&str, &Value> = tools
-        .iter()
-        .filter(|d| wire::is_deferred(d))
+    let deferred: HashMap<&str, &Value> = wire::deferred_definitions(tools)
+        .into_iter()
         .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
         .collect();
     let mut b = Billing {
@@ -107,6 +112,21 @@ pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billi
     let mut tool_tokens = 0.0;
     let mut billed_defs: Vec<&Value> = Vec::new();
     for d in tools {
+        if wire::is_namespace(d) {
+            // A namespace with searchable members shows only its own name and description
+            // (OpenAI tool search); members that are not deferred are seen in full.
+            let members = wire::namespace_members(d);
+            if members.iter().any(wire::is_deferred) {
+                if let RenderModel::Openai { func_init } = render {
+                    let name = d["name"].as_str().unwrap_or("");
+                    let desc = d["description"].as_str().unwrap_or("");
+                    tool_tokens += func_init as f64
+                        + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
+                }
+            }
+            billed_defs.extend(members.iter().filter(|m| !wire::is_deferred(m)));
+            continue;
+        }
         if wire::is_deferred(d) {
             if let RenderModel::Openai { func_init } = render {
                 // Name and description stay visible; the schema is deferred.
@@ -119,15 +139,11 @@ pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billi
         }
         billed_defs.push(d);
     }
-    let messages = req
-        .body
-        .get("messages")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    // tool_reference blocks expand deferred definitions where they appear.
+    let messages = req.messages();
+    // tool_reference blocks (Anthropic) and tool_search_output items (OpenAI Responses)
+    // load deferred definitions where they appear.
     let mut expanded: Vec<&Value> = Vec::new();
-    for m in &messages {
+    for m in messages {
         for block in m
             .get("content")
             .and_then(Value::as_array)
@@ -140,6 +156,7 @@ pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billi
                 }
             }
         }
+        expanded.extend(loaded(m, &deferred));
     }
     b.tools_billed = billed_defs.len() + expanded.len();
     tool_tokens += defs_tokens(&billed_defs, render, tok);
@@ -187,6 +204,30 @@ pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billi
     b.input_tokens = total.round() as u64;
     b.prefix_tokens = (total - last_user).round().max(0.0) as u64;
     b
+}
+
+/// The definitions a Responses `tool_search_output` item loads: those it carries in full
+/// (namespaces' members included), and those it only names, taken from the request's deferred
+/// definitions.
+fn loaded<'a>(item: &'a Value, deferred: &HashMap<&str, &'a Value>) -> Vec<&'a Value> {
+    if item["type"] != "tool_search_output" {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for t in item["tools"].as_array().into_iter().flatten() {
+        let functions: Vec<&Value> = match wire::is_namespace(t) {
+            true => wire::namespace_members(t).iter().collect(),
+            false => vec![t],
+        };
+        for f in functions {
+            if wire::definition_parts(f).is_some() {
+                out.push(f);
+            } else if let Some(d) = f["name"].as_str().and_then(|n| deferred.get(n)) {
+                out.push(d);
+            }
+        }
+    }
+    out
 }
 
 /// Names referenced by a content block (`tool_reference`, possibly nested in a tool_result).
@@ -306,9 +347,10 @@ fn openai_function_tokens(d: &Value, func_init: i64, tok: Tokenizer) -> f64 {
     n
 }
 
-/// All system text: Anthropic's `system` (string or blocks) or OpenAI's system messages.
+/// All system text: Anthropic's `system` (string or blocks), the Responses `instructions`, or
+/// OpenAI's system messages.
 pub fn system_text(body: &Value) -> String {
-    match body.get("system") {
+    match body.get("system").or_else(|| body.get("instructions")) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => blocks
             .iter()
@@ -327,9 +369,27 @@ pub fn system_text(body: &Value) -> String {
     }
 }
 
-/// The text a message contributes: text blocks, tool calls' names and inputs, tool results.
+/// The text a message contributes: text blocks, tool calls' names and inputs, tool results
+/// (and the Responses items: function calls and their outputs, tool-search calls).
 pub fn message_text(m: &Value) -> String {
     let mut out = String::new();
+    match m["type"].as_str() {
+        Some("function_call") => {
+            out.push_str(m["name"].as_str().unwrap_or(""));
+            out.push_str(m["arguments"].as_str().unwrap_or(""));
+        }
+        Some("function_call_output") => match &m["output"] {
+            Value::String(s) => out.push_str(s),
+            Value::Array(parts) => {
+                for p in parts {
+                    block_text(p, &mut out);
+                }
+            }
+            _ => {}
+        },
+        Some("tool_search_call") => out.push_str(&json::compact(&m["arguments"])),
+        _ => {}
+    }
     match &m["content"] {
         Value::String(s) => out.push_str(s),
         Value::Array(blocks) => {
@@ -361,7 +421,9 @@ pub fn message_text(m: &Value) -> String {
 
 fn block_text(b: &Value, out: &mut String) {
     match b["type"].as_str() {
-        Some("text") => out.push_str(b["text"].as_str().unwrap_or("")),
+        Some("text") | Some("input_text") | Some("output_text") => {
+            out.push_str(b["text"].as_str().unwrap_or(""))
+        }
         Some("tool_use") | Some("server_tool_use") => {
             out.push_str(b["name"].as_str().unwrap_or(""));
             out.push_str(&json::compact(&b["input"]));

@@ -1,0 +1,327 @@
+//! OpenAI Responses (`POST /v1/responses`): `instructions` for the system text, an `input` list
+//! of items (messages, `function_call`, `function_call_output`, `tool_search_call`,
+//! `tool_search_output`), flat `{"type": "function", "name", ...}` tools with `defer_loading`,
+//! `{"type": "tool_search"}` and `{"type": "namespace", ...}` groups, an answer whose `output`
+//! is a list of items, the `event:`-named `response.*` stream ending in `response.completed`,
+//! and usage with cached input and reasoning output tokens.
+//!
+//! Rules modelled, from OpenAI's tool-search guide
+//! (developers.openai.com/api/docs/guides/tools-tool-search, read 2026-11-30 through the stored
+//! docs corpus) and the openai Python SDK 3.57.0 types:
+//! - Tool search is on with `{"type": "tool_search"}` in `tools` and `defer_loading: true` on
+//!   functions, on the functions inside a namespace (not on the namespace itself), or on an MCP
+//!   server tool. The model sees the name and description of each searchable function, and of
+//!   a namespace or MCP server only its name and description; loaded definitions are injected
+//!   at the end of the context so the cache survives (the render model, `tokens::render`).
+//! - `tool_search_call` / `tool_search_output` items carry `execution` (`server` or `client`);
+//!   the output's `tools` are the loaded definitions.
+//! - OpenAI's limit of 128 tools per request (FACTS section 3, the same limit as Chat
+//!   Completions) is modelled as counting the functions the model sees in full: deferred
+//!   functions, namespaces' deferred members and the `tool_search` tool itself are not counted.
+//!   The guide states no separate cap on deferred functions (it recommends fewer than 10
+//!   functions per namespace), so none is modelled; this is an assumption, not a published rule.
+//! - Tool search needs gpt-5.4 or later; the limit is not checked here (limits see tools, not
+//!   the model), the client profile uses the gpt-5.4 card.
+
+use super::{
+    count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
+    ToolLimit,
+};
+use serde_json::{json, Map, Value};
+
+/// Most fully visible functions in one request (FACTS section 3).
+pub const MAX_TOOLS: usize = 128;
+
+pub struct OpenaiResponses;
+
+fn usage(reply: &Reply) -> Value {
+    let u = reply.usage;
+    let input = u.total_input();
+    json!({"input_tokens": input,
+           "input_tokens_details": {"cached_tokens": u.cached_input, "cache_write_tokens": 0},
+           "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": 0},
+           "total_tokens": input + u.output})
+}
+
+/// The answer's output items for content blocks in Anthropic form (`text`, `tool_use`) and
+/// Responses items the mock made itself (`tool_search_call`, `tool_search_output`).
+pub fn output_items(content: &[Value], id: u64) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (i, b) in content.iter().enumerate() {
+        match b["type"].as_str() {
+            Some("text") => out.push(json!({"type": "message", "id": format!("msg_mock_{id}_{i}"),
+                "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": b["text"], "annotations": [], "logprobs": []}]})),
+            Some("tool_use") => out.push(json!({"type": "function_call", "id": format!("fc_mock_{id}_{i}"),
+                "call_id": b["id"], "name": b["name"], "arguments": crate::json::compact(&b["input"]),
+                "status": "completed"})),
+            Some("tool_search_call") | Some("tool_search_output") => out.push(b.clone()),
+            // Anthropic's own search blocks have no Responses form; the mock makes Responses
+            // items for a Responses request, so these do not occur.
+            _ => {}
+        }
+    }
+    out
+}
+
+fn response(model: &str, id: u64, status: &str, output: Vec<Value>, usage: Value) -> Value {
+    json!({"id": format!("resp_mock_{id}"), "object": "response", "created_at": crate::clock::now().0,
+           "status": status, "model": model, "output": output, "parallel_tool_calls": true,
+           "tool_choice": "auto", "tools": [], "error": null, "incomplete_details": null,
+           "usage": usage})
+}
+
+impl Provider for OpenaiResponses {
+    fn name(&self) -> &'static str {
+        "openai-responses"
+    }
+
+    fn endpoints(&self) -> &'static [Endpoint] {
+        &[Endpoint {
+            path: "/v1/responses",
+            count_only: false,
+        }]
+    }
+
+    fn conversation_key(&self) -> &'static str {
+        "input"
+    }
+
+    fn check_shape(&self, body: &mut Value) -> Result<(), String> {
+        // `input` is a list of items, or one string (a user message): the string form is read
+        // as that one-item list.
+        match body.get("input") {
+            Some(Value::String(s)) => {
+                let item = json!([{"role": "user", "content": s}]);
+                body["input"] = item;
+            }
+            Some(Value::Array(items)) if items.is_empty() => {
+                return Err("`input` must not be empty".into())
+            }
+            Some(Value::Array(_)) => {}
+            _ => return Err("request body has no `input` list or string".into()),
+        }
+        Ok(())
+    }
+
+    fn request(&self, r: RequestParts) -> Value {
+        json!({
+            "model": r.model,
+            "instructions": r.system,
+            "max_output_tokens": r.max_tokens,
+            "tools": r.tools,
+            "input": [r.user],
+        })
+    }
+
+    fn function_definition(
+        &self,
+        name: &str,
+        description: &str,
+        schema: Value,
+        defer: bool,
+    ) -> Value {
+        let mut def = Map::new();
+        def.insert("type".into(), json!("function"));
+        def.insert("name".into(), json!(name));
+        def.insert("description".into(), json!(description));
+        def.insert("parameters".into(), schema);
+        if defer {
+            def.insert("defer_loading".into(), json!(true));
+        }
+        Value::Object(def)
+    }
+
+    fn user_message(&self, context: Option<&str>, text: &str) -> Value {
+        let mut parts: Vec<Value> = context
+            .map(|c| json!({"type": "input_text", "text": c}))
+            .into_iter()
+            .collect();
+        parts.push(json!({"type": "input_text", "text": text}));
+        json!({"type": "message", "role": "user", "content": parts})
+    }
+
+    fn tool_call(&self, id: &str, name: &str, input: Value) -> Value {
+        json!({"type": "function_call", "call_id": id, "name": name, "arguments": crate::json::compact(&input)})
+    }
+
+    fn tool_result(&self, id: &str, text: &str, references: &[String]) -> Value {
+        if references.is_empty() {
+            return json!({"type": "function_call_output", "call_id": id, "output": text});
+        }
+        // A client-executed search answers with its own `tool_search_output`; the loaded
+        // functions are named here and expanded from the request's deferred definitions by the
+        // render model (a real client sends them in full).
+        json!({"type": "tool_search_output", "call_id": id, "execution": "client", "status": "completed",
+               "tools": references.iter().map(|r| json!({"type": "function", "name": r})).collect::<Vec<_>>()})
+    }
+
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        let ty = if status < 500 {
+            "invalid_request_error"
+        } else {
+            "server_error"
+        };
+        json!({"error": {"message": message, "type": ty, "param": null, "code": null}})
+    }
+
+    fn answer(&self, model: &str, id: u64, reply: Reply) -> Value {
+        response(
+            model,
+            id,
+            "completed",
+            output_items(reply.content, id),
+            usage(&reply),
+        )
+    }
+
+    fn events(&self, model: &str, id: u64, reply: Reply, _request: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut seq = 0u64;
+        let mut ev = |out: &mut Vec<String>, mut data: Value| {
+            data["sequence_number"] = json!(seq);
+            seq += 1;
+            let name = data["type"].as_str().unwrap_or("").to_string();
+            out.push(sse(Some(&name), &data));
+        };
+        let items = output_items(reply.content, id);
+        let start = response(model, id, "in_progress", Vec::new(), Value::Null);
+        ev(
+            &mut out,
+            json!({"type": "response.created", "response": start.clone()}),
+        );
+        ev(
+            &mut out,
+            json!({"type": "response.in_progress", "response": start}),
+        );
+        for (i, item) in items.iter().enumerate() {
+            let item_id = item["id"].clone();
+            match item["type"].as_str() {
+                Some("message") => {
+                    let text = item["content"][0]["text"].clone();
+                    let mut empty = item.clone();
+                    empty["content"] = json!([]);
+                    empty["status"] = json!("in_progress");
+                    let part = json!({"type": "output_text", "text": "", "annotations": [], "logprobs": []});
+                    ev(
+                        &mut out,
+                        json!({"type": "response.output_item.added", "output_index": i, "item": empty}),
+                    );
+                    ev(
+                        &mut out,
+                        json!({"type": "response.content_part.added", "item_id": item_id, "output_index": i, "content_index": 0, "part": part}),
+                    );
+                    ev(
+                        &mut out,
+                        json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": i, "content_index": 0, "delta": text, "logprobs": []}),
+                    );
+                    ev(
+                        &mut out,
+                        json!({"type": "response.output_text.done", "item_id": item_id, "output_index": i, "content_index": 0, "text": text, "logprobs": []}),
+                    );
+                    ev(
+                        &mut out,
+                        json!({"type": "response.content_part.done", "item_id": item_id, "output_index": i, "content_index": 0, "part": item["content"][0]}),
+                    );
+                }
+                Some("function_call") => {
+                    let mut empty = item.clone();
+                    empty["arguments"] = json!("");
+                    empty["status"] = json!("in_progress");
+                    ev(
+                        &mut out,
+                        json!({"type": "response.output_item.added", "output_index": i, "item": empty}),
+                    );
+                    ev(
+                        &mut out,
+                        json!({"type": "response.function_call_arguments.delta", "item_id": item_id, "output_index": i, "delta": item["arguments"]}),
+                    );
+                    ev(
+                        &mut out,
+                        json!({"type": "response.function_call_arguments.done", "item_id": item_id, "output_index": i, "name": item["name"], "arguments": item["arguments"]}),
+                    );
+                }
+                _ => ev(
+                    &mut out,
+                    json!({"type": "response.output_item.added", "output_index": i, "item": item}),
+                ),
+            }
+            ev(
+                &mut out,
+                json!({"type": "response.output_item.done", "output_index": i, "item": item}),
+            );
+        }
+        ev(
+            &mut out,
+            json!({"type": "response.completed", "response": response(model, id, "completed", items, usage(&reply))}),
+        );
+        out
+    }
+
+    fn stream_complete(&self, data: &str) -> bool {
+        // The terminal events of a Responses stream.
+        [
+            "\"response.completed\"",
+            "\"response.incomplete\"",
+            "\"response.failed\"",
+        ]
+        .iter()
+        .any(|t| data.contains(t))
+    }
+
+    fn observed_usage(&self, text: &str, streamed: bool) -> Option<ObservedUsage> {
+        let docs = if streamed {
+            sse_documents(text)
+        } else {
+            vec![serde_json::from_str(text).ok()?]
+        };
+        docs.iter()
+            .rev()
+            .find_map(|d| {
+                d.get("usage")
+                    .or_else(|| d.pointer("/response/usage"))
+                    .filter(|u| !u.is_null())
+            })
+            .map(|u| ObservedUsage {
+                input: count(u, "input_tokens"),
+                cached: u
+                    .pointer("/input_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+                written: 0,
+                // Reasoning tokens are inside output_tokens (billed as output).
+                output: count(u, "output_tokens"),
+            })
+    }
+
+    fn auth_header(&self, key: &str) -> (&'static str, String) {
+        ("authorization", format!("Bearer {key}"))
+    }
+
+    fn limits(&self, tools: &[Value], max_tools: Option<usize>) -> Vec<String> {
+        let max = max_tools.unwrap_or(MAX_TOOLS);
+        let visible = super::visible_functions(tools);
+        let mut out = Vec::new();
+        if visible > max {
+            out.push(format!(
+                "{visible} functions the model sees in full exceed OpenAI's limit of {max} per request (deferred functions not counted)"
+            ));
+        }
+        out
+    }
+
+    fn tool_limit(&self) -> ToolLimit {
+        ToolLimit {
+            tools: MAX_TOOLS,
+            label: format!("OpenAI: {MAX_TOOLS} loaded functions per request"),
+        }
+    }
+
+    fn place_cache_marks(&self, _body: &mut Value, _marks: &[CacheMark]) {
+        // Caching is automatic: there is nothing to mark.
+    }
+
+    fn default_card(&self) -> &'static str {
+        "gpt-5.4"
+    }
+}
