@@ -34,6 +34,7 @@ async fn gateway_with(upstream: Upstream, timeout: Duration, max_response: usize
         max_body: gateway::DEFAULT_MAX_BODY,
         max_response,
         ca_cert: None,
+        log_bodies: false,
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -26,6 +26,7 @@ fn every_row_type_declares_only_its_own_fields() {
     empty::<toolcost::sweep::SweepRow>();
     empty::<toolcost::sweep::frame::LogSummary>();
     empty::<toolcost::measure::MeasureRow>();
+    empty::<toolcost::calibrate::CalibrationRow>();
     let repro = empty::<toolcost::reproduce::ReproRow>();
     assert_eq!(repro[1], "figure,recorded,toolcost,difference,label,note\n");
     assert_eq!(

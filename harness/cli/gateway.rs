@@ -32,6 +32,10 @@ pub struct GatewayArgs {
     /// test CA); SSL_CERT_FILE is read too.
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
+    /// Store each request's body in the log (table `request_body`, keyed by the row's id).
+    /// Off by default: a body holds whatever the client sent.
+    #[arg(long)]
+    pub log_bodies: bool,
 }
 
 impl GatewayArgs {
@@ -59,6 +63,7 @@ impl GatewayArgs {
             max_body: gateway::DEFAULT_MAX_BODY,
             max_response: self.max_response,
             ca_cert: self.ca_cert.clone(),
+            log_bodies: self.log_bodies,
         })
     }
 }

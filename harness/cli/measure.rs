@@ -1,6 +1,7 @@
 //! `toolcost measure`: one user turn on each surface of one catalogue.
 
 use super::{emit, progress, FormatArgs, GeneratorArgs};
+use crate::calibrate::Calibration;
 use crate::catalogue::generate::check_rows;
 use crate::catalogue::profile::Profile;
 use crate::client::Client;
@@ -57,6 +58,11 @@ pub struct MeasureArgs {
     /// Write the results here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A calibration file (`toolcost calibrate --out`): the input-token figures of rows whose
+    /// card and estimate it covers are multiplied by its correction and labelled
+    /// `calibrated:<file>(x<c> ±<spread>%, n=<n>)`.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
 }
 
 /// Build the validated measurement config from the arguments.
@@ -116,11 +122,25 @@ pub(super) fn run(a: MeasureArgs) -> Result<i32> {
     } else {
         ProgressBar::hidden()
     };
-    let rows = measure::measure(&cat, &cfg, &|s| {
+    let mut rows = measure::measure(&cat, &cfg, &|s| {
         bar.set_message(format!("measured {s}"));
         bar.inc(1);
     });
     bar.finish_and_clear();
+    if let Some(path) = &a.calibration {
+        let cal = Calibration::load(path)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| path.display().to_string());
+        if cal.apply(&name, &mut rows)? == 0 {
+            eprintln!(
+                "toolcost: warning: {} has no correction for card {} under the tokenizers measured: no figure changed",
+                path.display(),
+                cfg.model.id
+            );
+        }
+    }
     emit(
         a.output.as_deref(),
         &report::render(a.format.format(), &rows),

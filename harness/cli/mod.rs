@@ -6,6 +6,7 @@
 //! declared here once and flattened in. Clap types stay in this folder: each command converts
 //! its arguments into the plain config types of the module that does the work.
 
+mod calibrate;
 mod check;
 mod gateway;
 mod generate;
@@ -19,6 +20,7 @@ mod serve;
 mod sweep;
 mod weigh;
 
+pub use calibrate::CalibrateArgs;
 pub use check::CheckArgs;
 pub use gateway::GatewayArgs;
 pub use generate::GenerateArgs;
@@ -86,6 +88,9 @@ pub enum Command {
     Sweep(SweepArgs),
     /// The tables and plots of any gateway log (SQLite, as `toolcost gateway --log` writes it).
     Report(ReportArgs),
+    /// How far toolcost's estimates are from a provider's observed usage, per model, from a
+    /// forward-mode gateway log; --out writes the corrections `measure --calibration` applies.
+    Calibrate(CalibrateArgs),
 }
 
 /// Parse the process arguments, run, and return the exit status.
@@ -115,6 +120,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::SearchEval(a) => search_eval::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Report(a) => report::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
     }
 }
 

@@ -232,6 +232,7 @@ async fn gateway_for(
         max_body: gateway::DEFAULT_MAX_BODY,
         max_response: gateway::DEFAULT_MAX_RESPONSE,
         ca_cert: None,
+        log_bodies: false,
     })?;
     let (base, stop) =
         spawn_local(|listener, shutdown| gateway::run(listener, gw, shutdown)).await?;

@@ -1,4 +1,11 @@
 //! The gateway's log: one row per request, committed before the answer is released.
+//!
+//! Beside the usage the row reports (observed from a provider, or the mock's estimate) it keeps
+//! toolcost's own estimate of the same request (`estimated_*`, `estimate_label`), which
+//! `toolcost calibrate` compares with what the provider observed. Request bodies are stored only
+//! when the gateway is asked to (`--log-bodies`), in the separate `request_body` table keyed by
+//! the row's id. A log written before these columns existed is migrated on open (the columns
+//! are added, empty) and read as it is by [`read_all`].
 
 use crate::error::Result;
 use rusqlite::{params, Connection};
@@ -23,8 +30,38 @@ pub const LOG_DDL: &str = "CREATE TABLE IF NOT EXISTS log (
     usage_source TEXT NOT NULL,
     stream INTEGER NOT NULL,
     error TEXT,
-    metadata TEXT NOT NULL
+    metadata TEXT NOT NULL,
+    estimated_input_tokens INTEGER,
+    estimated_cached_input_tokens INTEGER,
+    estimated_cache_write_tokens INTEGER,
+    estimate_label TEXT
 )";
+
+/// The request bodies, one per log row, kept only with `--log-bodies`.
+pub const BODY_DDL: &str = "CREATE TABLE IF NOT EXISTS request_body (
+    log_id INTEGER PRIMARY KEY REFERENCES log(id),
+    body BLOB NOT NULL
+)";
+
+/// Columns added after the first schema, with their types: added to an older log on open,
+/// read as empty from one opened read-only.
+const ADDED_COLUMNS: [(&str, &str); 4] = [
+    ("estimated_input_tokens", "INTEGER"),
+    ("estimated_cached_input_tokens", "INTEGER"),
+    ("estimated_cache_write_tokens", "INTEGER"),
+    ("estimate_label", "TEXT"),
+];
+
+/// toolcost's own estimate of a request's input side: the render model and tokenizer of the
+/// model's price card, and the cache split under its cache rule when it could be modelled.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Estimate {
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// `estimated:<tokenizer>` or `calibrated:kimi-est(...)`, with the card.
+    pub label: String,
+}
 
 /// One logged request. `input_tokens` is the total input: uncached, cached and cache-written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -50,25 +87,77 @@ pub struct LogRow {
     pub error: Option<String>,
     /// JSON object from the `x-toolcost-metadata` header (scenario, surface, n, task, round).
     pub metadata: String,
+    /// toolcost's estimate of the request's total input tokens (render model and tokenizer of
+    /// the model's card); empty when none was made (an unparsable request, an older log).
+    #[serde(default)]
+    pub estimated_input_tokens: Option<u64>,
+    /// The estimate's cached input tokens (the card's cache rule over the requests seen).
+    #[serde(default)]
+    pub estimated_cached_input_tokens: Option<u64>,
+    /// The estimate's cache-write tokens.
+    #[serde(default)]
+    pub estimated_cache_write_tokens: Option<u64>,
+    /// Evidence label of the estimate: `estimated:<tokenizer>` or `calibrated:kimi-est(...)`.
+    #[serde(default)]
+    pub estimate_label: Option<String>,
+}
+
+impl LogRow {
+    /// The row with an estimate beside its usage.
+    pub fn with_estimate(mut self, e: Option<&Estimate>) -> LogRow {
+        if let Some(e) = e {
+            self.estimated_input_tokens = Some(e.input_tokens);
+            self.estimated_cached_input_tokens = Some(e.cached_input_tokens);
+            self.estimated_cache_write_tokens = Some(e.cache_write_tokens);
+            self.estimate_label = Some(e.label.clone());
+        }
+        self
+    }
 }
 
 pub fn open(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
     conn.execute_batch(LOG_DDL)?;
+    let have = columns(&conn)?;
+    for (name, ty) in ADDED_COLUMNS {
+        if !have.iter().any(|c| c == name) {
+            conn.execute_batch(&format!("ALTER TABLE log ADD COLUMN {name} {ty}"))?;
+        }
+    }
+    conn.execute_batch(BODY_DDL)?;
     Ok(conn)
+}
+
+/// The columns of the `log` table.
+fn columns(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('log')")?;
+    let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    Ok(names.collect::<std::result::Result<Vec<_>, _>>()?)
+}
+
+/// Store a request's body beside its row (only with `--log-bodies`).
+pub fn insert_body(conn: &Connection, log_id: i64, body: &[u8]) -> Result<()> {
+    conn.execute(
+        "INSERT INTO request_body (log_id, body) VALUES (?1, ?2)",
+        params![log_id, body],
+    )?;
+    Ok(())
 }
 
 /// Insert and commit a row; returns its id.
 pub fn insert(conn: &Connection, r: &LogRow) -> Result<i64> {
     conn.execute(
         "INSERT INTO log (created_at, provider_format, model, path, status, duration_ms, request_bytes, response_bytes,
-            input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, usage_source, stream, error, metadata)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, usage_source, stream, error, metadata,
+            estimated_input_tokens, estimated_cached_input_tokens, estimated_cache_write_tokens, estimate_label)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
         params![
             r.created_at, r.provider_format, r.model, r.path, r.status, r.duration_ms, r.request_bytes as i64, r.response_bytes as i64,
             stored(r.input_tokens), stored(r.cached_input_tokens), stored(r.cache_write_tokens), stored(r.output_tokens), r.cost_usd,
-            r.usage_source, r.stream, r.error, r.metadata
+            r.usage_source, r.stream, r.error, r.metadata,
+            r.estimated_input_tokens.map(stored), r.estimated_cached_input_tokens.map(stored),
+            r.estimated_cache_write_tokens.map(stored), r.estimate_label
         ],
     )?;
     Ok(conn.last_insert_rowid())
@@ -79,13 +168,26 @@ fn stored(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(-1)
 }
 
-/// Every row, oldest first.
+/// Every row, oldest first. A log from before the estimate columns reads them as empty.
 pub fn read_all(path: &Path) -> Result<Vec<LogRow>> {
     let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-    let mut stmt = conn.prepare(
+    let have = columns(&conn)?;
+    let added: Vec<String> = ADDED_COLUMNS
+        .iter()
+        .map(|(name, _)| {
+            if have.iter().any(|c| c == name) {
+                name.to_string()
+            } else {
+                format!("NULL AS {name}")
+            }
+        })
+        .collect();
+    let mut stmt = conn.prepare(&format!(
         "SELECT id, created_at, provider_format, model, path, status, duration_ms, request_bytes, response_bytes, input_tokens,
-                cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, usage_source, stream, error, metadata FROM log ORDER BY id",
-    )?;
+                cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, usage_source, stream, error, metadata, {}
+         FROM log ORDER BY id",
+        added.join(", ")
+    ))?;
     let rows = stmt.query_map([], |r| {
         // Counts are stored as i64: a negative one (a wrapped number written by an older
         // gateway) or a cost that is not a finite amount is not repeated; the row is flagged.
@@ -104,6 +206,10 @@ pub fn read_all(path: &Path) -> Result<Vec<LogRow>> {
             });
         }
         let fig = |i: usize| if plausible { counts[i].unwrap_or(0) } else { 0 };
+        // An estimate that is not a plausible count (negative, wrapped) is left out.
+        let estimate = |i: usize| -> rusqlite::Result<Option<u64>> {
+            Ok(r.get::<_, Option<i64>>(i)?.and_then(|n| u64::try_from(n).ok()))
+        };
         Ok(LogRow {
             id: r.get(0)?,
             created_at: r.get(1)?,
@@ -123,6 +229,10 @@ pub fn read_all(path: &Path) -> Result<Vec<LogRow>> {
             stream: r.get(15)?,
             error,
             metadata: r.get(17)?,
+            estimated_input_tokens: estimate(18)?,
+            estimated_cached_input_tokens: estimate(19)?,
+            estimated_cache_write_tokens: estimate(20)?,
+            estimate_label: r.get(21)?,
         })
     })?;
     Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)

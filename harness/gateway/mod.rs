@@ -2,7 +2,9 @@
 //! OpenAI Chat Completions (`/v1/chat/completions`) and Responses (`/v1/responses`), streaming
 //! and not, in front of the
 //! `mock` upstream or a real one, and logs one row per request (tokens, bytes, cost, where the
-//! usage came from, metadata) before the answer is released.
+//! usage came from, metadata) before the answer is released. In forward mode the row also
+//! carries toolcost's own estimate of the request ([`log::Estimate`]), computed on a blocking
+//! thread while the upstream answers, so that `toolcost calibrate` can compare the two.
 
 pub mod log;
 pub mod mock;
@@ -56,6 +58,9 @@ pub struct Options {
     pub max_response: usize,
     /// Extra root certificates (PEM) for a private upstream.
     pub ca_cert: Option<PathBuf>,
+    /// Store each request's body in the log's `request_body` table (off by default: bodies
+    /// may hold anything the client sent).
+    pub log_bodies: bool,
 }
 
 pub struct Gateway {
@@ -79,10 +84,41 @@ impl Gateway {
         }))
     }
 
-    fn record(&self, row: &LogRow) {
+    /// Write a request's row, and its body when `--log-bodies` asked for it (`p.body`).
+    fn record(&self, p: &Pending, row: &LogRow) {
         // A failed log write must not lose the answer silently; it is reported on stderr.
-        if let Err(e) = log::insert(&crate::sync::lock(&self.db), row) {
+        let db = crate::sync::lock(&self.db);
+        let written = log::insert(&db, row).and_then(|id| match &p.body {
+            Some(body) => log::insert_body(&db, id, body),
+            None => Ok(()),
+        });
+        if let Err(e) = written {
             eprintln!("toolcost gateway: could not write the log row: {e}");
+        }
+    }
+
+    /// toolcost's estimate of a request's input side: what the mock would bill for it (the
+    /// render model and tokenizer of the model's card, the cache split under the card's rule
+    /// over the requests this gateway has seen), or the total alone when the mock refuses it.
+    fn estimate(&self, req: &Request, when: &mock::When, commit: bool) -> log::Estimate {
+        match self.mock.bill(req, when, commit) {
+            Ok((_, tok, u)) => log::Estimate {
+                input_tokens: u.total_input(),
+                cached_input_tokens: u.cached_input,
+                cache_write_tokens: u.cache_write,
+                label: tok.label(),
+            },
+            Err(_) => {
+                let model = req.body.get("model").and_then(Value::as_str).unwrap_or("");
+                let card = mock::card_for(req.format, model);
+                let tok = card.tokenizer();
+                log::Estimate {
+                    input_tokens: crate::tokens::billed_input(req, card.render_model(), tok)
+                        .input_tokens,
+                    label: tok.label(),
+                    ..Default::default()
+                }
+            }
         }
     }
 }
@@ -141,6 +177,10 @@ struct Pending {
     started: Instant,
     /// Said in the row's metadata: e.g. a model no price card names, billed at another's prices.
     warning: Option<String>,
+    /// The request's body, kept only with `--log-bodies`.
+    body: Option<Bytes>,
+    /// toolcost's estimate of the request, once known (forward mode).
+    estimate: Option<log::Estimate>,
 }
 
 impl Pending {
@@ -172,7 +212,9 @@ impl Pending {
             stream: self.stream,
             error,
             metadata: self.metadata(),
+            ..Default::default()
         }
+        .with_estimate(self.estimate.as_ref())
     }
 
     /// The client's metadata, with the gateway's warning added as `toolcost_warning`.
@@ -194,7 +236,10 @@ impl Pending {
     /// Log an error and answer it in the provider's format.
     fn fail(&self, gw: &Gateway, status: u16, message: &str) -> Response {
         let body = crate::json::compact(&self.format.spec().error_body(status, message));
-        gw.record(&self.row(status, body.len(), None, "none", Some(message.to_string())));
+        gw.record(
+            self,
+            &self.row(status, body.len(), None, "none", Some(message.to_string())),
+        );
         json_response(status, body, "application/json")
     }
 }
@@ -222,6 +267,8 @@ async fn handle(
         metadata,
         started,
         warning: None,
+        body: None,
+        estimate: None,
     };
     let bytes = match body {
         Ok(b) => b,
@@ -234,6 +281,9 @@ async fn handle(
         }
     };
     p.request_bytes = bytes.len();
+    if gw.opts.log_bodies {
+        p.body = Some(bytes.clone());
+    }
     let req = match Request::parse(format, &bytes) {
         Ok(r) => r,
         Err(e) => return p.fail(&gw, 400, &e.to_string()),
@@ -252,7 +302,14 @@ async fn handle(
         .unwrap_or(false);
     match gw.opts.upstream.clone() {
         Upstream::Mock => mock_answer(&gw, &p, endpoint, &req, &headers),
-        Upstream::Url(base) => forward(gw.clone(), p, bytes, &headers, &base).await,
+        Upstream::Url(base) => {
+            // The estimate is made on a blocking thread while the upstream answers; the row
+            // waits for it only if the answer comes first.
+            let (est_gw, when, commit) = (gw.clone(), when(&headers), !endpoint.count_only);
+            let estimate =
+                tokio::task::spawn_blocking(move || est_gw.estimate(&req, &when, commit));
+            forward(gw.clone(), p, estimate, bytes, &headers, &base).await
+        }
     }
 }
 
@@ -282,13 +339,17 @@ fn mock_answer(
             Err(e) => return p.fail(gw, 400, &e),
         };
         let body = format!("{{\"input_tokens\":{}}}", usage.total_input());
-        gw.record(&p.row(
+        let row = p.row(
             200,
             body.len(),
             Some((Usage { output: 0, ..usage }, 0.0)),
             &tok.label(),
             None,
-        ));
+        );
+        gw.record(
+            p,
+            &row.with_estimate(Some(&mock_estimate(&usage, &tok.label()))),
+        );
         return json_response(200, body, "application/json");
     }
     let step = match headers.get("x-toolcost-next").map(|v| v.to_str().map(serde_json::from_str::<Value>)) {
@@ -307,7 +368,11 @@ fn mock_answer(
     if p.stream {
         let events = spec.events(&p.model, id, answer.reply(), &req.body);
         let size = events.iter().map(String::len).sum();
-        gw.record(&p.row(200, size, Some((answer.usage, cost)), &label, None));
+        let row = p.row(200, size, Some((answer.usage, cost)), &label, None);
+        gw.record(
+            p,
+            &row.with_estimate(Some(&mock_estimate(&answer.usage, &label))),
+        );
         let stream = futures_util::stream::iter(
             events
                 .into_iter()
@@ -319,8 +384,28 @@ fn mock_answer(
         return r;
     }
     let body = crate::json::compact(&spec.answer(&p.model, id, answer.reply()));
-    gw.record(&p.row(200, body.len(), Some((answer.usage, cost)), &label, None));
+    let row = p.row(200, body.len(), Some((answer.usage, cost)), &label, None);
+    gw.record(
+        p,
+        &row.with_estimate(Some(&mock_estimate(&answer.usage, &label))),
+    );
     json_response(200, body, "application/json")
+}
+
+/// The mock's figures are its estimate: the row says so in both places.
+fn mock_estimate(u: &Usage, label: &str) -> log::Estimate {
+    log::Estimate {
+        input_tokens: u.total_input(),
+        cached_input_tokens: u.cached_input,
+        cache_write_tokens: u.cache_write,
+        label: label.to_string(),
+    }
+}
+
+/// toolcost's estimate of a forwarded request: still being made, or made.
+enum EstimateSlot {
+    Running(tokio::task::JoinHandle<log::Estimate>),
+    Done(Option<log::Estimate>),
 }
 
 /// A forwarded request in flight. Whatever becomes of it (answered, failed, cut, or dropped
@@ -334,6 +419,7 @@ struct Flight {
     size: usize,
     /// `data:` lines of the events that carried usage: the first and the latest few.
     usage_docs: Vec<String>,
+    estimate: EstimateSlot,
 }
 
 /// Usage-bearing events kept per stream: the first (Anthropic's `message_start`) and this
@@ -341,13 +427,39 @@ struct Flight {
 const USAGE_DOCS: usize = 8;
 
 impl Flight {
-    fn new(gw: Arc<Gateway>, p: Pending) -> Flight {
+    fn new(
+        gw: Arc<Gateway>,
+        p: Pending,
+        estimate: tokio::task::JoinHandle<log::Estimate>,
+    ) -> Flight {
         Flight {
             gw,
             p,
             logged: false,
             size: 0,
             usage_docs: Vec::new(),
+            estimate: EstimateSlot::Running(estimate),
+        }
+    }
+
+    /// Wait for the estimate (called before a row with the provider's usage is written).
+    async fn settle(&mut self) {
+        if let EstimateSlot::Running(handle) = &mut self.estimate {
+            self.estimate = EstimateSlot::Done(handle.await.ok());
+        }
+    }
+
+    /// Put the estimate on the pending row if it is made; a row written without waiting
+    /// (an error, a client gone) has it only if it was ready.
+    fn take_estimate(&mut self) {
+        use futures_util::FutureExt;
+        if let EstimateSlot::Running(handle) = &mut self.estimate {
+            if handle.is_finished() {
+                self.estimate = EstimateSlot::Done(handle.now_or_never().and_then(|r| r.ok()));
+            }
+        }
+        if let EstimateSlot::Done(e) = &self.estimate {
+            self.p.estimate = e.clone();
         }
     }
 
@@ -365,6 +477,7 @@ impl Flight {
     /// Write the row from the usage found in `text` (a whole body, or the kept events).
     fn log(&mut self, status: u16, text: &str, streamed: bool, error: Option<String>) {
         self.logged = true;
+        self.take_estimate();
         let observed = self.p.format.spec().observed_usage(text, streamed);
         let row = match observed.map(to_usage) {
             None => self.p.row(status, self.size, None, "none", error),
@@ -394,7 +507,7 @@ impl Flight {
                 self.p.row(status, self.size, None, "observed", error)
             }
         };
-        self.gw.record(&row);
+        self.gw.record(&self.p, &row);
     }
 
     fn log_stream(&mut self, status: u16, error: Option<String>) {
@@ -405,6 +518,7 @@ impl Flight {
     /// Log an error and answer it in the provider's format.
     fn fail(&mut self, status: u16, message: &str) -> Response {
         self.logged = true;
+        self.take_estimate();
         self.p.fail(&self.gw, status, message)
     }
 }
@@ -425,13 +539,14 @@ impl Drop for Flight {
 async fn forward(
     gw: Arc<Gateway>,
     p: Pending,
+    estimate: tokio::task::JoinHandle<log::Estimate>,
     bytes: Bytes,
     headers: &HeaderMap,
     base: &str,
 ) -> Response {
     let rb = upstream_request(&gw, &p, bytes, headers, base);
     let url = format!("{}{}", base.trim_end_matches('/'), p.path);
-    let mut flight = Flight::new(gw.clone(), p);
+    let mut flight = Flight::new(gw.clone(), p, estimate);
     let resp = match rb.send().await {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {
@@ -586,6 +701,7 @@ async fn forward_whole(
     {
         return flight.fail(502, "the upstream answered with malformed JSON");
     }
+    flight.settle().await;
     flight.log(status, &text, false, None);
     let mut r = json_response(status, body, content_type);
     r.headers_mut().extend(passed);
@@ -655,6 +771,7 @@ fn forward_stream(
                         let msg = "the upstream's stream ended before its final event".to_string();
                         return Some((Ok(s.cut(msg)), s));
                     }
+                    s.flight.settle().await;
                     s.flight.log_stream(s.status, None);
                     s.done = true;
                     return s.held.take().map(|b| (Ok(b), s));

@@ -1,0 +1,352 @@
+//! `toolcost calibrate`: how far toolcost's estimate of a request is from what the provider
+//! observed, from a forward-mode gateway log, and the correction that closes the gap.
+//!
+//! A usable row is a successful request whose usage the provider reported (`observed`) and
+//! beside which the gateway logged its own estimate. Per model (and per model and surface
+//! where the row's metadata names one) it gives the ratio observed/estimated of total input
+//! tokens (mean, sample standard deviation, min, max, n), the error of the estimate as it
+//! stands (mean absolute percentage error), and a fitted correction `c`: the factor that
+//! minimises the squared relative error of the corrected estimate,
+//! sum(((c * est - obs) / obs)^2), which is c = sum(1/r) / sum(1/r^2) with r = obs/est.
+//!
+//! [`Calibration`] is the `--out` file (TOML); [`Calibration::apply`] multiplies the input-token
+//! figures of `measure` rows whose card and tokenizer match an entry and labels them
+//! `calibrated:<file>(x<c> ±<spread>%, n=<n>)`.
+
+use crate::error::{Error, Result};
+use crate::gateway::log::{self, LogRow};
+use crate::gateway::mock::card_for;
+use crate::measure::MeasureRow;
+use crate::pricing::{PriceCard, Usage};
+use crate::provider::Format;
+use crate::report::{Column, Tabular};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The estimator of the correction, as written in reports and the calibration file.
+pub const ESTIMATOR: &str =
+    "least squares on relative error: c = sum(1/r) / sum(1/r^2), r = observed/estimated";
+
+/// The surface of rows pooled over every surface.
+pub const ALL_SURFACES: &str = "all";
+
+/// One model (or model and surface): the ratio of observed to estimated input tokens. This
+/// struct is the machine-readable contract of `calibrate --json` and `--csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationRow {
+    /// The model as the requests named it.
+    pub model: String,
+    /// The surface the rows' metadata names, or `all` for every row of the model.
+    pub surface: String,
+    /// The price card whose render model and tokenizer made the estimate.
+    pub card: String,
+    /// Rows with observed usage and an estimate.
+    pub n: usize,
+    /// Observed / estimated total input tokens: mean, sample standard deviation, min, max.
+    pub ratio_mean: f64,
+    pub ratio_sd: f64,
+    pub ratio_min: f64,
+    pub ratio_max: f64,
+    /// ratio_sd / ratio_mean, in percent.
+    pub spread_pct: f64,
+    /// Mean absolute percentage error of the estimate as it stands: mean(|est - obs| / obs).
+    pub mape_pct: f64,
+    /// The fitted correction (see [`ESTIMATOR`]).
+    pub correction: f64,
+    /// Mean absolute percentage error of the corrected estimate.
+    pub mape_corrected_pct: f64,
+    /// Evidence label of the estimate the ratio is taken to (`estimated:<tokenizer>`, ...).
+    pub estimate_label: String,
+}
+
+impl Tabular for CalibrationRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::field("ratio_mean").places(4),
+        Column::field("ratio_sd").places(4),
+        Column::field("ratio_min").places(4),
+        Column::field("ratio_max").places(4),
+        Column::field("spread_pct").places(2),
+        Column::field("mape_pct").places(2),
+        Column::field("correction").places(4),
+        Column::field("mape_corrected_pct").places(2),
+    ];
+}
+
+/// One observation: the provider's total input tokens and toolcost's estimate of them.
+#[derive(Debug, Clone, Copy)]
+struct Pair {
+    observed: f64,
+    estimated: f64,
+}
+
+/// Whether a row can calibrate: a successful request with observed usage and an estimate.
+fn pair(r: &LogRow) -> Option<Pair> {
+    let est = r.estimated_input_tokens.filter(|&e| e > 0)?;
+    let usable = r.usage_source == "observed"
+        && (200..300).contains(&r.status)
+        && r.error.is_none()
+        && r.input_tokens > 0;
+    usable.then_some(Pair {
+        observed: r.input_tokens as f64,
+        estimated: est as f64,
+    })
+}
+
+/// The statistics of a group of observations.
+fn row(model: &str, surface: &str, card: &str, label: &str, pairs: &[Pair]) -> CalibrationRow {
+    let n = pairs.len();
+    let ratios: Vec<f64> = pairs.iter().map(|p| p.observed / p.estimated).collect();
+    let mean = ratios.iter().sum::<f64>() / n as f64;
+    let sd = if n > 1 {
+        (ratios.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let correction = ratios.iter().map(|r| 1.0 / r).sum::<f64>()
+        / ratios.iter().map(|r| 1.0 / r.powi(2)).sum::<f64>();
+    let mape = |c: f64| {
+        100.0
+            * pairs
+                .iter()
+                .map(|p| (c * p.estimated - p.observed).abs() / p.observed)
+                .sum::<f64>()
+            / n as f64
+    };
+    CalibrationRow {
+        model: model.to_string(),
+        surface: surface.to_string(),
+        card: card.to_string(),
+        n,
+        ratio_mean: mean,
+        ratio_sd: sd,
+        ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        spread_pct: 100.0 * sd / mean,
+        mape_pct: mape(1.0),
+        correction,
+        mape_corrected_pct: mape(correction),
+        estimate_label: label.to_string(),
+    }
+}
+
+/// The calibration rows of a log: per model (`surface` = `all`), then per model and surface
+/// where the rows' metadata names one. Models and surfaces in name order.
+pub fn calibrate(log_path: &Path) -> Result<Vec<CalibrationRow>> {
+    let rows = log::read_all(log_path)?;
+    // (model, estimate label) -> (format, pairs, pairs per surface)
+    type Group = (String, Vec<Pair>, BTreeMap<String, Vec<Pair>>);
+    let mut groups: BTreeMap<(String, String), Group> = BTreeMap::new();
+    for r in &rows {
+        let Some(p) = pair(r) else { continue };
+        let label = r.estimate_label.clone().unwrap_or_default();
+        let g = groups
+            .entry((r.model.clone(), label))
+            .or_insert_with(|| (r.provider_format.clone(), Vec::new(), BTreeMap::new()));
+        g.1.push(p);
+        let surface = serde_json::from_str::<Value>(&r.metadata)
+            .ok()
+            .and_then(|m| m.get("surface").and_then(Value::as_str).map(str::to_string));
+        if let Some(s) = surface.filter(|s| !s.is_empty()) {
+            g.2.entry(s).or_default().push(p);
+        }
+    }
+    if groups.is_empty() {
+        return Err(Error::input(format!(
+            "{}: no row has both observed usage and an estimate ({} rows read); calibrate reads \
+             the log of `toolcost gateway --upstream <provider URL>`, whose successful rows carry both",
+            log_path.display(),
+            rows.len()
+        )));
+    }
+    let mut out = Vec::new();
+    for ((model, label), (format, all, surfaces)) in &groups {
+        let format = Format::ALL
+            .into_iter()
+            .find(|f| f.name() == format)
+            .unwrap_or(Format::ALL[0]);
+        let card = card_for(format, model).id;
+        out.push(row(model, ALL_SURFACES, &card, label, all));
+        for (surface, pairs) in surfaces {
+            out.push(row(model, surface, &card, label, pairs));
+        }
+    }
+    Ok(out)
+}
+
+/// One model's correction, as the calibration file holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Correction {
+    pub card: String,
+    pub correction: f64,
+    pub n: usize,
+    pub ratio_mean: f64,
+    pub ratio_sd: f64,
+    pub ratio_min: f64,
+    pub ratio_max: f64,
+    pub spread_pct: f64,
+    pub mape_pct: f64,
+    pub estimate_label: String,
+    /// Per surface, for reading; `measure` applies the model's correction.
+    #[serde(default)]
+    pub surface: BTreeMap<String, Correction>,
+}
+
+impl Correction {
+    fn of(r: &CalibrationRow) -> Correction {
+        Correction {
+            card: r.card.clone(),
+            correction: r.correction,
+            n: r.n,
+            ratio_mean: r.ratio_mean,
+            ratio_sd: r.ratio_sd,
+            ratio_min: r.ratio_min,
+            ratio_max: r.ratio_max,
+            spread_pct: r.spread_pct,
+            mape_pct: r.mape_pct,
+            estimate_label: r.estimate_label.clone(),
+            surface: BTreeMap::new(),
+        }
+    }
+}
+
+/// A calibration file: the corrections per model, with the log they came from and when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub log: String,
+    pub date: String,
+    pub estimator: String,
+    pub model: BTreeMap<String, Correction>,
+}
+
+impl Calibration {
+    /// The calibration of these rows (from [`calibrate`]) of the log at `log_path`.
+    pub fn from_rows(log_path: &Path, rows: &[CalibrationRow]) -> Calibration {
+        let mut model: BTreeMap<String, Correction> = BTreeMap::new();
+        for r in rows.iter().filter(|r| r.surface == ALL_SURFACES) {
+            model.insert(r.model.clone(), Correction::of(r));
+        }
+        for r in rows.iter().filter(|r| r.surface != ALL_SURFACES) {
+            if let Some(m) = model.get_mut(&r.model) {
+                m.surface.insert(r.surface.clone(), Correction::of(r));
+            }
+        }
+        Calibration {
+            log: log_path.display().to_string(),
+            date: crate::clock::now_rfc3339(),
+            estimator: ESTIMATOR.to_string(),
+            model,
+        }
+    }
+
+    /// The file's TOML (written by hand: the toml crate is built here to parse only).
+    pub fn to_toml(&self) -> String {
+        let q = |s: &str| serde_json::to_string(s).expect("a string serialises");
+        let mut out = String::from(
+            "# toolcost calibration: observed / estimated input tokens per model, from a gateway log.\n",
+        );
+        out.push_str(&format!(
+            "log = {}\ndate = {}\nestimator = {}\n",
+            q(&self.log),
+            q(&self.date),
+            q(&self.estimator)
+        ));
+        let fields = |c: &Correction| {
+            format!(
+                "card = {}\ncorrection = {:?}\nn = {}\nratio_mean = {:?}\nratio_sd = {:?}\nratio_min = {:?}\nratio_max = {:?}\nspread_pct = {:?}\nmape_pct = {:?}\nestimate_label = {}\n",
+                q(&c.card), c.correction, c.n, c.ratio_mean, c.ratio_sd, c.ratio_min, c.ratio_max, c.spread_pct, c.mape_pct, q(&c.estimate_label)
+            )
+        };
+        for (name, c) in &self.model {
+            out.push_str(&format!("\n[model.{}]\n{}", q(name), fields(c)));
+            for (surface, s) in &c.surface {
+                out.push_str(&format!(
+                    "\n[model.{}.surface.{}]\n{}",
+                    q(name),
+                    q(surface),
+                    fields(s)
+                ));
+            }
+        }
+        out
+    }
+
+    /// Read a calibration file.
+    pub fn load(path: &Path) -> Result<Calibration> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let cal: Calibration = toml::from_str(&text).map_err(|e| {
+            Error::input(format!("{}: not a calibration file: {e}", path.display()))
+        })?;
+        for (name, c) in &cal.model {
+            if !(c.correction.is_finite() && c.correction > 0.0) {
+                return Err(Error::input(format!(
+                    "{}: model {name}: the correction must be a positive number, not {}",
+                    path.display(),
+                    c.correction
+                )));
+            }
+        }
+        Ok(cal)
+    }
+
+    /// The entry for a card and estimate label; an error when several models of the file
+    /// share them (the file must say which one applies).
+    fn entry(&self, card: &str, label: &str) -> Result<Option<(&str, &Correction)>> {
+        let found: Vec<(&str, &Correction)> = self
+            .model
+            .iter()
+            .filter(|(_, c)| c.card == card && c.estimate_label == label)
+            .map(|(m, c)| (m.as_str(), c))
+            .collect();
+        match found.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(Error::input(format!(
+                "the calibration has several models for card {card} ({}): keep the one to apply",
+                many.iter().map(|(m, _)| *m).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// Multiply the input-token figures of the rows this calibration covers (the same card and
+    /// the same estimate: tokenizer and render model) by their model's correction, rederive
+    /// their dollars, and label them `calibrated:<name>(x<c> ±<spread>%, n=<n>)`. Returns how
+    /// many rows changed; the others are left as they are.
+    pub fn apply(&self, name: &str, rows: &mut [MeasureRow]) -> Result<usize> {
+        let mut changed = 0;
+        for r in rows.iter_mut() {
+            let Some((_, c)) = self.entry(&r.model, &r.label)? else {
+                continue;
+            };
+            let f = c.correction;
+            let scale = |n: u64| (n as f64 * f).round() as u64;
+            let input = scale(r.input_tokens);
+            let cached = scale(r.cached_input_tokens).min(input);
+            let written = scale(r.cache_write_tokens).min(input - cached);
+            r.input_tokens = input;
+            r.cached_input_tokens = cached;
+            r.cache_write_tokens = written;
+            r.uncached_input_tokens = input - cached - written;
+            r.marginal_tokens_per_definition = r.marginal_tokens_per_definition.map(|m| m * f);
+            // Dollars are linear in the input tokens: the input part scales, output stays.
+            if let Ok(card) = PriceCard::named(&r.model) {
+                let out = card.cost(&Usage {
+                    output: r.output_tokens,
+                    ..Usage::default()
+                });
+                let rescale = |cost: f64| out + (cost - out) * f;
+                r.cost_usd = r.cost_usd.map(rescale);
+                r.cost_usd_cold = r.cost_usd_cold.map(rescale);
+            }
+            let label = format!(
+                "calibrated:{name}(x{f:.3} ±{:.1}%, n={})",
+                c.spread_pct, c.n
+            );
+            r.cost_label = r.cost_label.replacen(&r.label, &label, 1);
+            r.label = label;
+            changed += 1;
+        }
+        Ok(changed)
+    }
+}
