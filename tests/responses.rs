@@ -36,6 +36,7 @@ async fn start() -> Gw {
         max_body: gateway::DEFAULT_MAX_BODY,
         max_response: gateway::DEFAULT_MAX_RESPONSE,
         ca_cert: None,
+        log_bodies: false,
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -28,10 +28,13 @@ fn every_row_type_declares_only_its_own_fields() {
     empty::<toolcost::measure::MeasureRow>();
     empty::<toolcost::calibrate::CalibrationRow>();
     let repro = empty::<toolcost::reproduce::ReproRow>();
-    assert_eq!(repro[1], "figure,recorded,toolcost,difference,label,note\n");
+    assert_eq!(
+        repro[1],
+        "section,figure,recorded,toolcost,difference,label,note\n"
+    );
     assert_eq!(
         repro[0],
-        "figure  recorded  toolcost  difference  label\n\
-         ------  --------  --------  ----------  -----\n"
+        "section  figure  recorded  toolcost  difference  label  note\n\
+         -------  ------  --------  --------  ----------  -----  ----\n"
     );
 }
