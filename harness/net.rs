@@ -1,6 +1,6 @@
 //! Outbound HTTP: the one place toolcost builds a client for a connection it makes (the
-//! gateway's forward, `weigh`/`check` over Streamable HTTP, the driver's endpoints; the
-//! server's http runner can adopt [`Options`] too).
+//! gateway's forward, `weigh`/`check` over Streamable HTTP, the driver's endpoints, and the
+//! server's http runner, which adds its allowlist's redirect rule through [`builder`]).
 //!
 //! TLS is rustls with the bundled Mozilla roots (webpki-roots), so an https URL works on a bare
 //! container with no system certificate store; `SSL_CERT_FILE` and `--ca-cert FILE` add roots
@@ -67,6 +67,15 @@ impl Options {
 
 /// Build a client with these options.
 pub fn client(opts: &Options) -> Result<reqwest::Client> {
+    builder(opts)?
+        .build()
+        .map_err(|e| Error::input(format!("could not build the http client: {e}")))
+}
+
+/// The builder behind [`client`]: TLS roots, timeouts and the redirect rule set, for a caller
+/// that adds a rule of its own (the server's http runner replaces the redirect policy with one
+/// that checks every hop against its allowlist).
+pub fn builder(opts: &Options) -> Result<reqwest::ClientBuilder> {
     let mut b = reqwest::Client::builder()
         .use_rustls_tls()
         .connect_timeout(opts.connect_timeout)
@@ -81,8 +90,7 @@ pub fn client(opts: &Options) -> Result<reqwest::Client> {
     for cert in roots(opts.ca_cert.as_deref())? {
         b = b.add_root_certificate(cert);
     }
-    b.build()
-        .map_err(|e| Error::input(format!("could not build the http client: {e}")))
+    Ok(b)
 }
 
 /// The extra roots: `--ca-cert FILE`, then `SSL_CERT_FILE` when it is set.

@@ -99,13 +99,16 @@ impl Outbound {
                 attempt.error(msg)
             }
         });
-        let client = reqwest::Client::builder()
-            .redirect(policy)
-            .connect_timeout(limits.connect_timeout)
-            .read_timeout(limits.read_timeout)
-            .timeout(limits.total_timeout)
-            .build()
-            .map_err(|e| Error::input(format!("the outbound client: {e}")))?;
+        let client = crate::net::builder(&crate::net::Options {
+            connect_timeout: limits.connect_timeout,
+            read_timeout: limits.read_timeout,
+            total_timeout: Some(limits.total_timeout),
+            redirects: crate::net::Redirects::Refuse,
+            ca_cert: None,
+        })?
+        .redirect(policy)
+        .build()
+        .map_err(|e| Error::input(format!("the outbound client: {e}")))?;
         Ok(Outbound {
             allowed,
             client,
