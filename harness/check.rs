@@ -290,99 +290,9 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
             baseline.tokenizer, current.tokenizer
         )));
     }
-    let mut changes = Vec::new();
-    for (name, after) in &current.tools {
-        match baseline.tools.get(name) {
-            None => changes.push(ToolChange {
-                name: name.clone(),
-                change: Change::Added,
-                before: None,
-                after: Some(*after),
-            }),
-            Some(before)
-                if after.tokens > before.tokens
-                    || (after.tokens == before.tokens && after.bytes > before.bytes) =>
-            {
-                changes.push(ToolChange {
-                    name: name.clone(),
-                    change: Change::Grown,
-                    before: Some(*before),
-                    after: Some(*after),
-                })
-            }
-            Some(before) if after != before => changes.push(ToolChange {
-                name: name.clone(),
-                change: Change::Shrunk,
-                before: Some(*before),
-                after: Some(*after),
-            }),
-            Some(_) => {}
-        }
-    }
-    for (name, before) in &baseline.tools {
-        if !current.tools.contains_key(name) {
-            changes.push(ToolChange {
-                name: name.clone(),
-                change: Change::Removed,
-                before: Some(*before),
-                after: None,
-            });
-        }
-    }
-    let mut violations = Vec::new();
-    for (name, w) in &current.tools {
-        if let Some(max) = budget.max_bytes_per_tool.filter(|m| w.bytes > *m) {
-            violations.push(Violation {
-                tool: name.clone(),
-                rule: "max_bytes_per_tool".into(),
-                message: format!("{name} is {} bytes, over the budget of {max}", w.bytes),
-            });
-        }
-        if let Some(max) = budget.max_tokens_per_tool.filter(|m| w.tokens > *m) {
-            violations.push(Violation {
-                tool: name.clone(),
-                rule: "max_tokens_per_tool".into(),
-                message: format!(
-                    "{name} is {} {} tokens, over the budget of {max}",
-                    w.tokens, current.tokenizer
-                ),
-            });
-        }
-    }
-    for c in changes.iter().filter(|c| c.change == Change::Grown) {
-        let (Some(before), Some(after)) = (c.before, c.after) else {
-            continue;
-        };
-        let grew = after.tokens.saturating_sub(before.tokens);
-        let pct = if before.tokens == 0 {
-            if grew == 0 {
-                0.0
-            } else {
-                f64::INFINITY
-            }
-        } else {
-            grew as f64 / before.tokens as f64 * 100.0
-        };
-        let what = format!(
-            "{} grew from {} to {} {} tokens ({} -> {} bytes, +{pct:.1}%)",
-            c.name, before.tokens, after.tokens, current.tokenizer, before.bytes, after.bytes
-        );
-        let max_pct = budget.tool_growth_pct();
-        let max_tokens = budget.tool_growth_tokens();
-        if pct > max_pct {
-            violations.push(Violation {
-                tool: c.name.clone(),
-                rule: "max_tool_growth_pct".into(),
-                message: format!("{what}, over the per-definition budget of {max_pct}%"),
-            });
-        } else if grew > max_tokens {
-            violations.push(Violation {
-                tool: c.name.clone(),
-                rule: "max_tool_growth_tokens".into(),
-                message: format!("{what}, over the per-definition budget of {max_tokens} tokens"),
-            });
-        }
-    }
+    let changes = changes(current, baseline);
+    let mut violations = tool_violations(current, budget);
+    violations.extend(growth_violations(&changes, &current.tokenizer, budget));
     if let Some(max) = budget
         .max_total_tokens
         .filter(|m| current.total_tokens > *m)
@@ -427,6 +337,115 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
         violations,
         label: current.label.clone(),
     })
+}
+
+/// Tools added, removed, grown or shrunk since the baseline.
+fn changes(current: &Lock, baseline: &Lock) -> Vec<ToolChange> {
+    let mut changes = Vec::new();
+    for (name, after) in &current.tools {
+        match baseline.tools.get(name) {
+            None => changes.push(ToolChange {
+                name: name.clone(),
+                change: Change::Added,
+                before: None,
+                after: Some(*after),
+            }),
+            Some(before)
+                if after.tokens > before.tokens
+                    || (after.tokens == before.tokens && after.bytes > before.bytes) =>
+            {
+                changes.push(ToolChange {
+                    name: name.clone(),
+                    change: Change::Grown,
+                    before: Some(*before),
+                    after: Some(*after),
+                })
+            }
+            Some(before) if after != before => changes.push(ToolChange {
+                name: name.clone(),
+                change: Change::Shrunk,
+                before: Some(*before),
+                after: Some(*after),
+            }),
+            Some(_) => {}
+        }
+    }
+    for (name, before) in &baseline.tools {
+        if !current.tools.contains_key(name) {
+            changes.push(ToolChange {
+                name: name.clone(),
+                change: Change::Removed,
+                before: Some(*before),
+                after: None,
+            });
+        }
+    }
+    changes
+}
+
+/// Each tool over the per-tool byte or token budget.
+fn tool_violations(current: &Lock, budget: &Budget) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    for (name, w) in &current.tools {
+        if let Some(max) = budget.max_bytes_per_tool.filter(|m| w.bytes > *m) {
+            violations.push(Violation {
+                tool: name.clone(),
+                rule: "max_bytes_per_tool".into(),
+                message: format!("{name} is {} bytes, over the budget of {max}", w.bytes),
+            });
+        }
+        if let Some(max) = budget.max_tokens_per_tool.filter(|m| w.tokens > *m) {
+            violations.push(Violation {
+                tool: name.clone(),
+                rule: "max_tokens_per_tool".into(),
+                message: format!(
+                    "{name} is {} {} tokens, over the budget of {max}",
+                    w.tokens, current.tokenizer
+                ),
+            });
+        }
+    }
+    violations
+}
+
+/// Each definition that grew past the per-definition budget (a share or a token count).
+fn growth_violations(changes: &[ToolChange], tokenizer: &str, budget: &Budget) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    for c in changes.iter().filter(|c| c.change == Change::Grown) {
+        let (Some(before), Some(after)) = (c.before, c.after) else {
+            continue;
+        };
+        let grew = after.tokens.saturating_sub(before.tokens);
+        let pct = if before.tokens == 0 {
+            if grew == 0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            grew as f64 / before.tokens as f64 * 100.0
+        };
+        let what = format!(
+            "{} grew from {} to {} {} tokens ({} -> {} bytes, +{pct:.1}%)",
+            c.name, before.tokens, after.tokens, tokenizer, before.bytes, after.bytes
+        );
+        let max_pct = budget.tool_growth_pct();
+        let max_tokens = budget.tool_growth_tokens();
+        if pct > max_pct {
+            violations.push(Violation {
+                tool: c.name.clone(),
+                rule: "max_tool_growth_pct".into(),
+                message: format!("{what}, over the per-definition budget of {max_pct}%"),
+            });
+        } else if grew > max_tokens {
+            violations.push(Violation {
+                tool: c.name.clone(),
+                rule: "max_tool_growth_tokens".into(),
+                message: format!("{what}, over the per-definition budget of {max_tokens} tokens"),
+            });
+        }
+    }
+    violations
 }
 
 /// How `check` prints its outcome.
@@ -514,89 +533,95 @@ pub fn render(o: &Outcome, label: &str, format: Format) -> String {
             }
             out
         }
-        Format::Github => {
-            let mut out = String::new();
-            for v in &o.violations {
-                // The message names the tool (each per-tool rule's message starts with it).
-                let title = format!("toolcost {}", v.rule);
-                out.push_str(&format!(
-                    "::error title={}::{}\n",
-                    gh_property(&title),
-                    gh_escape(&v.message)
-                ));
-            }
-            for c in o
-                .changes
-                .iter()
-                .filter(|c| matches!(c.change, Change::Grown | Change::Added | Change::Removed))
-            {
-                out.push_str(&format!(
-                    "::warning title=toolcost {}::{}\n",
-                    format!("{:?}", c.change).to_lowercase(),
-                    gh_escape(&change_line(c, tok))
-                ));
-            }
-            out.push_str(&format!(
-                "::notice title=toolcost::{}\n",
-                gh_escape(&summary)
-            ));
-            out
-        }
-        Format::Markdown => {
-            let mut out = format!(
-                "### toolcost: {}\n\n{summary}\n\n",
-                if o.passed() {
-                    "within budget"
-                } else {
-                    "over budget"
-                }
-            );
-            if !o.violations.is_empty() {
-                out.push_str(&markdown::table(
-                    &[
-                        ("rule", Align::Spaced),
-                        ("tool", Align::Spaced),
-                        ("problem", Align::Spaced),
-                    ],
-                    o.violations.iter().map(|v| {
-                        vec![
-                            v.rule.clone(),
-                            if v.tool.is_empty() { "(all)" } else { &v.tool }.to_string(),
-                            v.message.clone(),
-                        ]
-                    }),
-                ));
-                out.push('\n');
-            }
-            if !o.changes.is_empty() {
-                let columns = [
-                    ("tool".to_string(), Align::Spaced),
-                    ("change".to_string(), Align::Spaced),
-                    ("bytes".to_string(), Align::Spaced),
-                    (format!("{tok} tokens"), Align::Spaced),
-                ];
-                out.push_str(&markdown::table(
-                    &columns,
-                    o.changes.iter().map(|c| {
-                        let fmt = |f: fn(&Weight) -> String| {
-                            format!(
-                                "{} -> {}",
-                                c.before.as_ref().map(f).unwrap_or_else(|| "-".into()),
-                                c.after.as_ref().map(f).unwrap_or_else(|| "-".into())
-                            )
-                        };
-                        vec![
-                            c.name.clone(),
-                            format!("{:?}", c.change).to_lowercase(),
-                            fmt(|w| w.bytes.to_string()),
-                            fmt(|w| w.tokens.to_string()),
-                        ]
-                    }),
-                ));
-            }
-            out
-        }
+        Format::Github => github(o, tok, &summary),
+        Format::Markdown => markdown_comment(o, tok, &summary),
     }
+}
+
+/// GitHub Actions annotations: an error per violation, a warning per notable change.
+fn github(o: &Outcome, tok: &str, summary: &str) -> String {
+    let mut out = String::new();
+    for v in &o.violations {
+        // The message names the tool (each per-tool rule's message starts with it).
+        let title = format!("toolcost {}", v.rule);
+        out.push_str(&format!(
+            "::error title={}::{}\n",
+            gh_property(&title),
+            gh_escape(&v.message)
+        ));
+    }
+    for c in o
+        .changes
+        .iter()
+        .filter(|c| matches!(c.change, Change::Grown | Change::Added | Change::Removed))
+    {
+        out.push_str(&format!(
+            "::warning title=toolcost {}::{}\n",
+            format!("{:?}", c.change).to_lowercase(),
+            gh_escape(&change_line(c, tok))
+        ));
+    }
+    out.push_str(&format!(
+        "::notice title=toolcost::{}\n",
+        gh_escape(summary)
+    ));
+    out
+}
+
+/// A pull-request comment: the verdict, the violations and the changes as tables.
+fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
+    let mut out = format!(
+        "### toolcost: {}\n\n{summary}\n\n",
+        if o.passed() {
+            "within budget"
+        } else {
+            "over budget"
+        }
+    );
+    if !o.violations.is_empty() {
+        out.push_str(&markdown::table(
+            &[
+                ("rule", Align::Spaced),
+                ("tool", Align::Spaced),
+                ("problem", Align::Spaced),
+            ],
+            o.violations.iter().map(|v| {
+                vec![
+                    v.rule.clone(),
+                    if v.tool.is_empty() { "(all)" } else { &v.tool }.to_string(),
+                    v.message.clone(),
+                ]
+            }),
+        ));
+        out.push('\n');
+    }
+    if !o.changes.is_empty() {
+        let columns = [
+            ("tool".to_string(), Align::Spaced),
+            ("change".to_string(), Align::Spaced),
+            ("bytes".to_string(), Align::Spaced),
+            (format!("{tok} tokens"), Align::Spaced),
+        ];
+        out.push_str(&markdown::table(
+            &columns,
+            o.changes.iter().map(|c| {
+                let fmt = |f: fn(&Weight) -> String| {
+                    format!(
+                        "{} -> {}",
+                        c.before.as_ref().map(f).unwrap_or_else(|| "-".into()),
+                        c.after.as_ref().map(f).unwrap_or_else(|| "-".into())
+                    )
+                };
+                vec![
+                    c.name.clone(),
+                    format!("{:?}", c.change).to_lowercase(),
+                    fmt(|w| w.bytes.to_string()),
+                    fmt(|w| w.tokens.to_string()),
+                ]
+            }),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

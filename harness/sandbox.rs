@@ -165,15 +165,8 @@ fn execute(
             if !s.is_empty() {
                 s.push('\n');
             }
-            if s.len() + line.len() > out_limit {
-                let mut cut = out_limit.saturating_sub(s.len());
-                while !line.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                s.push_str(&line[..cut]);
+            if push_within(&mut s, &line, out_limit) {
                 s.push_str(&format!("\n[output cut at {out_limit} bytes]"));
-            } else {
-                s.push_str(&line);
             }
         })
         .map_err(engine)?;
@@ -210,39 +203,60 @@ fn execute(
             return Err(time_msg.clone());
         }
         // A returned value is printed, as a REPL would, within the same output limit.
-        if !value.is_undefined() {
-            let shown: Option<String> = match ctx.json_stringify(value) {
-                Ok(s) => s.and_then(|s| s.to_string().ok()),
-                Err(_) => {
-                    return Err(format!(
-                        "Error: the program's returned value could not be written out within the sandbox's {} MB of memory",
-                        limits.memory_bytes >> 20
-                    ))
-                }
-            };
-            if let Some(s) = shown {
-                let mut p = printed.borrow_mut();
-                if !p.is_empty() {
-                    p.push('\n');
-                }
-                let room = out_limit.saturating_sub(p.len());
-                if s.len() > room {
-                    let mut cut = room;
-                    while !s.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    p.push_str(&s[..cut]);
-                    p.push_str(&format!(
-                        "\n[returned value cut: {} bytes, output is kept to {out_limit}]",
-                        s.len()
-                    ));
-                } else {
-                    p.push_str(&s);
-                }
-            }
-        }
+        print_returned(&ctx, value, &printed, &limits)?;
         Ok(())
     })
+}
+
+/// Push as much of `text` as fits under `limit` bytes, cut on a character boundary; whether
+/// it was cut.
+fn push_within(out: &mut String, text: &str, limit: usize) -> bool {
+    let room = limit.saturating_sub(out.len());
+    if text.len() <= room {
+        out.push_str(text);
+        return false;
+    }
+    let mut cut = room;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    out.push_str(&text[..cut]);
+    true
+}
+
+/// A program's returned value, printed after its output as JSON within the output limit.
+fn print_returned<'js>(
+    ctx: &rquickjs::Ctx<'js>,
+    value: rquickjs::Value<'js>,
+    printed: &RefCell<String>,
+    limits: &Limits,
+) -> std::result::Result<(), String> {
+    if value.is_undefined() {
+        return Ok(());
+    }
+    let out_limit = limits.output_bytes;
+    let shown: Option<String> = match ctx.json_stringify(value) {
+        Ok(s) => s.and_then(|s| s.to_string().ok()),
+        Err(_) => {
+            return Err(format!(
+                "Error: the program's returned value could not be written out within the sandbox's {} MB of memory",
+                limits.memory_bytes >> 20
+            ))
+        }
+    };
+    if let Some(s) = shown {
+        let mut p = printed.borrow_mut();
+        if !p.is_empty() {
+            p.push('\n');
+        }
+        if push_within(&mut p, &s, out_limit) {
+            p.push_str(&format!(
+                "\n[returned value cut: {} bytes, output is kept to {out_limit}]",
+                s.len()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A thrown value as a reader wants it: a string as it is, anything else as JSON (cut at

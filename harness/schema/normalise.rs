@@ -188,6 +188,43 @@ impl Normaliser<'_> {
         obj.remove("$defs");
         obj.remove("definitions");
 
+        if let Some(resolved) = self.resolve_ref(&mut obj, depth, refs, ptr) {
+            return resolved;
+        }
+        self.merge_combinators(&mut obj, depth, refs, ptr);
+        let ty = self.node_type(&obj);
+        let mut obj = if obj.contains_key("type") {
+            obj.insert("type".into(), json!(ty));
+            obj
+        } else {
+            let mut m = Map::new();
+            m.insert("type".into(), json!(ty));
+            m.extend(obj);
+            m
+        };
+
+        if depth >= MAX_DEPTH {
+            let mut cut = Map::new();
+            cut.insert("type".into(), json!(ty));
+            if let Some(d) = obj.get("description") {
+                cut.insert("description".into(), d.clone());
+            }
+            return Value::Object(cut);
+        }
+
+        self.children(&mut obj, depth, refs, ptr);
+        Value::Object(obj)
+    }
+
+    /// Follow a local `$ref` within the budget: the target's normal form with this node's
+    /// annotations on top, or `None` (a ref that cannot be followed becomes an object).
+    fn resolve_ref(
+        &self,
+        obj: &mut Map<String, Value>,
+        depth: usize,
+        refs: &mut Vec<String>,
+        ptr: &str,
+    ) -> Option<Value> {
         if let Some(r) = obj.remove("$ref") {
             let target = r
                 .as_str()
@@ -206,7 +243,7 @@ impl Normaliser<'_> {
                             merged.insert(key.to_string(), val.clone());
                         }
                     }
-                    return Value::Object(merged);
+                    return Some(Value::Object(merged));
                 }
                 None => {
                     obj.entry("type").or_insert_with(|| json!("object"));
@@ -214,6 +251,17 @@ impl Normaliser<'_> {
             }
         }
 
+        None
+    }
+
+    /// Fold `anyOf`/`oneOf` (the first non-null branch) and `allOf` (every branch) into the node.
+    fn merge_combinators(
+        &self,
+        obj: &mut Map<String, Value>,
+        depth: usize,
+        refs: &mut Vec<String>,
+        ptr: &str,
+    ) {
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = obj.remove(key) {
                 let pick = branches
@@ -252,27 +300,16 @@ impl Normaliser<'_> {
                 }
             }
         }
+    }
 
-        let ty = self.node_type(&obj);
-        let mut obj = if obj.contains_key("type") {
-            obj.insert("type".into(), json!(ty));
-            obj
-        } else {
-            let mut m = Map::new();
-            m.insert("type".into(), json!(ty));
-            m.extend(obj);
-            m
-        };
-
-        if depth >= MAX_DEPTH {
-            let mut cut = Map::new();
-            cut.insert("type".into(), json!(ty));
-            if let Some(d) = obj.get("description") {
-                cut.insert("description".into(), d.clone());
-            }
-            return Value::Object(cut);
-        }
-
+    /// Normalise the node's children: properties, required names, items, additional properties.
+    fn children(
+        &self,
+        obj: &mut Map<String, Value>,
+        depth: usize,
+        refs: &mut Vec<String>,
+        ptr: &str,
+    ) {
         if let Some(p) = obj.get_mut("properties") {
             match p {
                 Value::Object(map) => {
@@ -326,7 +363,6 @@ impl Normaliser<'_> {
                 obj.remove("additionalProperties");
             }
         }
-        Value::Object(obj)
     }
 
     /// The node's type if valid, else one inferred from its other keywords.

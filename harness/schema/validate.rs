@@ -145,6 +145,30 @@ fn node(v: &Value, ptr: &str, root: bool, out: &mut Vec<Violation>) {
             ),
         }
     }
+    required(obj, props, ptr, out);
+    if let Some(items) = obj.get("items") {
+        node(items, &format!("{ptr}/items"), false, out);
+    }
+    if let Some(ap @ Value::Object(_)) = obj.get("additionalProperties") {
+        node(ap, &format!("{ptr}/additionalProperties"), false, out);
+    }
+    // Strict clients read definitions blocks too (notion ships one in every tool).
+    for key in ["$defs", "definitions"] {
+        if let Some(defs) = obj.get(key).and_then(Value::as_object) {
+            for (k, child) in defs {
+                node(child, &format!("{ptr}/{key}/{}", segment(k)), false, out);
+            }
+        }
+    }
+}
+
+/// `required` is an array of names that `properties` has.
+fn required(
+    obj: &serde_json::Map<String, Value>,
+    props: Option<&Value>,
+    ptr: &str,
+    out: &mut Vec<Violation>,
+) {
     if let Some(req) = obj.get("required") {
         match req.as_array() {
             Some(names) => {
@@ -170,20 +194,6 @@ fn node(v: &Value, ptr: &str, root: bool, out: &mut Vec<Violation>) {
                 ViolationKind::BadShape,
                 "`required` is not an array".into(),
             ),
-        }
-    }
-    if let Some(items) = obj.get("items") {
-        node(items, &format!("{ptr}/items"), false, out);
-    }
-    if let Some(ap @ Value::Object(_)) = obj.get("additionalProperties") {
-        node(ap, &format!("{ptr}/additionalProperties"), false, out);
-    }
-    // Strict clients read definitions blocks too (notion ships one in every tool).
-    for key in ["$defs", "definitions"] {
-        if let Some(defs) = obj.get(key).and_then(Value::as_object) {
-            for (k, child) in defs {
-                node(child, &format!("{ptr}/{key}/{}", segment(k)), false, out);
-            }
         }
     }
 }
