@@ -172,3 +172,17 @@ orders = 4
         }
     }
 }
+
+#[test]
+fn the_surface_options_name_every_surface() {
+    for cmd in ["measure", "sweep"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+            .args([cmd, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        for name in SurfaceKind::names() {
+            assert!(help.contains(name), "`{cmd} --help` does not name {name}");
+        }
+    }
+}

@@ -50,10 +50,13 @@ use std::time::Duration;
     about = "Measure what it costs to show a catalogue of tool capabilities to a language model",
     long_about = "Measure what it costs to show a catalogue of tool capabilities to a language model, \
 and how that cost grows with the catalogue. toolcost builds the exact request each surface sends \
-(per-row MCP, deferred search, protocol-only HTTP, a small MCP surface, a name list, code mode), \
+(per-row MCP, deferred search, protocol-only HTTP, a small MCP surface, a name list, code mode, \
+per-row MCP with trimmed definitions), \
 counts its wire bytes and billed input tokens, and prices them.\n\n\
 Every figure carries an evidence label: recorded (published elsewhere), observed (returned by a \
-real provider or server), estimated:<tokenizer> (counted here), derived (arithmetic on the others)."
+real provider or server), estimated:<tokenizer> (counted here), calibrated:<fit> (depends on a \
+constant fitted to a recorded figure), simulated (decided by the driver's scripted model), derived \
+(arithmetic on the others)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -74,7 +77,7 @@ pub enum Command {
     Weigh(WeighArgs),
     /// Fail CI when tool definitions outgrow the budget in toolcost.toml or the baseline lock.
     Check(CheckArgs),
-    /// Run the reference dispatch server: HTTP protocol, per-row MCP, the small MCP surface and code mode.
+    /// Run the reference dispatch server: HTTP protocol and an MCP endpoint per surface (per-row, trimmed per-row, small, code mode).
     Serve(ServeArgs),
     /// Run the LLM-API gateway that logs tokens, bytes and cost per request.
     Gateway(GatewayArgs),

@@ -20,7 +20,10 @@ pub struct SweepArgs {
     /// Catalogue sizes. Default: 0,10,100,856,8560,85600 (or the scenario's).
     #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
     pub rows: Vec<usize>,
-    /// `all` or a comma-separated list of surfaces.
+    /// `all` or a comma-separated list of surfaces: per-row-mcp, deferred-search,
+    /// deferred-search-regex, deferred-search-client, deferred-search-client-regex,
+    /// protocol-only, small-mcp, name-list, code-mode, per-row-mcp-min (`all` leaves out the
+    /// deferred-search variants).
     #[arg(long)]
     pub surface: Option<String>,
     /// Comma-separated tokenizers. Default: o200k,cl100k.
