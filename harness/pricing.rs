@@ -50,26 +50,28 @@ pub use crate::provider::Usage;
 
 impl PriceCard {
     /// Every card, parsed once per process (the gateway looks one up per request).
-    pub fn all() -> Vec<PriceCard> {
+    pub fn all() -> &'static [PriceCard] {
         static CARDS: std::sync::OnceLock<Vec<PriceCard>> = std::sync::OnceLock::new();
-        CARDS
-            .get_or_init(|| {
-                let cards: Cards =
-                    toml::from_str(EMBEDDED).expect("fixtures/prices.toml is valid (tested)");
-                cards.model
-            })
-            .clone()
+        CARDS.get_or_init(|| {
+            let cards: Cards =
+                toml::from_str(EMBEDDED).expect("fixtures/prices.toml is valid (tested)");
+            cards.model
+        })
     }
 
     pub fn named(id: &str) -> Result<PriceCard> {
         let all = Self::all();
-        let ids: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
-        all.into_iter()
+        all.iter()
             .find(|c| c.id == id.trim())
+            .cloned()
             .ok_or_else(|| Error::Unknown {
                 kind: "model",
                 name: id.to_string(),
-                expected: ids.join(", "),
+                expected: all
+                    .iter()
+                    .map(|c| c.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })
     }
 

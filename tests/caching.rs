@@ -2,52 +2,27 @@
 //! writes then reads at marks above the model's minimum, `count_tokens` without side effects,
 //! refusals in the provider's own format, and the name list's prefix kept across enables.
 
+mod common;
+
 use serde_json::{json, Value};
 use toolcost::catalogue::{generate::Generator, profile::Profile, Catalogue};
 use toolcost::client::Client;
-use toolcost::gateway::{self, Gateway, Upstream};
+use toolcost::gateway::Upstream;
 use toolcost::surface::name_list::Session;
 use toolcost::surface::{Context, DEFAULT_ENDPOINT};
 use toolcost::wire::Request;
 
 struct Gw {
     base: String,
-    _dir: tempfile::TempDir,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _gw: common::TestGateway,
     http: reqwest::Client,
 }
 
-impl Drop for Gw {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-    }
-}
-
 async fn start() -> Gw {
-    let dir = tempfile::tempdir().unwrap();
-    let gw = Gateway::new(gateway::Options {
-        upstream: Upstream::Mock,
-        api_key: None,
-        log: dir.path().join("log.sqlite"),
-        timeout: std::time::Duration::from_secs(30),
-        max_body: gateway::DEFAULT_MAX_BODY,
-        max_response: gateway::DEFAULT_MAX_RESPONSE,
-        ca_cert: None,
-        log_bodies: false,
-    })
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(gateway::run(listener, gw, async move {
-        let _ = rx.await;
-    }));
+    let g = common::start_gateway(Upstream::Mock, |_| {}).await;
     Gw {
-        base,
-        _dir: dir,
-        stop: Some(tx),
+        base: g.base.clone(),
+        _gw: g,
         http: reqwest::Client::new(),
     }
 }
@@ -242,34 +217,11 @@ async fn the_name_list_keeps_its_prefix_in_hidden_mode_and_append_mode_breaks_it
 /// are missing; `.ci/run` installs them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_sdks_see_the_cache_and_the_refusals() {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import anthropic, openai"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the anthropic and openai Python packages are missing: .ci/run installs them"
-        );
-        eprintln!("skipping: pip install anthropic openai to run the SDK test");
+    if !common::python_sdks("anthropic, openai") {
         return;
     }
     let g = start().await;
-    let script =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/sdk_caching.py");
-    let out = tokio::process::Command::new("python3")
-        .arg(&script)
-        .arg(&g.base)
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::python_peer("sdk_caching.py", &g.base).await;
     for r in v["bare"].as_array().unwrap() {
         assert_eq!((&r["write"], &r["read"]), (&json!(0), &json!(0)), "{v}");
     }

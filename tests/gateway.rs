@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use toolcost::client::Client;
-use toolcost::gateway::{self, log, Gateway, Upstream};
+use toolcost::gateway::{log, Upstream};
 use toolcost::pricing::PriceCard;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
 use toolcost::tokens::billed_input;
@@ -17,44 +17,16 @@ use toolcost::wire::{self, Format, Request};
 struct Gw {
     base: String,
     log: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _gw: common::TestGateway,
     http: reqwest::Client,
 }
 
-impl Drop for Gw {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-    }
-}
-
 async fn start(upstream: Upstream, timeout: Duration) -> Gw {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.sqlite");
-    let gw = Gateway::new(gateway::Options {
-        upstream,
-        api_key: None,
-        log: log.clone(),
-        timeout,
-        max_body: gateway::DEFAULT_MAX_BODY,
-        max_response: gateway::DEFAULT_MAX_RESPONSE,
-        ca_cert: None,
-        log_bodies: false,
-    })
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(gateway::run(listener, gw, async move {
-        let _ = rx.await;
-    }));
+    let g = common::start_gateway(upstream, |o| o.timeout = timeout).await;
     Gw {
-        base,
-        log,
-        _dir: dir,
-        stop: Some(tx),
+        base: g.base.clone(),
+        log: g.log.clone(),
+        _gw: g,
         http: reqwest::Client::new(),
     }
 }
@@ -496,44 +468,14 @@ fn a_killed_gateway_leaves_a_readable_log() {
     assert_eq!(log::read_all(&log_path).unwrap().len(), 20);
 }
 
-/// The anthropic and openai SDKs, installed by `.ci/run` from PyPI. Outside CI a missing
-/// install skips with a message; in CI it fails.
-fn python_sdks() -> bool {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import anthropic, openai"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the anthropic and openai Python packages are missing: .ci/run installs them"
-        );
-        eprintln!("skipping: pip install anthropic openai to run the SDK test");
-    }
-    ok
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdks_parse_every_answer_and_match_the_log() {
-    if !python_sdks() {
+    if !common::python_sdks("anthropic, openai") {
         return;
     }
     let g = start(Upstream::Mock, Duration::from_secs(5)).await;
-    let script =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/sdk_gateway.py");
-    let out = tokio::process::Command::new("python3")
-        .arg(&script)
-        .arg(&g.base)
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let seen: Vec<Value> =
+        serde_json::from_value(common::python_peer("sdk_gateway.py", &g.base).await).unwrap();
     let rows = g.rows();
     assert_eq!(
         rows.len(),

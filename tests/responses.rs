@@ -9,7 +9,7 @@ mod common;
 use serde_json::{json, Value};
 use std::time::Duration;
 use toolcost::client::Client;
-use toolcost::gateway::{self, log, Gateway, Upstream};
+use toolcost::gateway::{log, Upstream};
 use toolcost::pricing::PriceCard;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
 use toolcost::tokens::billed_input;
@@ -20,36 +20,16 @@ const CLIENT: &str = "openai-responses-agent";
 struct Gw {
     base: String,
     log: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _gw: common::TestGateway,
     http: reqwest::Client,
 }
 
 async fn start() -> Gw {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.sqlite");
-    let gw = Gateway::new(gateway::Options {
-        upstream: Upstream::Mock,
-        api_key: None,
-        log: log.clone(),
-        timeout: Duration::from_secs(5),
-        max_body: gateway::DEFAULT_MAX_BODY,
-        max_response: gateway::DEFAULT_MAX_RESPONSE,
-        ca_cert: None,
-        log_bodies: false,
-    })
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(gateway::run(listener, gw, async move {
-        let _ = rx.await;
-    }));
+    let g = common::start_gateway(Upstream::Mock, |o| o.timeout = Duration::from_secs(5)).await;
     Gw {
-        base,
-        log,
-        _dir: dir,
-        _stop: tx,
+        base: g.base.clone(),
+        log: g.log.clone(),
+        _gw: g,
         http: reqwest::Client::new(),
     }
 }
@@ -312,44 +292,14 @@ fn measure_runs_every_surface_for_the_responses_client() {
     assert_eq!(deferred.model, "gpt-5.4");
 }
 
-/// The openai Python package, installed by `.ci/run` from PyPI. Outside CI a missing install
-/// skips with a message; in CI it fails.
-fn python_openai() -> bool {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import openai"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the openai Python package is missing: .ci/run installs it"
-        );
-        eprintln!("skipping: pip install openai to run the SDK test");
-    }
-    ok
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_openai_sdk_parses_responses_with_tool_search() {
-    if !python_openai() {
+    if !common::python_sdks("openai") {
         return;
     }
     let g = start().await;
-    let script =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/sdk_responses.py");
-    let out = tokio::process::Command::new("python3")
-        .arg(&script)
-        .arg(&g.base)
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let seen: Vec<Value> =
+        serde_json::from_value(common::python_peer("sdk_responses.py", &g.base).await).unwrap();
     let rows = g.rows();
     assert_eq!(
         rows.len(),

@@ -56,8 +56,9 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
         format.spec().default_card()
     };
     PriceCard::all()
-        .into_iter()
+        .iter()
         .find(|c| c.id == id || c.id == model)
+        .cloned()
         .expect("embedded card")
 }
 

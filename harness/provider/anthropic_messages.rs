@@ -7,7 +7,7 @@ use super::{
     count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
     ToolLimit,
 };
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// Most tools with `defer_loading` in one request (FACTS section 3).
 pub const MAX_DEFERRED: usize = 10_000;
@@ -63,14 +63,10 @@ impl Provider for AnthropicMessages {
         schema: Value,
         defer: bool,
     ) -> Value {
-        let mut def = Map::new();
-        def.insert("name".into(), json!(name));
-        def.insert("description".into(), json!(description));
-        def.insert("input_schema".into(), schema);
-        if defer {
-            def.insert("defer_loading".into(), json!(true));
-        }
-        Value::Object(def)
+        super::deferrable(
+            json!({"name": name, "description": description, "input_schema": schema}),
+            defer,
+        )
     }
 
     fn user_message(&self, context: Option<&str>, text: &str) -> Value {

@@ -76,6 +76,15 @@ pub fn definition_parts(def: &Value) -> Option<(&str, &str, &Value)> {
     Some((name, desc, schema))
 }
 
+/// A definition, marked for deferred loading when `defer` (the mark goes last, after the
+/// format's own fields).
+fn deferrable(mut def: Value, defer: bool) -> Value {
+    if defer {
+        def["defer_loading"] = Value::Bool(true);
+    }
+    def
+}
+
 /// Whether a definition is marked for deferred loading.
 pub fn is_deferred(def: &Value) -> bool {
     def.get("defer_loading")

@@ -6,7 +6,7 @@ use super::{
     count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
     ToolLimit,
 };
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// Most tools in one request (FACTS section 3).
 pub const MAX_TOOLS: usize = 128;
@@ -82,16 +82,11 @@ impl Provider for OpenaiChat {
         schema: Value,
         defer: bool,
     ) -> Value {
-        let mut def = Map::new();
-        def.insert("type".into(), json!("function"));
-        def.insert(
-            "function".into(),
-            json!({"name": name, "description": description, "parameters": schema}),
-        );
-        if defer {
-            def.insert("defer_loading".into(), json!(true));
-        }
-        Value::Object(def)
+        super::deferrable(
+            json!({"type": "function",
+                   "function": {"name": name, "description": description, "parameters": schema}}),
+            defer,
+        )
     }
 
     fn user_message(&self, context: Option<&str>, text: &str) -> Value {

@@ -27,7 +27,7 @@ use super::{
     count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
     ToolLimit,
 };
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// Most fully visible functions in one request (FACTS section 3).
 pub const MAX_TOOLS: usize = 128;
@@ -121,15 +121,10 @@ impl Provider for OpenaiResponses {
         schema: Value,
         defer: bool,
     ) -> Value {
-        let mut def = Map::new();
-        def.insert("type".into(), json!("function"));
-        def.insert("name".into(), json!(name));
-        def.insert("description".into(), json!(description));
-        def.insert("parameters".into(), schema);
-        if defer {
-            def.insert("defer_loading".into(), json!(true));
-        }
-        Value::Object(def)
+        super::deferrable(
+            json!({"type": "function", "name": name, "description": description, "parameters": schema}),
+            defer,
+        )
     }
 
     fn user_message(&self, context: Option<&str>, text: &str) -> Value {

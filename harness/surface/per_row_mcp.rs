@@ -32,13 +32,7 @@ impl Surface for PerRowMcp {
         [214, 39, 40]
     }
     fn build(&self, ctx: &Context) -> Built {
-        let defs = ctx.catalogue_definitions(false);
-        let n = defs.len();
-        Built {
-            request: ctx.request(None, defs),
-            definitions_in_context: n,
-            definitions_on_wire: n,
-        }
+        every_definition_in_context(ctx, ctx.catalogue_definitions(false))
     }
     fn endpoint(&self) -> Option<Endpoint> {
         Some(ENDPOINT)
@@ -51,6 +45,16 @@ impl Surface for PerRowMcp {
     }
     fn player(&self, _ctx: &Context) -> Box<dyn Player> {
         Box::new(DirectCalls)
+    }
+}
+
+/// A request that carries `defs` in full, every one in the model's context.
+pub fn every_definition_in_context(ctx: &Context, defs: Vec<serde_json::Value>) -> Built {
+    let n = defs.len();
+    Built {
+        request: ctx.request(None, defs),
+        definitions_in_context: n,
+        definitions_on_wire: n,
     }
 }
 

@@ -5,7 +5,7 @@
 //! trimming definitions saves against switching surface. Served at `/mcp/min`; calls take the
 //! same arguments as the full definitions.
 
-use super::per_row_mcp::DirectCalls;
+use super::per_row_mcp::{every_definition_in_context, DirectCalls};
 use super::play::Player;
 use super::{Built, Calls, Context, Endpoint, Listing, Surface};
 use crate::catalogue::{Catalogue, Tool};
@@ -68,12 +68,7 @@ impl Surface for PerRowMcpMin {
             ..*ctx
         }
         .catalogue_definitions(false);
-        let n = defs.len();
-        Built {
-            request: ctx.request(None, defs),
-            definitions_in_context: n,
-            definitions_on_wire: n,
-        }
+        every_definition_in_context(ctx, defs)
     }
     fn endpoint(&self) -> Option<Endpoint> {
         Some(ENDPOINT)

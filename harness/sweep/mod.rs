@@ -3,6 +3,7 @@
 //! `reports/<name>/`. Result files are created first and rewritten after every catalogue size,
 //! so a sweep stopped midway leaves valid, partial files.
 
+pub mod charts;
 pub mod config;
 pub mod frame;
 pub mod logs;
@@ -146,11 +147,11 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
     std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
     // Each client's price card, looked up once: it prices the measurements, and its context
     // window and provider limit go on the charts.
-    let clients: Vec<plot::ClientLimits> = cfg
+    let clients: Vec<charts::ClientLimits> = cfg
         .clients
         .iter()
         .map(|c| {
-            Ok(plot::ClientLimits {
+            Ok(charts::ClientLimits {
                 client: c.name.clone(),
                 format: c.format,
                 card: PriceCard::named(&c.model)?,
@@ -212,7 +213,7 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
         task_files = report::write_csv_json(&cfg.out, "tasks", &tasks)?.to_vec();
     }
     let mut files = results.to_vec();
-    files.extend(plot::sweep_plots(
+    files.extend(charts::sweep_plots(
         &cfg.out,
         &rows,
         per_def.as_ref(),

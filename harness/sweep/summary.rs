@@ -2,8 +2,8 @@
 //! plots, and a reading computed from the figures. Nothing here depends on the clock or the
 //! machine, so the file is the same wherever the same inputs are swept.
 
+use super::charts::ClientLimits;
 use super::frame::{self, LogSummary};
-use super::plot::ClientLimits;
 use super::{Config, SweepRow};
 use crate::driver::TaskResult;
 use crate::error::Result;

@@ -139,3 +139,91 @@ pub fn spawn_peer(command: impl Fn(u16) -> std::process::Command) -> (std::proce
     }
     panic!("the peer did not listen on any of five ports");
 }
+
+/// A gateway in this process on 127.0.0.1:0, its log in a temporary folder; it stops when
+/// dropped.
+pub struct TestGateway {
+    pub base: String,
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for TestGateway {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+/// Start a gateway in front of `upstream` with the default options, changed by `adjust`.
+pub async fn start_gateway(
+    upstream: toolcost::gateway::Upstream,
+    adjust: impl FnOnce(&mut toolcost::gateway::Options),
+) -> TestGateway {
+    use toolcost::gateway;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.sqlite");
+    let mut opts = gateway::Options {
+        upstream,
+        api_key: None,
+        log: log.clone(),
+        timeout: std::time::Duration::from_secs(30),
+        max_body: gateway::DEFAULT_MAX_BODY,
+        max_response: gateway::DEFAULT_MAX_RESPONSE,
+        ca_cert: None,
+        log_bodies: false,
+    };
+    adjust(&mut opts);
+    let gw = gateway::Gateway::new(opts).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(gateway::run(listener, gw, async move {
+        let _ = rx.await;
+    }));
+    TestGateway {
+        base,
+        log,
+        _dir: dir,
+        stop: Some(tx),
+    }
+}
+
+/// Whether the official Python SDKs named (`anthropic`, `openai`) import; outside CI a missing
+/// one skips the test with a note, in CI it is an error (`.ci/run` installs them).
+pub fn python_sdks(modules: &str) -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the Python packages {modules} are missing: .ci/run installs them"
+        );
+        eprintln!("skipping: pip install {modules} to run the SDK test");
+    }
+    ok
+}
+
+/// Run a Python peer script under tests/peers with the gateway's base URL; its JSON output.
+pub async fn python_peer(script: &str, base: &str) -> serde_json::Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(script);
+    let out = tokio::process::Command::new("python3")
+        .arg(&path)
+        .arg(base)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
