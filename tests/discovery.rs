@@ -10,6 +10,46 @@ fn toolcost() -> Command {
 }
 
 #[test]
+fn search_eval_plots_recall_against_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("search");
+    let run = |rows: &str| {
+        toolcost()
+            .args([
+                "search-eval",
+                "--rows",
+                rows,
+                "--targets",
+                "10",
+                "--resolver",
+            ])
+            .args(["bm25,bm25f-wordnet", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+    };
+    // One size: no line to draw, so no chart.
+    run("120");
+    assert!(!out.join("recall-at-5.svg").exists());
+    run("120,300");
+    let svg = std::fs::read_to_string(out.join("recall-at-5.svg")).unwrap();
+    for label in [
+        "bm25, lexical",
+        "bm25, paraphrase",
+        "bm25f-wordnet, lexical",
+        "bm25f-wordnet, paraphrase",
+    ] {
+        assert!(svg.contains(label), "{label} missing from the chart");
+    }
+    assert!(
+        std::fs::metadata(out.join("recall-at-5.png"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+}
+
+#[test]
 fn search_eval_writes_readable_reports() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("search");
@@ -212,6 +252,20 @@ fn the_real_query_set_is_labelled_honestly() {
         serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
     assert_eq!(scores.len(), 6);
     assert!(scores.iter().all(|s| s.set == "real-mcp" && s.rows == 448));
+    // The summary gives the real set its own section and names its best resolver.
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(
+        summary.contains("## Recall and MRR: real-mcp queries"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("## Recall and MRR: generated"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("On the real set the best resolver is"),
+        "{summary}"
+    );
     let r5 = |res: &str| {
         scores
             .iter()

@@ -6,6 +6,7 @@ use crate::catalogue::{profile::Profile, Catalogue, Row};
 use crate::error::{Error, Result};
 use crate::report::{self, markdown, percent, Align};
 use crate::surface::SurfaceKind;
+use crate::sweep::plot;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -127,11 +128,59 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
         }
     }
     report::write_atomic(&cfg.out.join("misses.md"), misses.as_bytes())?;
+    write_recall_chart(&cfg.out, &scores)?;
     report::write_atomic(
         &cfg.out.join("summary.md"),
         summary(&scores, &costs).as_bytes(),
     )?;
     Ok(Written { scores, costs })
+}
+
+/// `recall-at-5.png`/`.svg`: recall@5 against N on the generated catalogues, one colour per
+/// resolver, solid for queries in the row's words and dashed for paraphrases. Written only
+/// when the generated set was scored at two sizes or more.
+fn write_recall_chart(dir: &std::path::Path, scores: &[Score]) -> Result<()> {
+    let generated: Vec<&Score> = scores.iter().filter(|r| r.set == "generated").collect();
+    let mut sizes: Vec<usize> = generated.iter().map(|r| r.rows).collect();
+    sizes.sort();
+    sizes.dedup();
+    if sizes.len() < 2 {
+        return Ok(());
+    }
+    let mut resolvers: Vec<&str> = Vec::new();
+    for r in &generated {
+        if !resolvers.contains(&r.resolver.as_str()) {
+            resolvers.push(&r.resolver);
+        }
+    }
+    let mut lines = Vec::new();
+    for (i, res) in resolvers.iter().enumerate() {
+        for kind in [QueryKind::Lexical, QueryKind::Paraphrase] {
+            let points: Vec<(f64, f64)> = generated
+                .iter()
+                .filter(|r| r.resolver == *res && r.kind == kind.name())
+                .map(|r| (r.rows as f64, r.recall_at_5))
+                .collect();
+            if !points.is_empty() {
+                lines.push((
+                    format!("{res}, {}", kind.name()),
+                    i,
+                    kind == QueryKind::Paraphrase,
+                    points,
+                ));
+            }
+        }
+    }
+    plot::write(
+        dir,
+        &plot::Shares {
+            stem: "recall-at-5".into(),
+            title: "Recall@5 against N, generated query sets (derived)".into(),
+            y_desc: "recall@5 (solid: row's words; dashed: paraphrase)".into(),
+            lines,
+        },
+    )?;
+    Ok(())
 }
 
 /// Every miss of every method, grouped, with what came back instead.
@@ -184,41 +233,85 @@ fn write_misses(out: &mut String, ev: &eval::Evaluation) {
 }
 
 /// The Markdown summary: tables with their labels, and a reading computed from the figures.
+/// What each query set is, for the heading of its section.
+fn set_intro(set: &str) -> &'static str {
+    match set {
+        "generated" => {
+            "Each catalogue is generated with a labelled query set: for an even sample of rows, \
+one query in the row's own words (lexical) and one paraphrase that avoids them (synonyms for the \
+verb and the resource; the service named as a user names it). Any row generated from the same \
+verb, resource and service counts as a hit. These queries come from the generator's own word \
+lists, so they flatter any resolver tuned to it; the real set below does not."
+        }
+        "real-mcp" => {
+            "Queries written by hand from tasks over the captured `tools/list` results of ten \
+published MCP servers (`fixtures/queries/real-mcp.jsonl`), half of them sharing no content word \
+with any tool that answers them. Each query searches its own server's tools and the outcomes are \
+pooled, so N is the sum of the ten catalogues, not the size any one query searched."
+        }
+        _ => "A catalogue and query set given on the command line.",
+    }
+}
+
+/// The query sets present, generated first, then real, then any other, each once.
+fn sets<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    let rank = |s: &str| match s {
+        "generated" => 0,
+        "real-mcp" => 1,
+        _ => 2,
+    };
+    out.sort_by_key(|s| rank(s));
+    out
+}
+
 pub fn summary(scores: &[Score], costs: &[SurfaceCost]) -> String {
     let mut s = String::from("# Discovery quality\n\n");
     s.push_str(
-        "Each catalogue is generated with a labelled query set: for an even sample of rows, one \
-query in the row's own words (lexical) and one paraphrase that avoids them (synonyms for the verb \
-and the resource; the service named as a user names it). Any row generated from the same verb, \
-resource and service counts as a hit. Recall and MRR are `derived` (counted over the query set); \
-query times are `observed` on the machine that wrote this file.\n\n",
+        "Recall and MRR are `derived` (counted over the query set); query times are `observed` on \
+the machine that wrote this file. Each query set has its own section: a resolver is judged on \
+the real set, since the generated one shares its words with the catalogue.\n",
     );
-    s.push_str("## Recall and MRR\n\n");
-    s.push_str(&markdown::table(
-        &[
-            ("N", Align::Right),
-            ("resolver", Align::Left),
-            ("queries", Align::Left),
-            ("kind", Align::Left),
-            ("recall@1", Align::Right),
-            ("recall@5", Align::Right),
-            ("MRR", Align::Right),
-        ],
-        scores.iter().map(|r| {
-            vec![
-                report::thousands(r.rows as u64),
-                r.resolver.clone(),
-                r.queries.to_string(),
-                r.kind.clone(),
-                percent(r.recall_at_1),
-                percent(r.recall_at_5),
-                format!("{:.3}", r.mrr),
-            ]
-        }),
-    ));
+    for set in sets(scores.iter().map(|r| r.set.as_str())) {
+        let _ = write!(
+            s,
+            "\n## Recall and MRR: {set} queries\n\n{}\n\n",
+            set_intro(set)
+        );
+        s.push_str(&markdown::table(
+            &[
+                ("N", Align::Right),
+                ("resolver", Align::Left),
+                ("queries", Align::Left),
+                ("kind", Align::Left),
+                ("recall@1", Align::Right),
+                ("recall@5", Align::Right),
+                ("MRR", Align::Right),
+                ("ms/query", Align::Right),
+            ],
+            scores.iter().filter(|r| r.set == set).map(|r| {
+                vec![
+                    report::thousands(r.rows as u64),
+                    r.resolver.clone(),
+                    r.queries.to_string(),
+                    r.kind.clone(),
+                    percent(r.recall_at_1),
+                    percent(r.recall_at_5),
+                    format!("{:.3}", r.mrr),
+                    format!("{:.3}", r.mean_query_ms),
+                ]
+            }),
+        ));
+    }
     s.push_str("\n## What misses add to a task\n\nThe model searches with the paraphrase first; after a miss it reformulates once in the row's words (one more round); after a second miss the task fails. Extra tokens are the extra rounds times one round's input on that surface (`calibrated:kimi-est`, claude-cli profile), a lower bound since later rounds also resend the history.\n\n");
     s.push_str(&markdown::table(
         &[
+            ("set", Align::Left),
             ("N", Align::Right),
             ("surface", Align::Left),
             ("resolver", Align::Left),
@@ -231,6 +324,7 @@ query times are `observed` on the machine that wrote this file.\n\n",
         ],
         costs.iter().map(|c| {
             vec![
+                c.set.clone(),
                 report::thousands(c.rows as u64),
                 c.surface.clone(),
                 c.resolver.clone(),
@@ -244,9 +338,48 @@ query times are `observed` on the machine that wrote this file.\n\n",
         }),
     ));
     s.push_str("\n## Reading\n\n");
-    s.push_str(&reading(scores));
-    s.push_str(&reading_costs(costs));
+    let generated: Vec<Score> = scores
+        .iter()
+        .filter(|r| r.set == "generated")
+        .cloned()
+        .collect();
+    s.push_str(&reading(&generated));
+    s.push_str(&reading_real(scores));
+    s.push_str(&reading_costs(
+        &costs
+            .iter()
+            .filter(|c| c.set == "generated")
+            .cloned()
+            .collect::<Vec<_>>(),
+    ));
     s
+}
+
+/// The best resolver on the real set, by recall@5 over all its queries, and what it reaches
+/// on each half.
+fn reading_real(scores: &[Score]) -> String {
+    let real: Vec<&Score> = scores.iter().filter(|r| r.set == "real-mcp").collect();
+    let best = real
+        .iter()
+        .filter(|r| r.kind == "all")
+        .max_by(|a, b| a.recall_at_5.total_cmp(&b.recall_at_5));
+    let Some(best) = best else {
+        return String::new();
+    };
+    let kind = |k: QueryKind| {
+        real.iter()
+            .find(|r| r.resolver == best.resolver && r.kind == k.name())
+            .map_or("n/a".to_string(), |r| percent(r.recall_at_5))
+    };
+    format!(
+        "\nOn the real set the best resolver is {}: recall@5 {} over all {} queries, {} on those \
+in the tool's own words and {} on the paraphrased half. ",
+        best.resolver,
+        percent(best.recall_at_5),
+        best.queries,
+        kind(QueryKind::Lexical),
+        kind(QueryKind::Paraphrase)
+    )
 }
 
 fn reading_costs(costs: &[SurfaceCost]) -> String {

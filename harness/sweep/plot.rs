@@ -578,3 +578,86 @@ pub fn task_plots(dir: &Path, tasks: &[TaskPoint]) -> Result<Vec<PathBuf>> {
     )?);
     Ok(files)
 }
+
+/// One line of a [`Shares`] chart: label, palette index, dashed or not, and its (N, share)
+/// points.
+pub type ShareLine = (String, usize, bool, Vec<(f64, f64)>);
+
+/// Shares (0 to 100%) against N on a log axis: one line per series, coloured by its palette
+/// index and dashed or solid, so two properties (say, resolver and query kind) read at once.
+pub struct Shares {
+    pub stem: String,
+    pub title: String,
+    pub y_desc: String,
+    pub lines: Vec<ShareLine>,
+}
+
+/// Colours for series that are not surfaces, distinct on white.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+impl Chart for Shares {
+    fn stem(&self) -> &str {
+        &self.stem
+    }
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        root.fill(&WHITE).map_err(e)?;
+        let (x0, x1) = decades(self.lines.iter().flat_map(|l| l.3.iter().map(|p| p.0)));
+        let mut chart = frame(root, &self.title)
+            .build_cartesian_2d((x0..x1).log_scale(), 0.0..1.0)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("catalogue size N (rows, log scale)")
+            .y_desc(&self.y_desc)
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 17))
+            .x_label_formatter(&|x| compact(*x))
+            .y_label_formatter(&|y| format!("{:.0}%", y * 100.0))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(e)?;
+        for (label, index, dashed, points) in &self.lines {
+            let c = PALETTE[index % PALETTE.len()];
+            let dashed = *dashed;
+            if dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        points.clone(),
+                        8,
+                        5,
+                        c.stroke_width(2),
+                    ))
+                    .map_err(e)?
+                    .label(label.clone())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 8, y)], c.stroke_width(3))
+                    });
+            } else {
+                chart
+                    .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                    .map_err(e)?
+                    .label(label.clone())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3))
+                    });
+            }
+            chart
+                .draw_series(points.iter().map(|p| Circle::new(*p, 4, c.filled())))
+                .map_err(e)?;
+        }
+        legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
+        Ok(())
+    }
+}
