@@ -725,3 +725,77 @@ fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value, version: 
 
 /// The list_changed notification.
 pub const LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_are_bounded_and_keep_their_version() {
+        let s = Sessions::default();
+        let first = s.open("2025-06-18");
+        assert_eq!(s.version(&first), Some("2025-06-18"));
+        let mut last = String::new();
+        for _ in 0..MAX_SESSIONS {
+            last = s.open(NEWEST_LEGACY);
+        }
+        assert!(!s.known(&first), "the oldest session went first");
+        assert_eq!(s.version(&last), Some(NEWEST_LEGACY));
+        assert!(s.close(&last) && !s.close(&last));
+        // Opening and closing forever leaves the order queue bounded too.
+        for _ in 0..3 * MAX_SESSIONS {
+            let id = s.open(ASSUMED);
+            s.close(&id);
+        }
+        assert!(crate::sync::lock(&s.0).order.len() <= 2 * MAX_SESSIONS + 1);
+    }
+
+    #[test]
+    fn cursors_are_checked() {
+        assert_eq!(Page::at(None, 10), Ok(Page { start: 0, size: 10 }));
+        assert_eq!(
+            Page::at(Some("t20"), 10),
+            Ok(Page {
+                start: 20,
+                size: 10
+            })
+        );
+        for bad in [
+            "",
+            "t",
+            "t0",
+            "t15",
+            "x20",
+            "t-10",
+            "t99999999999999",
+            "t20 ",
+        ] {
+            assert!(Page::at(Some(bad), 10).is_err(), "{bad:?}");
+        }
+        assert!(
+            Page::at(Some("t10"), 0).is_err(),
+            "no cursors when nothing pages"
+        );
+        assert_eq!(
+            Page {
+                start: 20,
+                size: 10
+            }
+            .cursor_after(30),
+            None
+        );
+        assert_eq!(
+            Page { start: 0, size: 10 }.cursor_after(11),
+            Some("t10".into())
+        );
+    }
+
+    #[test]
+    fn versions_are_known_newest_first() {
+        assert_eq!(VERSIONS[0], MODERN);
+        assert!(VERSIONS.windows(2).all(|w| w[0] > w[1]));
+        assert_eq!(known("2025-11-25"), Some("2025-11-25"));
+        assert_eq!(known("2025-11-26"), None);
+        assert!(TOOL_ERRORS_FROM > ASSUMED && NEWEST_LEGACY >= TOOL_ERRORS_FROM);
+    }
+}
