@@ -571,3 +571,34 @@ fn serve_says_what_it_accepts_beyond_loopback_and_checks_its_options() {
         "{second}"
     );
 }
+
+#[test]
+fn over_stdio_every_version_lists_the_same_definitions() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["weigh", "--json", "--each-protocol", "--"])
+        .arg(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["serve", "--stdio", "--rows", "25", "--page-size", "10"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["protocol"], "2025-11-25", "stdio initializes by default");
+    let bytes = Catalogue::from_rows("x", rows(25)).definition_bytes();
+    assert_eq!(v["total_bytes"], bytes);
+    let protocols = v["protocols"].as_array().unwrap();
+    assert_eq!(protocols.len(), 5);
+    for r in protocols {
+        assert_eq!(r["error"], "", "{r}");
+        assert_eq!(r["spoken"], r["requested"], "{r}");
+        assert_eq!(r["tools"], 25, "{r}");
+        assert_eq!(r["definition_bytes"], bytes, "{r}");
+    }
+    // The stateless revision's three pages each carry its result fields.
+    let list = |i: usize| protocols[i]["list_bytes"].as_u64().unwrap();
+    assert!(list(0) > list(1) + 3 * 100, "{protocols:?}");
+    assert_eq!(list(1), list(2));
+}
