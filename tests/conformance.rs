@@ -2,7 +2,9 @@
 //! `.ci/run`, run on the Node 22 it needs) against `toolcost serve` on 127.0.0.1:0, at the
 //! per-row, small and code-mode endpoints. Every server scenario runs; the run fails on any
 //! failure not listed in `.ci/conformance-expected.yml` (capabilities toolcost does not offer)
-//! and on any listed scenario that passes.
+//! and on any listed scenario that passes. Of the client scenarios, `initialize` applies to
+//! `weigh`'s client (it lists; it calls no tools, holds no stream and answers no elicitation),
+//! and it runs against the suite's own server.
 
 mod common;
 
@@ -60,4 +62,29 @@ fn the_official_conformance_suite_passes_on_every_endpoint() {
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+#[test]
+fn weighs_client_passes_the_suites_initialize_scenario() {
+    let Some((node, suite)) = installed() else {
+        return;
+    };
+    let weigh = format!(
+        "{} weigh --json --timeout 20 --url",
+        env!("CARGO_BIN_EXE_toolcost")
+    );
+    let out = std::process::Command::new(&node)
+        .arg(&suite)
+        .args(["client", "--command", &weigh, "--scenario", "initialize"])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("OVERALL: PASSED"),
+        "{text}"
+    );
 }
