@@ -474,6 +474,20 @@ async fn the_stateless_revision_lists_calls_discovers_and_listens() {
         .await;
     assert_eq!(a.status, 400);
     assert_eq!(a.body["error"]["code"], -32020);
+    let a = s
+        .post(
+            "/mcp",
+            &modern("tools/list", json!({})),
+            &[
+                ("mcp-protocol-version", MODERN),
+                ("mcp-method", "tools/call"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        (a.status, a.body["error"]["code"].as_i64()),
+        (400, Some(-32020))
+    );
     let a = s.post("/mcp", &modern("ping", json!({})), &h).await;
     assert_eq!(a.status, 404);
     assert_eq!(a.body["error"]["code"], -32601);

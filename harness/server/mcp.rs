@@ -78,12 +78,8 @@ struct SessionTable {
 
 impl Sessions {
     pub fn open(&self, version: &'static str) -> String {
-        let (s, n) = crate::clock::now();
-        let id = format!(
-            "{:016x}{:08x}",
-            crate::rng::Rng::new(s as u64 ^ (n as u64) << 20).next_u64(),
-            n
-        );
+        // 128 bits from the OS: the transports section asks for ids nobody can guess.
+        let id = super::state::random_hex()[..32].to_string();
         let mut t = crate::sync::lock(&self.0);
         while t.open.len() >= MAX_SESSIONS {
             match t.order.pop_front() {

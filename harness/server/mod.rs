@@ -490,6 +490,18 @@ async fn mcp_post(
         }
     };
     let method = msg.get("method").and_then(Value::as_str);
+    // 2026-07-28 mirrors the method into `Mcp-Method`; a header that names another is refused
+    // (HeaderMismatch). Its absence is tolerated (assumed: older clients never send it).
+    if let (Some(h), Some(m)) = (headers.get("mcp-method"), method) {
+        if h.to_str().ok() != Some(m) {
+            let e = mcp::rpc_error(
+                msg.get("id").cloned().unwrap_or(Value::Null),
+                mcp::HEADER_MISMATCH,
+                "the Mcp-Method header and the body's `method` differ",
+            );
+            return rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&e));
+        }
+    }
     // A client that names a version with sessions has initialized and must send the session
     // id it was given (transports, "Session Management": 400 without it). A request naming
     // no version and no session is served as a sessionless 2025-03-26 call, as curl and

@@ -274,7 +274,7 @@ impl State {
 }
 
 /// 32 random bytes as hex, from the OS (std's hasher keys when /dev/urandom is missing).
-fn random_hex() -> String {
+pub(crate) fn random_hex() -> String {
     use std::io::Read;
     let mut bytes = [0u8; 32];
     let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
