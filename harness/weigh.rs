@@ -62,9 +62,67 @@ pub struct Weight {
     pub surfaces: Vec<MeasureRow>,
     pub limits: Vec<String>,
     pub notes: Vec<String>,
+    /// The MCP protocol version the bytes came from (`None` for a file).
+    pub protocol: Option<String>,
+    /// With `--each-protocol`: the same server listed at every version toolcost speaks.
+    pub protocols: Vec<ProtocolRow>,
     /// Evidence of the totals: bytes observed, tokens estimated; each marginal and surface row
     /// carries its own label.
     pub label: String,
+}
+
+/// The same server's list at one protocol version. `weigh --each-protocol` writes these.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProtocolRow {
+    /// The version asked for.
+    pub requested: String,
+    /// The version the server settled on (`initialize` may answer an older one), or empty
+    /// when the listing failed.
+    pub spoken: String,
+    pub tools: usize,
+    /// Compact bytes of the definitions, summed: what the per-row surface sends.
+    pub definition_bytes: usize,
+    /// Bytes of the `tools/list` answers as received, every page together: the definitions
+    /// plus what each version adds around them (cursors, cache hints, result fields).
+    pub list_bytes: usize,
+    /// Why this version could not be listed, if it could not.
+    pub error: String,
+    pub label: String,
+}
+
+/// The evidence label of every `ProtocolRow`.
+pub const PROTOCOL_LABEL: &str = "observed";
+
+impl Tabular for ProtocolRow {
+    const COLUMNS: &'static [Column] = &[];
+}
+
+/// List `target` at every version the client speaks, one row each; a version the server
+/// refuses is a row with its error.
+pub fn each_protocol(target: &crate::mcp::Target) -> Vec<ProtocolRow> {
+    crate::mcp::VERSIONS
+        .iter()
+        .map(|v| match target.speaking(Some(v)).load_full() {
+            Ok(f) => ProtocolRow {
+                requested: v.to_string(),
+                spoken: f.protocol.unwrap_or_default(),
+                tools: f.catalogue.tools.len(),
+                definition_bytes: f.catalogue.definition_bytes(),
+                list_bytes: f.list_bytes.unwrap_or(0),
+                error: String::new(),
+                label: PROTOCOL_LABEL.into(),
+            },
+            Err(e) => ProtocolRow {
+                requested: v.to_string(),
+                spoken: String::new(),
+                tools: 0,
+                definition_bytes: 0,
+                list_bytes: 0,
+                error: e.to_string().chars().take(200).collect(),
+                label: PROTOCOL_LABEL.into(),
+            },
+        })
+        .collect()
 }
 
 /// Providers whose rendering `weigh` reports: (provider, client, model).
@@ -163,6 +221,8 @@ pub fn weigh(
         surfaces,
         limits,
         notes,
+        protocol: None,
+        protocols: Vec::new(),
         label: TOOL_LABEL.into(),
     })
 }
@@ -227,6 +287,20 @@ pub fn render(w: &Weight, format: OutputFormat) -> Vec<u8> {
             ));
             for n in &w.notes {
                 out.push_str(&format!("note: {n}\n"));
+            }
+            if !w.protocols.is_empty() {
+                h(
+                    &mut out,
+                    "The same server at each protocol version (bytes observed)",
+                );
+                out.push_str(&table(report::render(
+                    if md {
+                        OutputFormat::Markdown
+                    } else {
+                        OutputFormat::Table
+                    },
+                    &w.protocols,
+                )));
             }
             h(
                 &mut out,

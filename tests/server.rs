@@ -538,7 +538,15 @@ async fn mcp_errors_and_calls() {
     )
     .await;
     assert_eq!(v["error"]["code"], -32602);
+    // Listing is open by default (`--token-required-for calls`); calling is not.
     let (st, v) = raw(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, None).await;
+    assert_eq!(st, 200);
+    assert_eq!(v["result"]["tools"].as_array().unwrap().len(), 30);
+    let (st, v) = raw(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"NOW"}}"#,
+        None,
+    )
+    .await;
     assert_eq!((st, v["error"]["code"].as_i64()), (401, Some(-32001)));
     let (st, _) = raw(
         &format!(
@@ -736,66 +744,6 @@ async fn concurrent_invokes_leave_one_receipt_each() {
     }
     assert_eq!(done, total);
     assert_eq!(s.receipts() - before, total as i64);
-}
-
-fn sdk_dir() -> Option<std::path::PathBuf> {
-    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/npm/node_modules/@modelcontextprotocol/sdk");
-    if p.join("dist/esm/client/index.js").exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing: .ci/run installs it with npm",
-        p.display()
-    );
-    eprintln!("skipping: the TypeScript MCP SDK is not installed under target/npm (run .ci/run)");
-    None
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_official_typescript_client_lists_and_calls() {
-    let Some(sdk) = sdk_dir() else { return };
-    let s = start(120).await;
-    let script =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/sdk_client.mjs");
-    for (path, tool, args, count) in [
-        ("/mcp", "NOW", "{}", 120),
-        (
-            "/mcp/small",
-            "dispatch",
-            r#"{"key":"ECHO","body":{"message":"from ts"}}"#,
-            4,
-        ),
-        (
-            "/mcp/code",
-            "execute",
-            r#"{"code":"console.log(JSON.stringify(await dispatch('ECHO', {message: 'from ts'})))"}"#,
-            1,
-        ),
-    ] {
-        let out = tokio::process::Command::new("node")
-            .arg(&script)
-            .arg(&sdk)
-            .arg(format!("{}{path}", s.base))
-            .arg(TOKEN)
-            .arg(tool)
-            .arg(args)
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["tools"].as_array().unwrap().len(), count, "{path}");
-        let text = v["result"]["content"][0]["text"].as_str().unwrap();
-        let result: Value = serde_json::from_str(text).unwrap();
-        let id = result["receipt"].as_str().unwrap();
-        assert!(s.state.receipt(id).unwrap().is_some(), "receipt {id}");
-    }
 }
 
 #[test]

@@ -3,6 +3,8 @@
 
 mod common;
 
+use serde_json::Value;
+
 use assert_cmd::Command;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -205,7 +207,7 @@ fn server_everything_over_stdio_and_http_agree() {
     });
     let url = format!("http://127.0.0.1:{port}/mcp");
     let http = toolcost()
-        .args(["weigh", "--json", "--url", &url])
+        .args(["weigh", "--json", "--each-protocol", "--url", &url])
         .output()
         .unwrap();
     let _ = server.kill();
@@ -223,6 +225,18 @@ fn server_everything_over_stdio_and_http_agree() {
         "the same tools and bytes over both transports"
     );
     assert_eq!(a["total_bytes"], b["total_bytes"]);
+    // At each version: server-everything initializes (it has no server/discover), settles on
+    // the versions it speaks, and lists the same definitions at all of them.
+    assert_eq!(a["protocol"], "2025-11-25", "stdio initializes");
+    let rows = b["protocols"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    assert!(rows[0]["error"].as_str().unwrap() != "", "{}", rows[0]);
+    let spoken: Vec<&Value> = rows.iter().filter(|r| r["error"] == "").collect();
+    assert!(spoken.len() >= 3, "{rows:?}");
+    for r in spoken {
+        assert_eq!(r["spoken"], r["requested"], "{r}");
+        assert_eq!(r["definition_bytes"], b["total_bytes"], "{r}");
+    }
 }
 
 #[test]

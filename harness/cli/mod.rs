@@ -192,6 +192,11 @@ pub struct TargetArgs {
     /// A PEM file of root certificates to trust for an https server (SSL_CERT_FILE is read too).
     #[arg(long, value_name = "FILE", requires = "url")]
     pub ca_cert: Option<PathBuf>,
+    /// The MCP protocol version to speak (2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26 or
+    /// 2024-11-05). Default: over HTTP the stateless 2026-07-28 when the server answers
+    /// server/discover, else the newest initialize settles on; over stdio initialize.
+    #[arg(long, value_name = "VERSION")]
+    pub protocol: Option<String>,
     /// A stdio server to start: everything after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -209,7 +214,9 @@ impl TargetArgs {
             max_line: self.max_line,
             max_tools: self.max_tools,
             ca_cert: self.ca_cert.clone(),
-        };
+            protocol: None,
+        }
+        .with_protocol(self.protocol.as_deref())?;
         if let Some(path) = &self.file {
             Ok(Target::File(path.clone()))
         } else if let Some(url) = &self.url {

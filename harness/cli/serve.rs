@@ -4,6 +4,7 @@ use super::{runtime, GeneratorArgs};
 use crate::catalogue::generate::{check_rows, Generator};
 use crate::catalogue::{profile::Profile, Catalogue, Row};
 use crate::error::{env_secret, Error, Result};
+use crate::server::guard::{Access, TokenScope};
 use crate::server::{self, state::State};
 use crate::surface::{SurfaceKind, REGISTRY};
 use clap::Args;
@@ -40,6 +41,25 @@ pub struct ServeArgs {
     /// Largest request body in bytes.
     #[arg(long, default_value_t = crate::server::DEFAULT_MAX_BODY)]
     pub max_body: usize,
+    /// Which MCP requests need the token: `calls` (tools/call only; listing and discovery stay
+    /// open), `list` (also tools/list, server/discover, subscriptions/listen and the GET
+    /// stream), or `all` (every MCP request). Without --token-env only `calls` makes sense.
+    #[arg(long, value_name = "WHAT", default_value = "calls", value_parser = crate::server::guard::TokenScope::NAMES)]
+    pub token_required_for: String,
+    /// A web origin whose pages may call the MCP endpoints (repeatable), as
+    /// `scheme://host[:port]`, or `null`. Pages from localhost, 127.0.0.1 and [::1] are always
+    /// allowed; a request with any other Origin gets 403 (DNS-rebinding protection).
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// A host name clients reach this server by, checked against the Host header of MCP
+    /// requests (repeatable). IP addresses of the listener and `localhost` are always
+    /// accepted; any other name gets 403.
+    #[arg(long, value_name = "NAME")]
+    pub allow_name: Vec<String>,
+    /// Tools per MCP tools/list page; the answer carries `nextCursor` while more remain
+    /// (0: the whole list in one answer).
+    #[arg(long, value_name = "N", default_value_t = crate::server::mcp::DEFAULT_PAGE_SIZE)]
+    pub page_size: usize,
     /// Speak MCP over stdin/stdout instead of listening.
     #[arg(long)]
     pub stdio: bool,
@@ -92,10 +112,34 @@ impl ServeArgs {
             max_body: self.max_body,
         })
     }
+
+    /// The MCP endpoints' access policy.
+    fn access(&self) -> Result<Access> {
+        let token_for = TokenScope::parse(&self.token_required_for).map_err(Error::input)?;
+        if token_for != TokenScope::Calls && self.token_env.is_none() {
+            return Err(Error::input(format!(
+                "--token-required-for {} needs --token-env NAME: without a token nobody could list",
+                token_for.name()
+            )));
+        }
+        Access {
+            token_for,
+            ..Access::default()
+        }
+        .with_origins(&self.allow_origin)
+        .and_then(|a| a.with_names(&self.allow_name))
+        .map_err(Error::input)
+    }
 }
 
 pub(super) fn run(a: ServeArgs) -> Result<i32> {
-    let state = server::state(&a.options()?)?;
+    let access = a.access()?;
+    let limits = server::Limits {
+        tools_page: a.page_size,
+        ..server::Limits::default()
+    };
+    let state = server::state_with(&a.options()?, limits)?;
+    state.set_access(access);
     runtime()?.block_on(async move {
         if a.stdio {
             return server::run_stdio(state, stdio_endpoint(&a)?).await;
@@ -146,12 +190,16 @@ async fn listen(a: &ServeArgs, state: Arc<State>) -> Result<()> {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "in memory".into()),
         if state.token.is_some() {
-            "token required for calls"
+            format!("token required for {}", state.access().token_for.name())
         } else {
-            "no token: calls and changes are refused"
+            "no token: calls and changes are refused".to_string()
         }
     );
     drop(snap);
+    state.set_bound(addr);
+    if let Some(what) = state.access().describe() {
+        eprintln!("toolcost serve: {what}");
+    }
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
         eprintln!("toolcost serve: shutting down");

@@ -17,6 +17,10 @@ pub struct WeighArgs {
     /// Price card for the one-turn costs. Default: the client's.
     #[arg(long)]
     pub model: Option<String>,
+    /// Also list the server at every MCP protocol version toolcost speaks and report the
+    /// bytes of each (a row per version; a version the server refuses shows its error).
+    #[arg(long)]
+    pub each_protocol: bool,
     #[command(flatten)]
     pub format: FormatArgs,
 }
@@ -24,8 +28,13 @@ pub struct WeighArgs {
 pub(super) fn run(a: WeighArgs) -> Result<i32> {
     let client = Client::named(&a.client)?;
     let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
-    let (cat, notes) = a.target.target()?.load()?;
-    let w = weigh::weigh(&cat, &client, &model, notes)?;
+    let target = a.target.target()?;
+    let fetched = target.load_full()?;
+    let mut w = weigh::weigh(&fetched.catalogue, &client, &model, fetched.notes)?;
+    w.protocol = fetched.protocol;
+    if a.each_protocol {
+        w.protocols = weigh::each_protocol(&target);
+    }
     print_bytes(&weigh::render(&w, a.format.format()))?;
     Ok(0)
 }

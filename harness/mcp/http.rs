@@ -102,7 +102,18 @@ impl Channel for Http {
         if let Some(s) = &self.session {
             req = req.header("mcp-session-id", s);
         }
-        if let Some(p) = &self.protocol {
+        // A stateless request names its version in `_meta` and, on HTTP, in the headers too,
+        // with its method (2026-07-28, "Request Metadata").
+        let modern = msg
+            .pointer("/params/_meta")
+            .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+            .and_then(Value::as_str);
+        if let Some(v) = modern {
+            req = req.header("mcp-protocol-version", v);
+            if let Some(m) = msg.get("method").and_then(Value::as_str) {
+                req = req.header("mcp-method", m);
+            }
+        } else if let Some(p) = &self.protocol {
             req = req.header("mcp-protocol-version", p);
         }
         for (k, v) in &self.headers {
@@ -212,6 +223,16 @@ impl Channel for Http {
 
     fn notes(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    fn probes(&self) -> bool {
+        true
+    }
+
+    fn forget_session(&mut self) {
+        self.session = None;
+        self.protocol = None;
+        self.queue.clear();
     }
 
     async fn gone(&mut self) -> String {

@@ -19,8 +19,22 @@ use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// The protocol version toolcost offers.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
+/// The newest protocol version toolcost offers at `initialize` (versions with sessions).
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The stateless revision: no `initialize`; `server/discover`, then every request names its
+/// version in `_meta`.
+pub const MODERN: &str = "2026-07-28";
+/// Every version the client speaks, newest first.
+pub const VERSIONS: [&str; 5] = [
+    MODERN,
+    PROTOCOL_VERSION,
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+/// The longest an HTTP server has to answer the `server/discover` probe before the client
+/// falls back to `initialize`.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest message line (stdio) or answer body (HTTP) read by default: a one-page
 /// `tools/list` of 85,600 per-row tools is about 55 MB.
@@ -39,6 +53,10 @@ pub struct Options {
     pub max_tools: usize,
     /// Extra root certificates (PEM) for an https server.
     pub ca_cert: Option<std::path::PathBuf>,
+    /// The protocol version to speak; `None`: over HTTP the stateless revision when the
+    /// server answers `server/discover`, else the newest `initialize` settles on; over stdio
+    /// `initialize` (a probe could hang a server that ignores unknown methods).
+    pub protocol: Option<String>,
 }
 
 impl Default for Options {
@@ -47,7 +65,24 @@ impl Default for Options {
             max_line: DEFAULT_MAX_LINE,
             max_tools: DEFAULT_MAX_TOOLS,
             ca_cert: None,
+            protocol: None,
         }
+    }
+}
+
+impl Options {
+    /// Check `protocol` against the versions the client speaks.
+    pub fn with_protocol(mut self, protocol: Option<&str>) -> Result<Options> {
+        if let Some(p) = protocol {
+            if !VERSIONS.contains(&p) {
+                return Err(Error::input(format!(
+                    "--protocol {p}: toolcost speaks {}",
+                    VERSIONS.join(", ")
+                )));
+            }
+        }
+        self.protocol = protocol.map(String::from);
+        Ok(self)
     }
 }
 
@@ -162,6 +197,13 @@ pub trait Channel {
     fn notes(&self) -> Vec<String>;
     /// Why the server stopped answering, if the transport knows.
     async fn gone(&mut self) -> String;
+    /// Whether, asked for no version in particular, the session should try the stateless
+    /// revision first (a transport on which an unanswered probe cannot hang the session).
+    fn probes(&self) -> bool {
+        false
+    }
+    /// Drop any session state a refused probe left behind.
+    fn forget_session(&mut self) {}
 }
 
 /// What one session learned.
@@ -171,6 +213,8 @@ pub struct Listing {
     pub protocol_version: Option<String>,
     pub tools: Vec<Tool>,
     pub pages: usize,
+    /// Bytes of the `tools/list` answers as received, every page together.
+    pub list_bytes: usize,
     pub list_changed: usize,
     pub notes: Vec<String>,
 }
@@ -193,6 +237,9 @@ pub async fn list_tools_with<C: Channel>(
         next_id: 1,
         list_changed: 0,
         max_tools: opts.max_tools,
+        protocol: opts.protocol.clone(),
+        modern: false,
+        probe: PROBE_TIMEOUT.min(timeout / 4),
     };
     let out = tokio::time::timeout(timeout, session.run()).await;
     let list_changed = session.list_changed;
@@ -230,41 +277,60 @@ struct Session<'a, C: Channel> {
     next_id: i64,
     list_changed: usize,
     max_tools: usize,
+    protocol: Option<String>,
+    /// Whether the session speaks the stateless revision (every request carries `_meta`).
+    modern: bool,
+    /// How long the `server/discover` probe may take: a quarter of the session's time at most,
+    /// so a server that never answers it still leaves time to initialize.
+    probe: Duration,
+}
+
+/// The `_meta` a stateless request carries (2026-07-28: version and capabilities required,
+/// client info recommended).
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "toolcost", "version": env!("CARGO_PKG_VERSION")},
+    })
 }
 
 impl<C: Channel> Session<'_, C> {
     async fn run(&mut self) -> Result<Listing> {
-        let init = self
-            .request(
-                "initialize",
-                json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {"roots": {"listChanged": false}},
-                       "clientInfo": {"name": "toolcost", "version": env!("CARGO_PKG_VERSION")}}),
-            )
-            .await?;
-        let mut listing = Listing {
-            server_name: init
-                .value
-                .pointer("/result/serverInfo/name")
-                .and_then(Value::as_str)
-                .map(String::from),
-            protocol_version: init
-                .value
-                .pointer("/result/protocolVersion")
-                .and_then(Value::as_str)
-                .map(String::from),
-            ..Default::default()
+        let forced = self.protocol.clone();
+        let try_modern = match forced.as_deref() {
+            Some(v) => v == MODERN,
+            None => self.ch.probes(),
         };
-        self.ch
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await?;
+        let mut listing = None;
+        if try_modern {
+            match self.discover().await {
+                Ok(l) => listing = Some(l),
+                Err(e) if forced.is_some() => return Err(e),
+                // A server of the versions with sessions: initialize below, with nothing the
+                // probe's answer may have set.
+                Err(_) => self.ch.forget_session(),
+            }
+        }
+        let mut listing = match listing {
+            Some(l) => l,
+            None => {
+                self.initialize(forced.as_deref().unwrap_or(PROTOCOL_VERSION))
+                    .await?
+            }
+        };
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
         loop {
-            let params = match &cursor {
+            let mut params = match &cursor {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
+            if self.modern {
+                params["_meta"] = modern_meta();
+            }
             let page = self.request("tools/list", params).await?;
+            listing.list_bytes += page.text.len();
             let tools = capture::parse(&page.text)
                 .map_err(|e| Error::input(format!("tools/list answer: {e}")))?;
             listing.tools.extend(tools);
@@ -294,6 +360,73 @@ impl<C: Channel> Session<'_, C> {
                 )));
             }
         }
+        Ok(listing)
+    }
+
+    /// The stateless revision's opening: `server/discover`, which must list [`MODERN`].
+    async fn discover(&mut self) -> Result<Listing> {
+        let probe = self.probe;
+        let ask = self.request("server/discover", json!({"_meta": modern_meta()}));
+        let found = tokio::time::timeout(probe, ask).await.map_err(|_| {
+            Error::input(format!(
+                "the server did not answer server/discover within {:.1} s",
+                probe.as_secs_f64()
+            ))
+        })??;
+        let speaks = found
+            .value
+            .pointer("/result/supportedVersions")
+            .and_then(Value::as_array)
+            .is_some_and(|v| v.iter().any(|v| v == MODERN));
+        if !speaks {
+            return Err(Error::input(format!(
+                "the server's server/discover does not list {MODERN}"
+            )));
+        }
+        self.modern = true;
+        Ok(Listing {
+            // The server names itself in the result or (2026-07-28) in the result's `_meta`.
+            server_name: found
+                .value
+                .pointer("/result/serverInfo/name")
+                .or_else(|| {
+                    found
+                        .value
+                        .pointer("/result/_meta/io.modelcontextprotocol~1serverInfo/name")
+                })
+                .and_then(Value::as_str)
+                .map(String::from),
+            protocol_version: Some(MODERN.into()),
+            ..Default::default()
+        })
+    }
+
+    /// The opening of the versions with sessions: initialize offering `version`, then
+    /// `notifications/initialized`.
+    async fn initialize(&mut self, version: &str) -> Result<Listing> {
+        let init = self
+            .request(
+                "initialize",
+                json!({"protocolVersion": version, "capabilities": {"roots": {"listChanged": false}},
+                       "clientInfo": {"name": "toolcost", "version": env!("CARGO_PKG_VERSION")}}),
+            )
+            .await?;
+        let listing = Listing {
+            server_name: init
+                .value
+                .pointer("/result/serverInfo/name")
+                .and_then(Value::as_str)
+                .map(String::from),
+            protocol_version: init
+                .value
+                .pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+                .map(String::from),
+            ..Default::default()
+        };
+        self.ch
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await?;
         Ok(listing)
     }
 

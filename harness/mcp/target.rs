@@ -28,23 +28,57 @@ pub enum Target {
     },
 }
 
+/// What loading a target gave: the tools, notes on how the listing went, and for a live
+/// server the protocol version spoken and the bytes of its `tools/list` answers.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub catalogue: Catalogue,
+    pub notes: Vec<String>,
+    pub protocol: Option<String>,
+    pub list_bytes: Option<usize>,
+}
+
 impl Target {
     /// Load the target's tools, starting a runtime for a live server.
     pub fn load(&self) -> Result<(Catalogue, Vec<String>)> {
+        self.load_full().map(|f| (f.catalogue, f.notes))
+    }
+
+    /// The same, with the protocol version and list bytes.
+    pub fn load_full(&self) -> Result<Fetched> {
         if let Target::File(path) = self {
-            return Ok((Catalogue::load(path)?, Vec::new()));
+            return Ok(Fetched::file(Catalogue::load(path)?));
         }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?;
-        runtime.block_on(self.fetch())
+        runtime.block_on(self.fetch_full())
     }
 
-    /// The same, for callers already inside a runtime. The notes say how the listing went.
+    /// The same as [`Target::load`], for callers already inside a runtime. The notes say how
+    /// the listing went.
     pub async fn fetch(&self) -> Result<(Catalogue, Vec<String>)> {
+        self.fetch_full().await.map(|f| (f.catalogue, f.notes))
+    }
+
+    /// This target asking for one protocol version (`None`: the default choice). A file has
+    /// no protocol and stays as it is.
+    pub fn speaking(&self, protocol: Option<&str>) -> Target {
+        let mut t = self.clone();
+        match &mut t {
+            Target::File(_) => {}
+            Target::Http { opts, .. } | Target::Command { opts, .. } => {
+                opts.protocol = protocol.map(String::from)
+            }
+        }
+        t
+    }
+
+    /// [`Target::fetch`] with the protocol version and list bytes.
+    pub async fn fetch_full(&self) -> Result<Fetched> {
         let (label, listing) = match self {
-            Target::File(path) => return Ok((Catalogue::load(path)?, Vec::new())),
+            Target::File(path) => return Ok(Fetched::file(Catalogue::load(path)?)),
             Target::Http {
                 url,
                 headers,
@@ -68,7 +102,23 @@ impl Target {
         };
         let notes = notes(&listing);
         let server = server_name(&listing);
-        Ok((capture::catalogue(label, server, listing.tools), notes))
+        Ok(Fetched {
+            protocol: listing.protocol_version.clone(),
+            list_bytes: Some(listing.list_bytes),
+            catalogue: capture::catalogue(label, server, listing.tools),
+            notes,
+        })
+    }
+}
+
+impl Fetched {
+    fn file(catalogue: Catalogue) -> Fetched {
+        Fetched {
+            catalogue,
+            notes: Vec::new(),
+            protocol: None,
+            list_bytes: None,
+        }
     }
 }
 
@@ -152,8 +202,9 @@ fn notes(listing: &Listing) -> Vec<String> {
     notes.insert(
         0,
         format!(
-            "{} page(s) of tools/list, protocol {}",
+            "{} page(s) of tools/list ({} bytes as received), protocol {}",
             listing.pages,
+            listing.list_bytes,
             listing.protocol_version.as_deref().unwrap_or("?")
         ),
     );

@@ -13,38 +13,99 @@ use super::state::State;
 use crate::resolve;
 use crate::surface::{Calls, Endpoint};
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-/// Protocol versions this server speaks, newest first.
-pub const VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
+/// Protocol versions this server speaks, newest first. [`MODERN`] is stateless (every request
+/// names its version in `_meta`); the others open a session with `initialize`.
+pub const VERSIONS: [&str; 5] = [
+    MODERN,
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+/// The stateless revision: no `initialize`, no session, `server/discover`,
+/// `subscriptions/listen`, `resultType` and cache hints on results.
+pub const MODERN: &str = "2026-07-28";
+/// The newest version `initialize` negotiates.
+pub const NEWEST_LEGACY: &str = "2025-11-25";
+/// What a request that names no version and has no session speaks: the transports section
+/// (2025-06-18 on) tells servers to assume this when no `MCP-Protocol-Version` header came.
+pub const ASSUMED: &str = "2025-03-26";
+/// From this version on, arguments that fail the tool's schema are a tool result with
+/// `isError: true` (SEP-1303, listed in the 2025-11-25 changelog), not a JSON-RPC error.
+pub const TOOL_ERRORS_FROM: &str = "2025-11-25";
+/// The `_meta` keys of a modern request and result (2026-07-28 changelog, SEP-2575).
+pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
+pub const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+/// Cache hints on a modern `tools/list` (2026-07-28, SEP-2549): `ttlMs` and `cacheScope`.
+/// The list changes only when the directory does, and `list_changed` says so; a minute keeps
+/// a polling client from asking more often than that. Assumed value, not from the spec.
+pub const LIST_TTL_MS: u64 = 60_000;
+/// Tools per `tools/list` page unless `--page-size` says otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 1_000;
+/// Open sessions kept per endpoint; past it the oldest is forgotten (its holder gets 404 and
+/// initializes again, as the spec tells it to).
+pub const MAX_SESSIONS: usize = 10_000;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const UNAUTHORIZED: i64 = -32001;
+/// 2026-07-28: the `MCP-Protocol-Version` header and the body's `_meta` disagree.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// 2026-07-28: the requested version is not one this server speaks.
+pub const UNSUPPORTED_VERSION: i64 = -32022;
 
-/// Open sessions by id.
+/// Whether a version is one this server speaks; the `&'static` copy if so.
+pub fn known(version: &str) -> Option<&'static str> {
+    VERSIONS.iter().copied().find(|v| *v == version)
+}
+
+/// Open sessions by id, each with the version its `initialize` negotiated; bounded.
 #[derive(Default)]
-pub struct Sessions(Mutex<HashSet<String>>);
+pub struct Sessions(Mutex<SessionTable>);
+
+#[derive(Default)]
+struct SessionTable {
+    open: HashMap<String, &'static str>,
+    /// Ids in the order they opened (closed ones are skipped when the oldest is dropped).
+    order: VecDeque<String>,
+}
 
 impl Sessions {
-    pub fn open(&self) -> String {
-        let (s, n) = crate::clock::now();
-        let id = format!(
-            "{:016x}{:08x}",
-            crate::rng::Rng::new(s as u64 ^ (n as u64) << 20).next_u64(),
-            n
-        );
-        crate::sync::lock(&self.0).insert(id.clone());
+    pub fn open(&self, version: &'static str) -> String {
+        // 128 bits from the OS: the transports section asks for ids nobody can guess.
+        let id = super::state::random_hex()[..32].to_string();
+        let mut t = crate::sync::lock(&self.0);
+        while t.open.len() >= MAX_SESSIONS {
+            match t.order.pop_front() {
+                Some(old) => {
+                    t.open.remove(&old);
+                }
+                None => break,
+            }
+        }
+        if t.order.len() > 2 * MAX_SESSIONS {
+            let SessionTable { open, order } = &mut *t;
+            order.retain(|id| open.contains_key(id));
+        }
+        t.open.insert(id.clone(), version);
+        t.order.push_back(id.clone());
         id
     }
+    /// The version a known session speaks.
+    pub fn version(&self, id: &str) -> Option<&'static str> {
+        crate::sync::lock(&self.0).open.get(id).copied()
+    }
     pub fn known(&self, id: &str) -> bool {
-        crate::sync::lock(&self.0).contains(id)
+        self.version(id).is_some()
     }
     pub fn close(&self, id: &str) -> bool {
-        crate::sync::lock(&self.0).remove(id)
+        crate::sync::lock(&self.0).open.remove(id).is_some()
     }
 }
 
@@ -66,17 +127,83 @@ pub enum Outcome {
     },
     /// A notification or a client's response: nothing to send back.
     Accepted,
-    /// A message that is not JSON-RPC (HTTP 400 with this body).
+    /// A message that is not JSON-RPC, or a version the server refuses (HTTP 400 with this
+    /// body).
     Invalid(Value),
+    /// A method the token protects, without the token (HTTP 401 with this body). `presented`:
+    /// whether a (wrong) token came.
+    Unauthorised { body: Value, presented: bool },
+    /// A modern request for a method this server does not have (HTTP 404, 2026-07-28).
+    NoMethod(Value),
+    /// A modern `subscriptions/listen`: the acknowledgement to send first, then every change
+    /// tagged with `id`, on a stream that stays open.
+    Listen { id: Value, ack: String },
 }
 
-/// Check a message's shape and answer it. `authorised` is whether the caller may invoke.
+/// What the transport knows about a request besides its body.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// Whether the caller holds the server's token.
+    pub authorised: bool,
+    /// Whether a token came with the request at all (for the 401's challenge).
+    pub presented: bool,
+    /// The version of the session the request belongs to, or of its `MCP-Protocol-Version`
+    /// header; `None` when neither says.
+    pub version: Option<&'static str>,
+    /// The `MCP-Protocol-Version` header as sent, if any.
+    pub header: Option<&'a str>,
+}
+
+/// The version a message speaks: its own `_meta` (modern), else what the transport knows,
+/// else [`ASSUMED`]. `Err` is the 400 to send.
+fn version_of(id: &Value, params: &Value, ctx: &Context) -> Result<&'static str, Outcome> {
+    let asked = params.pointer("/_meta").and_then(|m| m.get(META_VERSION));
+    let Some(asked) = asked else {
+        if ctx.header == Some(MODERN) {
+            return Err(Outcome::Invalid(rpc_error(
+                id.clone(),
+                INVALID_REQUEST,
+                format!("a {MODERN} request carries `_meta.{META_VERSION}`"),
+            )));
+        }
+        return Ok(ctx.version.unwrap_or(ASSUMED));
+    };
+    let Some(asked) = asked.as_str() else {
+        return Err(Outcome::Invalid(rpc_error(
+            id.clone(),
+            INVALID_PARAMS,
+            format!("`_meta.{META_VERSION}` must be a string"),
+        )));
+    };
+    if ctx.header.is_some_and(|h| h != asked) {
+        return Err(Outcome::Invalid(rpc_error(
+            id.clone(),
+            HEADER_MISMATCH,
+            "the MCP-Protocol-Version header and `_meta` name different versions",
+        )));
+    }
+    match known(asked) {
+        Some(MODERN) => Ok(MODERN),
+        _ => {
+            let mut e = rpc_error(
+                id.clone(),
+                UNSUPPORTED_VERSION,
+                "Unsupported protocol version",
+            );
+            e["error"]["data"] = json!({"supported": [MODERN], "requested": asked,
+                "note": format!("versions up to {NEWEST_LEGACY} open a session with initialize")});
+            Err(Outcome::Invalid(e))
+        }
+    }
+}
+
+/// Check a message's shape and answer it.
 pub async fn handle(
     st: &Arc<State>,
     sessions: &Sessions,
     endpoint: Endpoint,
     msg: &Value,
-    authorised: bool,
+    ctx: &Context<'_>,
 ) -> Outcome {
     let Some(obj) = msg.as_object() else {
         let text = if msg.is_array() {
@@ -120,6 +247,20 @@ pub async fn handle(
             "`method` must be a string",
         ));
     };
+    let scope = st.access().token_for;
+    if scope.covers(Some(method)) && !ctx.authorised && st.token.is_some() {
+        return Outcome::Unauthorised {
+            body: rpc_error(
+                id.unwrap_or(Value::Null),
+                UNAUTHORIZED,
+                format!(
+                    "missing or wrong token: `{method}` needs `Authorization: Bearer <token>` (this server requires it for {})",
+                    scope.name()
+                ),
+            ),
+            presented: ctx.presented,
+        };
+    }
     let Some(id) = id else {
         return Outcome::Accepted; // notifications: initialized, cancelled, ...
     };
@@ -130,27 +271,73 @@ pub async fn handle(
             None,
         );
     }
+    let version = match version_of(&id, &params, ctx) {
+        Ok(v) => v,
+        Err(refused) => return refused,
+    };
+    let modern = version == MODERN;
+    let server_info = json!({"name": endpoint.server_name, "version": env!("CARGO_PKG_VERSION")});
+    let complete = |mut result: Value| {
+        if modern {
+            result["resultType"] = json!("complete");
+            result["_meta"] = json!({META_SERVER: server_info});
+        }
+        result
+    };
     match method {
-        "initialize" => {
+        "initialize" if !modern => {
             let asked = params.get("protocolVersion").and_then(Value::as_str);
             let version = asked
-                .filter(|v| VERSIONS.contains(v))
-                .unwrap_or(VERSIONS[0]);
+                .and_then(known)
+                .filter(|v| *v != MODERN)
+                .unwrap_or(NEWEST_LEGACY);
             let result = json!({
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": list_changes(endpoint)}},
-                "serverInfo": {"name": endpoint.server_name, "version": env!("CARGO_PKG_VERSION")},
+                "serverInfo": server_info.clone(),
                 "instructions": endpoint.instructions,
             });
-            reply(ok(&id, result), Some(sessions.open()))
+            reply(ok(&id, result), Some(sessions.open(version)))
         }
-        "ping" => reply(ok(&id, json!({})), None),
-        "tools/list" => Outcome::Reply {
-            text: tools_list(st, endpoint, &id),
-            session: None,
-        },
+        "ping" if !modern => reply(ok(&id, json!({})), None),
+        "server/discover" => reply(
+            ok(
+                &id,
+                complete(json!({
+                    "supportedVersions": VERSIONS,
+                    "capabilities": {"tools": {"listChanged": list_changes(endpoint)}},
+                    "serverInfo": server_info.clone(),
+                    "instructions": endpoint.instructions,
+                })),
+            ),
+            None,
+        ),
+        "subscriptions/listen" if modern => listen(endpoint, &id, &params),
+        "tools/list" => {
+            let cursor = match params.get("cursor") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(c)) => Some(c.as_str()),
+                Some(_) => {
+                    return reply(
+                        rpc_error(id, INVALID_PARAMS, "`cursor` must be a string"),
+                        None,
+                    )
+                }
+            };
+            let page = match Page::at(cursor, st.limits.tools_page) {
+                Ok(p) => p,
+                Err(m) => return reply(rpc_error(id, INVALID_PARAMS, m), None),
+            };
+            match tools_list(st, endpoint, &id, page, modern.then_some(&server_info)) {
+                Ok(text) => Outcome::Reply {
+                    text,
+                    session: None,
+                },
+                Err(m) => reply(rpc_error(id, INVALID_PARAMS, m), None),
+            }
+        }
         "tools/call" => {
-            if !authorised {
+            if !ctx.authorised {
                 let m = if st.token.is_none() {
                     "this server has no token configured; start it with --token-env NAME"
                 } else {
@@ -158,16 +345,95 @@ pub async fn handle(
                 };
                 return reply(rpc_error(id, UNAUTHORIZED, m), None);
             }
-            reply(call(st, endpoint, &id, &params).await, None)
+            let mut answer = call(st, endpoint, &id, &params, version).await;
+            if let Some(result) = answer.get_mut("result") {
+                *result = complete(result.take());
+            }
+            reply(answer, None)
         }
-        other => reply(
-            rpc_error(
+        other => {
+            let e = rpc_error(
                 id,
                 METHOD_NOT_FOUND,
-                format!("method `{other}` is not supported by this server"),
+                format!("method `{other}` is not supported by this server at protocol version {version}"),
+            );
+            if modern {
+                // 2026-07-28 transports: an unknown method is 404 with -32601.
+                return Outcome::NoMethod(e);
+            }
+            reply(e, None)
+        }
+    }
+}
+
+/// A modern `subscriptions/listen`: acknowledge the notification types this endpoint sends.
+fn listen(endpoint: Endpoint, id: &Value, params: &Value) -> Outcome {
+    let Some(wanted) = params.get("notifications").and_then(Value::as_object) else {
+        return reply(
+            rpc_error(
+                id.clone(),
+                INVALID_PARAMS,
+                "subscriptions/listen needs `notifications` (an object such as {\"toolsListChanged\": true})",
             ),
             None,
-        ),
+        );
+    };
+    // Only what was asked for and this endpoint can send.
+    let tools = wanted.get("toolsListChanged") == Some(&json!(true)) && list_changes(endpoint);
+    let mut granted = serde_json::Map::new();
+    if tools {
+        granted.insert("toolsListChanged".into(), json!(true));
+    }
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                     "params": {"_meta": {META_SUBSCRIPTION: id}, "notifications": granted}});
+    Outcome::Listen {
+        id: if tools { id.clone() } else { Value::Null },
+        ack: crate::json::compact(&ack),
+    }
+}
+
+/// `notifications/tools/list_changed` on a modern subscription's stream.
+pub fn list_changed_for(subscription: &Value) -> String {
+    crate::json::compact(
+        &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+        "params": {"_meta": {META_SUBSCRIPTION: subscription}}}),
+    )
+}
+
+/// Which slice of the list one `tools/list` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub start: usize,
+    /// Tools per page; 0 is the whole list at once.
+    pub size: usize,
+}
+
+/// Cursors are `t<offset>`: opaque to clients, checked here.
+const CURSOR_PREFIX: char = 't';
+
+impl Page {
+    /// The page a cursor names (`None`: the first).
+    pub fn at(cursor: Option<&str>, size: usize) -> Result<Page, String> {
+        let Some(c) = cursor else {
+            return Ok(Page { start: 0, size });
+        };
+        let start = c
+            .strip_prefix(CURSOR_PREFIX)
+            .filter(|d| !d.is_empty() && d.len() <= 12 && d.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|d| d.parse::<usize>().ok())
+            .filter(|&s| size > 0 && s > 0 && s % size == 0)
+            .ok_or_else(|| {
+                format!(
+                    "unknown cursor {:?}; send the `nextCursor` of the previous page, or none for the first",
+                    c.chars().take(40).collect::<String>()
+                )
+            })?;
+        Ok(Page { start, size })
+    }
+
+    fn cursor_after(self, len: usize) -> Option<String> {
+        let end = self.start.checked_add(self.size)?;
+        (self.size > 0 && end < len).then(|| format!("{CURSOR_PREFIX}{end}"))
     }
 }
 
@@ -186,32 +452,65 @@ pub fn list_changes(endpoint: Endpoint) -> bool {
     }
 }
 
-/// The `tools/list` answer, written from each definition's text so the bytes are the
-/// surface's bytes.
-pub fn tools_list(st: &State, endpoint: Endpoint, id: &Value) -> String {
-    let write = |raws: &mut dyn Iterator<Item = &str>| {
-        let mut out = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"tools\":[",
-            crate::json::compact(id)
-        );
-        for (i, raw) in raws.enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(raw);
-        }
-        out.push_str("]}}");
-        out
-    };
+/// One page of the `tools/list` answer, written from each definition's text so the bytes are
+/// the surface's bytes; `modern` (the server's info) adds the 2026-07-28 result fields after
+/// the tools. `Err` when the page starts past the end (the list shrank, or a forged cursor).
+pub fn tools_list(
+    st: &State,
+    endpoint: Endpoint,
+    id: &Value,
+    page: Page,
+    modern: Option<&Value>,
+) -> Result<String, String> {
     let snap = st.snapshot();
-    write(&mut snap.listing(endpoint.path).iter().map(|t| t.raw.as_str()))
+    let all = snap.listing(endpoint.path);
+    if page.start > 0 && page.start >= all.len() {
+        return Err(format!(
+            "the cursor points past the end of the list ({} tools); list again from the first page",
+            all.len()
+        ));
+    }
+    let end = match page.size {
+        0 => all.len(),
+        n => all.len().min(page.start + n),
+    };
+    let mut out = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"tools\":[",
+        crate::json::compact(id)
+    );
+    for (i, t) in all[page.start..end].iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&t.raw);
+    }
+    out.push(']');
+    if let Some(next) = page.cursor_after(all.len()) {
+        out.push_str(&format!(",\"nextCursor\":\"{next}\""));
+    }
+    if let Some(info) = modern {
+        // 2026-07-28: every result says it is complete, list results carry cache hints, and
+        // the server names itself in the result's `_meta`.
+        out.push_str(&format!(
+            ",\"ttlMs\":{LIST_TTL_MS},\"cacheScope\":\"public\",\"resultType\":\"complete\",\"_meta\":{{\"{META_SERVER}\":{}}}",
+            crate::json::compact(info)
+        ));
+    }
+    out.push_str("}}");
+    Ok(out)
 }
 
 fn tool_result(value: &Value, is_error: bool) -> Value {
     json!({"content": [{"type": "text", "text": crate::json::compact(value)}], "structuredContent": value, "isError": is_error})
 }
 
-async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -> Value {
+async fn call(
+    st: &Arc<State>,
+    endpoint: Endpoint,
+    id: &Value,
+    params: &Value,
+    version: &str,
+) -> Value {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return rpc_error(
             id.clone(),
@@ -224,7 +523,7 @@ async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -
         return rpc_error(id.clone(), INVALID_PARAMS, "`arguments` must be an object");
     }
     let request = match endpoint.calls {
-        Calls::Program => return call_program(st, id, name, &args).await,
+        Calls::Program => return call_program(st, id, name, &args, version).await,
         Calls::ByKey => {
             if !st.snapshot().row(name).is_some_and(|r| r.projected()) {
                 return rpc_error(
@@ -235,7 +534,7 @@ async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -
             }
             invocation(name.to_string(), args)
         }
-        Calls::Generic => match call_generic(st, id, name, &args) {
+        Calls::Generic => match call_generic(st, id, name, &args, version) {
             Generic::Answered(v) => return v,
             Generic::Invoke(r) => r,
         },
@@ -248,8 +547,13 @@ async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -
                 !inv.ok,
             ),
         ),
-        Err(Refusal::BadArgs { pointer, message }) => json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": INVALID_PARAMS, "message": format!("arguments do not match the schema at {pointer}: {message}"), "data": {"pointer": pointer}}}),
+        Err(Refusal::BadArgs { pointer, message }) => bad_args(
+            id,
+            version,
+            &pointer,
+            &format!("arguments do not match the schema at {pointer}: {message}"),
+            true,
+        ),
         Err(r @ (Refusal::UnknownKey { .. } | Refusal::UnknownReceipt(_))) => {
             rpc_error(id.clone(), INVALID_PARAMS, r.message())
         }
@@ -258,6 +562,34 @@ async fn call(st: &Arc<State>, endpoint: Endpoint, id: &Value, params: &Value) -
             tool_result(&json!({"error": "refused", "message": r.message()}), true),
         ),
     }
+}
+
+/// Arguments that fail the tool's input rules: a tool result with `isError` from
+/// [`TOOL_ERRORS_FROM`] on (SEP-1303: the model sees what was wrong and can call again), a
+/// JSON-RPC -32602 before.
+/// `pointer_in_error`: whether the older -32602 carries `data.pointer` (schema failures do;
+/// the generic tools' missing-field errors never did, and their bytes stay as they were).
+fn bad_args(
+    id: &Value,
+    version: &str,
+    pointer: &str,
+    message: &str,
+    pointer_in_error: bool,
+) -> Value {
+    if version >= TOOL_ERRORS_FROM {
+        return ok(
+            id,
+            tool_result(
+                &json!({"error": "invalid_arguments", "pointer": pointer, "message": message}),
+                true,
+            ),
+        );
+    }
+    let mut e = rpc_error(id.clone(), INVALID_PARAMS, message);
+    if pointer_in_error {
+        e["error"]["data"] = json!({"pointer": pointer});
+    }
+    e
 }
 
 fn invocation(key: String, args: Value) -> InvokeRequest {
@@ -270,7 +602,13 @@ fn invocation(key: String, args: Value) -> InvokeRequest {
 }
 
 /// Code mode's `execute`: run the program in the sandbox.
-async fn call_program(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> Value {
+async fn call_program(
+    st: &Arc<State>,
+    id: &Value,
+    name: &str,
+    args: &Value,
+    version: &str,
+) -> Value {
     if name != "execute" {
         return rpc_error(
             id.clone(),
@@ -279,10 +617,12 @@ async fn call_program(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> 
         );
     }
     let Some(code) = args.get("code").and_then(Value::as_str) else {
-        return rpc_error(
-            id.clone(),
-            INVALID_PARAMS,
+        return bad_args(
+            id,
+            version,
+            "/code",
             "execute needs `code` (a string)",
+            false,
         );
     };
     let outcome = super::code::execute(st.clone(), code.to_string()).await;
@@ -301,16 +641,12 @@ enum Generic {
 }
 
 /// The small surface's tools: dispatch, search_directory, read_contract, read_receipt.
-fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> Generic {
+fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value, version: &str) -> Generic {
     let answered = Generic::Answered;
     match name {
         "dispatch" => {
             let Some(key) = args.get("key").and_then(Value::as_str) else {
-                return answered(rpc_error(
-                    id.clone(),
-                    INVALID_PARAMS,
-                    "dispatch needs `key`",
-                ));
+                return answered(bad_args(id, version, "/key", "dispatch needs `key`", false));
             };
             Generic::Invoke(invocation(
                 key.to_string(),
@@ -319,10 +655,12 @@ fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> Generi
         }
         "search_directory" => {
             let Some(q) = args.get("query").and_then(Value::as_str) else {
-                return answered(rpc_error(
-                    id.clone(),
-                    INVALID_PARAMS,
+                return answered(bad_args(
+                    id,
+                    version,
+                    "/query",
                     "search_directory needs `query`",
+                    false,
                 ));
             };
             let limit = args
@@ -383,3 +721,77 @@ fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value) -> Generi
 
 /// The list_changed notification.
 pub const LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_are_bounded_and_keep_their_version() {
+        let s = Sessions::default();
+        let first = s.open("2025-06-18");
+        assert_eq!(s.version(&first), Some("2025-06-18"));
+        let mut last = String::new();
+        for _ in 0..MAX_SESSIONS {
+            last = s.open(NEWEST_LEGACY);
+        }
+        assert!(!s.known(&first), "the oldest session went first");
+        assert_eq!(s.version(&last), Some(NEWEST_LEGACY));
+        assert!(s.close(&last) && !s.close(&last));
+        // Opening and closing forever leaves the order queue bounded too.
+        for _ in 0..3 * MAX_SESSIONS {
+            let id = s.open(ASSUMED);
+            s.close(&id);
+        }
+        assert!(crate::sync::lock(&s.0).order.len() <= 2 * MAX_SESSIONS + 1);
+    }
+
+    #[test]
+    fn cursors_are_checked() {
+        assert_eq!(Page::at(None, 10), Ok(Page { start: 0, size: 10 }));
+        assert_eq!(
+            Page::at(Some("t20"), 10),
+            Ok(Page {
+                start: 20,
+                size: 10
+            })
+        );
+        for bad in [
+            "",
+            "t",
+            "t0",
+            "t15",
+            "x20",
+            "t-10",
+            "t99999999999999",
+            "t20 ",
+        ] {
+            assert!(Page::at(Some(bad), 10).is_err(), "{bad:?}");
+        }
+        assert!(
+            Page::at(Some("t10"), 0).is_err(),
+            "no cursors when nothing pages"
+        );
+        assert_eq!(
+            Page {
+                start: 20,
+                size: 10
+            }
+            .cursor_after(30),
+            None
+        );
+        assert_eq!(
+            Page { start: 0, size: 10 }.cursor_after(11),
+            Some("t10".into())
+        );
+    }
+
+    #[test]
+    fn versions_are_known_newest_first() {
+        assert_eq!(VERSIONS[0], MODERN);
+        assert!(VERSIONS.windows(2).all(|w| w[0] > w[1]));
+        assert_eq!(known("2025-11-25"), Some("2025-11-25"));
+        assert_eq!(known("2025-11-26"), None);
+        assert!(TOOL_ERRORS_FROM > ASSUMED && NEWEST_LEGACY >= TOOL_ERRORS_FROM);
+    }
+}

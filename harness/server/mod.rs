@@ -5,6 +5,7 @@
 //! each change, and every invocation goes through one path that writes a receipt first.
 
 pub mod code;
+pub mod guard;
 pub mod http;
 pub mod invoke;
 pub mod mcp;
@@ -70,6 +71,8 @@ pub struct Limits {
     /// Inbound connections served at once; the rest wait in the listen backlog.
     pub max_connections: usize,
     pub receipt_ids: ReceiptIds,
+    /// Tools per MCP `tools/list` page (0: the whole list in one answer).
+    pub tools_page: usize,
 }
 
 impl Default for Limits {
@@ -90,6 +93,7 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(30),
             max_connections: 200,
             receipt_ids: ReceiptIds::Unguessable,
+            tools_page: mcp::DEFAULT_PAGE_SIZE,
         }
     }
 }
@@ -183,7 +187,9 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
         );
     }
     let body_timeout = app.state.limits.body_timeout;
-    let mcp = mcp.with_state(app);
+    let mcp = mcp
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), mcp_guard))
+        .with_state(app);
     dispatch
         .merge(mcp)
         .fallback(|| async {
@@ -288,6 +294,7 @@ pub async fn run(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     state.set_base_url(format!("http://{addr}"));
+    state.set_bound(addr);
     let limits = state.limits.clone();
     let app = router(state, max_body);
     let max = limits.max_connections.max(1);
@@ -351,26 +358,74 @@ fn sessions(app: &App, endpoint: Endpoint) -> &Sessions {
     &app.sessions[endpoint.path]
 }
 
-/// 401 when a token is configured and not presented; listing without one is allowed on a
-/// server that has none (calls are refused there anyway).
-fn mcp_auth(st: &State, headers: &HeaderMap) -> Result<bool, Box<Response>> {
-    let ok = st.authorised(http::presented(headers));
-    if st.token.is_some() && !ok {
+/// The 401 for a request the token protects: a JSON-RPC error body and the bearer challenge.
+fn unauthorised(body: &Value, presented: bool) -> Response {
+    let mut resp = rpc_response(StatusCode::UNAUTHORIZED, crate::json::compact(body));
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        guard::challenge(presented)
+            .parse()
+            .expect("the challenge is a valid header"),
+    );
+    resp
+}
+
+/// `Some(401)` when the access policy puts this request (`method`: its JSON-RPC method, `None`
+/// for a GET or DELETE) behind the token and the token is missing or wrong.
+fn token_gate(st: &State, headers: &HeaderMap, method: Option<&str>) -> Option<Response> {
+    let presented = http::presented(headers);
+    if st.token.is_none() || !st.access().token_for.covers(method) || st.authorised(presented) {
+        return None;
+    }
+    let body = mcp::rpc_error(
+        Value::Null,
+        mcp::UNAUTHORIZED,
+        "missing or wrong token: send `Authorization: Bearer <token>` or `x-mcp-token`",
+    );
+    Some(unauthorised(&body, presented.is_some()))
+}
+
+/// Refuse, before anything else, a request whose `Host` or `Origin` the access policy does not
+/// allow (403, a JSON-RPC error without an id).
+async fn mcp_guard(
+    Extract(app): AppState,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let checked = {
+        let get = |name: header::HeaderName| {
+            req.headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+        };
+        // HTTP/2 and absolute-form requests carry the authority in the URI instead.
+        let host = get(header::HOST).or(req.uri().authority().map(|a| a.as_str()));
+        app.state.access().check(host, get(header::ORIGIN))
+    };
+    if let Err(why) = checked {
         let body = mcp::rpc_error(
             Value::Null,
-            mcp::UNAUTHORIZED,
-            "missing or wrong token: send `Authorization: Bearer <token>` or `x-mcp-token`",
+            mcp::INVALID_REQUEST,
+            format!("forbidden: {why}"),
         );
-        return Err(Box::new(rpc_response(
-            StatusCode::UNAUTHORIZED,
-            crate::json::compact(&body),
-        )));
+        return rpc_response(StatusCode::FORBIDDEN, crate::json::compact(&body));
     }
-    Ok(ok)
+    next.run(req).await
 }
 
 fn session_header(headers: &HeaderMap) -> Option<&str> {
     headers.get("mcp-session-id").and_then(|v| v.to_str().ok())
+}
+
+fn protocol_header(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get("mcp-protocol-version")
+        .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+}
+
+fn bad_request(message: String) -> Response {
+    let msg = mcp::rpc_error(Value::Null, mcp::INVALID_REQUEST, message);
+    rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&msg))
 }
 
 async fn mcp_post(
@@ -392,20 +447,41 @@ async fn mcp_post(
             return rpc_response(status, crate::json::compact(&msg));
         }
     };
-    let authorised = match mcp_auth(st, headers) {
-        Ok(a) => a,
-        Err(r) => return *r,
-    };
-    if let Some(sid) = session_header(headers) {
-        if !sessions(app, endpoint).known(sid) {
-            let msg = mcp::rpc_error(
-                Value::Null,
-                mcp::INVALID_REQUEST,
-                "unknown or closed session; initialize again",
-            );
-            return rpc_response(StatusCode::NOT_FOUND, crate::json::compact(&msg));
-        }
+    // Under `all`, nothing is read for a caller without the token.
+    if let Some(denied) =
+        token_gate(st, headers, None).filter(|_| st.access().token_for == guard::TokenScope::All)
+    {
+        return denied;
     }
+    let header = protocol_header(headers);
+    let header_version = match header {
+        None => None,
+        Some(h) => match mcp::known(h) {
+            Some(v) => Some(v),
+            None => {
+                return bad_request(format!(
+                    "unsupported MCP-Protocol-Version `{}`; this server speaks {}",
+                    h.chars().take(40).collect::<String>(),
+                    mcp::VERSIONS.join(", ")
+                ))
+            }
+        },
+    };
+    let session = session_header(headers);
+    let session_version = match session {
+        None => None,
+        Some(sid) => match sessions(app, endpoint).version(sid) {
+            Some(v) => Some(v),
+            None => {
+                let msg = mcp::rpc_error(
+                    Value::Null,
+                    mcp::INVALID_REQUEST,
+                    "unknown or closed session; initialize again",
+                );
+                return rpc_response(StatusCode::NOT_FOUND, crate::json::compact(&msg));
+            }
+        },
+    };
     let msg: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -413,7 +489,44 @@ async fn mcp_post(
             return rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&msg));
         }
     };
-    match mcp::handle(st, sessions(app, endpoint), endpoint, &msg, authorised).await {
+    let method = msg.get("method").and_then(Value::as_str);
+    // 2026-07-28 mirrors the method into `Mcp-Method`; a header that names another is refused
+    // (HeaderMismatch). Its absence is tolerated (assumed: older clients never send it).
+    if let (Some(h), Some(m)) = (headers.get("mcp-method"), method) {
+        if h.to_str().ok() != Some(m) {
+            let e = mcp::rpc_error(
+                msg.get("id").cloned().unwrap_or(Value::Null),
+                mcp::HEADER_MISMATCH,
+                "the Mcp-Method header and the body's `method` differ",
+            );
+            return rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&e));
+        }
+    }
+    // A client that names a version with sessions has initialized and must send the session
+    // id it was given (transports, "Session Management": 400 without it). A request naming
+    // no version and no session is served as a sessionless 2025-03-26 call, as curl and
+    // scripts send it (assumed: the spec says SHOULD, and such callers predate the header).
+    let stateless = msg
+        .pointer("/params/_meta")
+        .is_some_and(|m| m.get(mcp::META_VERSION).is_some());
+    if let (Some(v), None, false) = (header_version, session, stateless) {
+        if v != mcp::MODERN && method.is_some_and(|m| m != "initialize") {
+            return bad_request(format!(
+                "this request names protocol version {v}, which has sessions: send the Mcp-Session-Id that initialize returned"
+            ));
+        }
+    }
+    // A header naming another known version than the session's is served at the session's
+    // version: the spec says the header SHOULD be the negotiated one, not MUST (the official
+    // conformance suite sends 2025-03-26 inside a 2025-11-25 session).
+    let presented = http::presented(headers);
+    let ctx = mcp::Context {
+        authorised: st.authorised(presented),
+        presented: presented.is_some(),
+        version: session_version.or(header_version.filter(|v| *v != mcp::MODERN)),
+        header,
+    };
+    match mcp::handle(st, sessions(app, endpoint), endpoint, &msg, &ctx).await {
         Outcome::Reply { text, session } => {
             let mut resp = rpc_response(StatusCode::OK, text);
             if let Some(s) = session {
@@ -424,14 +537,48 @@ async fn mcp_post(
         }
         Outcome::Accepted => StatusCode::ACCEPTED.into_response(),
         Outcome::Invalid(v) => rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&v)),
+        Outcome::Unauthorised { body, presented } => unauthorised(&body, presented),
+        Outcome::NoMethod(v) => rpc_response(StatusCode::NOT_FOUND, crate::json::compact(&v)),
+        Outcome::Listen { id, ack } => {
+            let rx = (!id.is_null()).then(|| app.state.changes.subscribe());
+            let first = futures_util::stream::once(async move {
+                Ok::<_, std::io::Error>(Bytes::from(format!("event: message\ndata: {ack}\n\n")))
+            });
+            let note = mcp::list_changed_for(&id);
+            let changes = futures_util::stream::unfold(rx, move |rx| {
+                let note = note.clone();
+                async move {
+                    let mut rx = rx?;
+                    match rx.recv().await {
+                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            let event = format!("event: message\ndata: {note}\n\n");
+                            Some((Ok(Bytes::from(event)), Some(rx)))
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
+                    }
+                }
+            });
+            event_stream(Body::from_stream(futures_util::StreamExt::chain(
+                first, changes,
+            )))
+        }
     }
 }
 
+fn event_stream(body: Body) -> Response {
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+    h.insert(header::CACHE_CONTROL, "no-cache".parse().unwrap());
+    h.insert("x-accel-buffering", "no".parse().unwrap());
+    resp
+}
+
 /// `GET`: the event stream on which list_changed arrives (endpoints whose list follows the
-/// directory).
+/// directory), for sessions of the versions that have one.
 fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
-    if let Err(r) = mcp_auth(&app.state, headers) {
-        return *r;
+    if let Some(denied) = token_gate(&app.state, headers, Some("subscriptions/listen")) {
+        return denied;
     }
     if !mcp::list_changes(endpoint) {
         return http::error(
@@ -446,7 +593,7 @@ fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
             return http::error(
                 StatusCode::BAD_REQUEST,
                 "no_session",
-                "GET needs the mcp-session-id of an initialized session",
+                "GET needs the mcp-session-id of an initialized session (at 2026-07-28, POST subscriptions/listen instead)",
             )
         }
     }
@@ -460,17 +607,12 @@ fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
             Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
         }
     });
-    let mut resp = Response::new(Body::from_stream(stream));
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
-    resp.headers_mut()
-        .insert(header::CACHE_CONTROL, "no-cache".parse().unwrap());
-    resp
+    event_stream(Body::from_stream(stream))
 }
 
 fn mcp_delete(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
-    if let Err(r) = mcp_auth(&app.state, headers) {
-        return *r;
+    if let Some(denied) = token_gate(&app.state, headers, None) {
+        return denied;
     }
     match session_header(headers) {
         Some(sid) if sessions(app, endpoint).close(sid) => StatusCode::OK.into_response(),
@@ -499,6 +641,10 @@ pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
     let mut out = tokio::io::stdout();
     let mut changes = state.changes.subscribe();
     let authorised = state.token.is_some();
+    // The version `initialize` negotiated for this process, and a modern client's
+    // `subscriptions/listen` id, whose changes are tagged with it.
+    let mut negotiated: Option<&'static str> = None;
+    let mut subscription: Option<Value> = None;
     loop {
         tokio::select! {
             line = lines.recv() => {
@@ -517,11 +663,23 @@ pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
                     Ok(line) if line.trim().is_empty() => None,
                     Ok(line) => match serde_json::from_str::<Value>(line) {
                         Err(e) => Some(crate::json::compact(&mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}")))),
-                        Ok(msg) => match mcp::handle(&state, &sessions, endpoint, &msg, authorised).await {
-                            Outcome::Reply { text, .. } => Some(text),
-                            Outcome::Accepted => None,
-                            Outcome::Invalid(v) => Some(crate::json::compact(&v)),
-                        },
+                        Ok(msg) => {
+                            let ctx = mcp::Context { authorised, presented: authorised, version: negotiated, header: None };
+                            match mcp::handle(&state, &sessions, endpoint, &msg, &ctx).await {
+                                Outcome::Reply { text, session } => {
+                                    if let Some(v) = session.as_deref().and_then(|s| sessions.version(s)) {
+                                        negotiated = Some(v);
+                                    }
+                                    Some(text)
+                                }
+                                Outcome::Accepted => None,
+                                Outcome::Invalid(v) | Outcome::NoMethod(v) | Outcome::Unauthorised { body: v, .. } => Some(crate::json::compact(&v)),
+                                Outcome::Listen { id, ack } => {
+                                    subscription = (!id.is_null()).then_some(id);
+                                    Some(ack)
+                                }
+                            }
+                        }
                     },
                 };
                 if let Some(t) = text {
@@ -529,7 +687,10 @@ pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
                 }
             }
             Ok(()) = changes.recv(), if mcp::list_changes(endpoint) => {
-                write_line(&mut out, mcp::LIST_CHANGED).await?;
+                match &subscription {
+                    Some(id) => write_line(&mut out, &mcp::list_changed_for(id)).await?,
+                    None => write_line(&mut out, mcp::LIST_CHANGED).await?,
+                }
             }
         }
     }

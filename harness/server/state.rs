@@ -5,6 +5,7 @@
 //! [`crate::sync`]: a handler that panics while holding it does not make every later request
 //! fail.
 
+use super::guard::Access;
 use super::outbound::Outbound;
 use super::store::{self, Receipt};
 use super::Limits;
@@ -101,6 +102,8 @@ pub struct State {
     pub programs: AtomicUsize,
     /// Base URL clients reach this server at, for invoke URLs in answers.
     base_url: RwLock<String>,
+    /// Who may reach the MCP endpoints over HTTP (Host, Origin, where the token is needed).
+    access: RwLock<Arc<Access>>,
     /// Fires when the projection changes (MCP sessions send list_changed).
     pub changes: broadcast::Sender<()>,
     /// Code-mode programs running at once: each may hold 64 MB for 5 seconds, so the rest wait
@@ -128,6 +131,7 @@ impl State {
             allowlist: allowlist.to_vec(),
             outbound: Outbound::new(allowlist, &limits)?,
             base_url: RwLock::new("http://127.0.0.1".into()),
+            access: RwLock::new(Arc::new(Access::default())),
             changes: broadcast::channel(64).0,
             sandboxes: tokio::sync::Semaphore::new(limits.sandbox_slots.max(1)),
             max_body: super::DEFAULT_MAX_BODY,
@@ -250,10 +254,27 @@ impl State {
     pub fn set_base_url(&self, url: String) {
         *sync::write(&self.base_url) = url;
     }
+
+    /// The MCP endpoints' access policy.
+    pub fn access(&self) -> Arc<Access> {
+        sync::read(&self.access).clone()
+    }
+
+    /// Replace the access policy (`serve` sets it from its options before it listens).
+    pub fn set_access(&self, access: Access) {
+        *sync::write(&self.access) = Arc::new(access);
+    }
+
+    /// Record the address the listener bound, which the Host check accepts.
+    pub fn set_bound(&self, addr: std::net::SocketAddr) {
+        let mut a = (*self.access()).clone();
+        a.bound = Some(addr);
+        self.set_access(a);
+    }
 }
 
 /// 32 random bytes as hex, from the OS (std's hasher keys when /dev/urandom is missing).
-fn random_hex() -> String {
+pub(crate) fn random_hex() -> String {
     use std::io::Read;
     let mut bytes = [0u8; 32];
     let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));

@@ -1,6 +1,6 @@
 // The official TypeScript MCP client against toolcost's reference server.
 // usage: node sdk_client.mjs <sdk dir> <url> <token> <tool> <arguments JSON>
-// Prints one JSON line: the tool names listed and the call's result.
+// Prints one JSON line: the tool names listed, the call's result and the protocol version.
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
@@ -16,5 +16,5 @@ const client = new Client({ name: "toolcost-test", version: "1" }, { capabilitie
 await client.connect(transport);
 const listed = await client.listTools();
 const result = await client.callTool({ name: tool, arguments: JSON.parse(args) });
-console.log(JSON.stringify({ tools: listed.tools.map((t) => t.name), result }));
+console.log(JSON.stringify({ tools: listed.tools.map((t) => t.name), result, protocol: transport.protocolVersion }));
 await client.close();

@@ -1,0 +1,618 @@
+//! The reference server's MCP endpoints as each protocol version asks: Host and Origin checks,
+//! where the token is needed and the 401's challenge, `tools/list` pages, sessions, the
+//! stateless 2026-07-28 mode, and input errors as tool results from 2025-11-25 on.
+
+mod common;
+
+use serde_json::{json, Value};
+use std::sync::Arc;
+use toolcost::catalogue::{generate::Generator, profile::Profile, Catalogue, Row};
+use toolcost::server::guard::{Access, TokenScope};
+use toolcost::server::{self, state::State};
+
+const TOKEN: &str = "proto-token";
+const MODERN: &str = "2026-07-28";
+
+struct Server {
+    base: String,
+    state: Arc<State>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    http: reqwest::Client,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+fn rows(n: usize) -> Vec<Row> {
+    Generator::new(Profile::named("seed-2026-07").unwrap(), n, 1, false).collect()
+}
+
+async fn start(n: usize, page: usize, access: Access) -> Server {
+    let opts = server::Options {
+        rows: Some(rows(n)),
+        db: None,
+        token: Some(TOKEN.into()),
+        allowlist: vec![],
+        max_body: server::DEFAULT_MAX_BODY,
+    };
+    let limits = server::Limits {
+        tools_page: page,
+        ..server::Limits::default()
+    };
+    let state = server::state_with(&opts, limits).unwrap();
+    state.set_access(access);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(server::run(
+        listener,
+        state.clone(),
+        server::DEFAULT_MAX_BODY,
+        async move {
+            let _ = rx.await;
+        },
+    ));
+    Server {
+        base,
+        state,
+        stop: Some(tx),
+        http: reqwest::Client::new(),
+    }
+}
+
+struct Answer {
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    body: Value,
+    text: String,
+}
+
+impl Server {
+    /// POST a message to `path` with these extra headers.
+    async fn post(&self, path: &str, msg: &Value, headers: &[(&str, &str)]) -> Answer {
+        let mut rb = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(msg.to_string());
+        for (k, v) in headers {
+            rb = rb.header(*k, *v);
+        }
+        let r = rb.send().await.unwrap();
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().await.unwrap();
+        Answer {
+            status,
+            headers,
+            body: serde_json::from_str(&text).unwrap_or(Value::Null),
+            text,
+        }
+    }
+
+    /// initialize at `version`; the session id.
+    async fn initialize(&self, path: &str, version: &str) -> String {
+        let a = self
+            .post(
+                path,
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+                &[],
+            )
+            .await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        assert_eq!(a.body["result"]["protocolVersion"], version);
+        a.headers["mcp-session-id"].to_str().unwrap().to_string()
+    }
+}
+
+fn modern(method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    });
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+}
+
+const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+
+fn list() -> Value {
+    serde_json::from_str(LIST).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_host_and_origin_get_403_and_loopback_passes() {
+    let s = start(
+        5,
+        0,
+        Access::default()
+            .with_origins(&["https://app.example.com".into()])
+            .unwrap()
+            .with_names(&["mcp.example.com".into()])
+            .unwrap(),
+    )
+    .await;
+    let port = s.base.rsplit(':').next().unwrap().to_string();
+    for path in ["/mcp", "/mcp/small", "/mcp/code", "/mcp/min"] {
+        for (host, origin, want) in [
+            ("evil.example.com", None, 403),
+            ("evil.example.com:80", None, 403),
+            ("localhost.evil.example.com", None, 403),
+            ("127.0.0.1", Some("https://evil.example.com"), 403),
+            ("127.0.0.1", Some("null"), 403),
+            ("127.0.0.1", None, 200),
+            ("localhost", Some("http://localhost:5173"), 200),
+            ("mcp.example.com", Some("https://app.example.com"), 200),
+            ("[::1]", None, 200),
+        ] {
+            let host = if host.contains(':') || host.starts_with('[') {
+                host.to_string()
+            } else {
+                format!("{host}:{port}")
+            };
+            let mut h = vec![("host", host.as_str())];
+            if let Some(o) = origin {
+                h.push(("origin", o));
+            }
+            let a = s.post(path, &list(), &h).await;
+            assert_eq!(
+                a.status, want,
+                "{path} host {host} origin {origin:?}: {}",
+                a.text
+            );
+            if want == 403 {
+                assert_eq!(a.body["error"]["code"], -32600);
+                assert!(a.body["id"].is_null());
+            }
+        }
+        // GET and DELETE are checked too.
+        let r = s
+            .http
+            .get(format!("{}{path}", s.base))
+            .header("host", "evil.example.com")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "{path} GET");
+    }
+    // The HTTP protocol is not an MCP endpoint and keeps its own rules.
+    let r = s
+        .http
+        .get(format!("{}/api/dispatch", s.base))
+        .header("host", "evil.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_guards_what_the_scope_names_with_a_bearer_challenge() {
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ECHO", "arguments": {"message": "x"}}});
+    let init = json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let bearer = format!("Bearer {TOKEN}");
+    for (scope, list_open, init_open) in [
+        (TokenScope::Calls, true, true),
+        (TokenScope::List, false, true),
+        (TokenScope::All, false, false),
+    ] {
+        let s = start(
+            20,
+            0,
+            Access {
+                token_for: scope,
+                ..Access::default()
+            },
+        )
+        .await;
+        let a = s.post("/mcp", &list(), &[]).await;
+        assert_eq!(a.status == 200, list_open, "{scope:?} list: {}", a.text);
+        let a = s.post("/mcp", &init, &[]).await;
+        assert_eq!(a.status == 200, init_open, "{scope:?} init: {}", a.text);
+        let before = s.state.receipt_count().unwrap();
+        let a = s.post("/mcp", &call, &[]).await;
+        assert_eq!(a.status, 401, "{scope:?} call: {}", a.text);
+        assert_eq!(a.body["error"]["code"], -32001);
+        assert_eq!(a.headers["www-authenticate"], r#"Bearer realm="toolcost""#);
+        let a = s
+            .post("/mcp", &call, &[("authorization", "Bearer wrong")])
+            .await;
+        assert_eq!(a.status, 401);
+        assert!(a.headers["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains(r#"error="invalid_token""#));
+        assert_eq!(s.state.receipt_count().unwrap(), before, "nothing ran");
+        let a = s
+            .post("/mcp", &call, &[("authorization", bearer.as_str())])
+            .await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        assert_eq!(a.body["result"]["isError"], false);
+        let a = s
+            .post("/mcp", &list(), &[("authorization", bearer.as_str())])
+            .await;
+        assert_eq!(a.status, 200);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_pages_add_up_to_the_whole_list_and_bad_cursors_are_refused() {
+    let n = 57;
+    let s = start(n, 10, Access::default()).await;
+    let local = Catalogue::from_rows("local", rows(n));
+    let mut raws = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut msg = list();
+        if let Some(c) = &cursor {
+            msg["params"] = json!({"cursor": c});
+        }
+        let a = s.post("/mcp", &msg, &[]).await;
+        pages += 1;
+        raws.extend(
+            toolcost::catalogue::capture::parse(&a.text)
+                .unwrap()
+                .into_iter()
+                .map(|t| t.raw),
+        );
+        cursor = a.body["result"]["nextCursor"].as_str().map(String::from);
+        if cursor.is_none() {
+            break;
+        }
+        assert!(pages < 20, "the pages do not end");
+    }
+    assert_eq!(pages, 6);
+    let whole: Vec<String> = local.tools.iter().map(|t| t.raw.clone()).collect();
+    assert_eq!(raws, whole, "the pages are the list, byte for byte");
+    for bad in [
+        json!("garbage"),
+        json!("t7"),
+        json!("t990"),
+        json!("t"),
+        json!(5),
+        json!("t00000000000000000010"),
+    ] {
+        let mut msg = list();
+        msg["params"] = json!({"cursor": bad});
+        let a = s.post("/mcp", &msg, &[]).await;
+        assert_eq!(a.status, 200);
+        assert_eq!(a.body["error"]["code"], -32602, "cursor {bad}: {}", a.text);
+    }
+    // weigh's client follows the cursors to the same bytes.
+    let target = toolcost::mcp::Target::Http {
+        url: format!("{}/mcp", s.base),
+        headers: vec![],
+        timeout: std::time::Duration::from_secs(30),
+        opts: toolcost::mcp::Options::default(),
+    };
+    let (cat, notes) = target.fetch().await.unwrap();
+    assert!(notes.iter().any(|n| n.contains("6 page(s)")), "{notes:?}");
+    assert_eq!(cat.definition_bytes(), local.definition_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_sessions_and_input_errors() {
+    let s = start(30, 0, Access::default()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let bad = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "ORDER_GET", "arguments": {"order_id": 1}}});
+    // No version and no session: a sessionless 2025-03-26 call, as before.
+    let a = s
+        .post("/mcp", &bad, &[("authorization", bearer.as_str())])
+        .await;
+    assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+    assert_eq!(a.body["error"]["data"]["pointer"], "/order_id");
+    // initialize asking for an unknown version gets the newest with a session.
+    let sid = {
+        let a = s
+            .post(
+                "/mcp",
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "1999-01-01"}}),
+                &[],
+            )
+            .await;
+        assert_eq!(a.body["result"]["protocolVersion"], "2025-11-25");
+        a.headers["mcp-session-id"].to_str().unwrap().to_string()
+    };
+    for (version, tool_error) in [("2025-11-25", true), ("2025-06-18", false)] {
+        let sid = s.initialize("/mcp", version).await;
+        let h = [
+            ("authorization", bearer.as_str()),
+            ("mcp-session-id", sid.as_str()),
+            ("mcp-protocol-version", version),
+        ];
+        let a = s.post("/mcp", &bad, &h).await;
+        if tool_error {
+            assert_eq!(a.body["result"]["isError"], true, "{}", a.text);
+            assert_eq!(
+                a.body["result"]["structuredContent"]["pointer"],
+                "/order_id"
+            );
+        } else {
+            assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+        }
+        // The small surface's missing argument follows the same rule.
+        let small_sid = s.initialize("/mcp/small", version).await;
+        let a = s
+            .post(
+                "/mcp/small",
+                &json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "dispatch", "arguments": {}}}),
+                &[
+                    ("authorization", bearer.as_str()),
+                    ("mcp-session-id", small_sid.as_str()),
+                    ("mcp-protocol-version", version),
+                ],
+            )
+            .await;
+        assert_eq!(
+            a.body["result"]["isError"] == true,
+            tool_error,
+            "{}",
+            a.text
+        );
+        // A request naming a session version without the session id is refused.
+        let a = s
+            .post("/mcp", &list(), &[("mcp-protocol-version", version)])
+            .await;
+        assert_eq!(a.status, 400, "{}", a.text);
+        // Another known version in the header is served at the session's version.
+        let a = s
+            .post(
+                "/mcp",
+                &bad,
+                &[
+                    ("authorization", bearer.as_str()),
+                    ("mcp-session-id", sid.as_str()),
+                    ("mcp-protocol-version", "2024-11-05"),
+                ],
+            )
+            .await;
+        assert_eq!(
+            a.body["result"]["isError"] == true,
+            tool_error,
+            "{}",
+            a.text
+        );
+    }
+    let a = s
+        .post("/mcp", &list(), &[("mcp-protocol-version", "1999-01-01")])
+        .await;
+    assert_eq!(a.status, 400);
+    let a = s.post("/mcp", &list(), &[("mcp-session-id", "nope")]).await;
+    assert_eq!(a.status, 404);
+    let a = s
+        .post("/mcp", &list(), &[("mcp-session-id", sid.as_str())])
+        .await;
+    assert_eq!(a.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stateless_revision_lists_calls_discovers_and_listens() {
+    let s = start(40, 0, Access::default()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let h = [
+        ("mcp-protocol-version", MODERN),
+        ("authorization", bearer.as_str()),
+    ];
+    let d = s
+        .post("/mcp", &modern("server/discover", json!({})), &h)
+        .await;
+    assert_eq!(d.status, 200, "{}", d.text);
+    assert_eq!(d.body["result"]["supportedVersions"][0], MODERN);
+    assert!(d.body["result"]["supportedVersions"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("2025-11-25")));
+    assert_eq!(d.body["result"]["resultType"], "complete");
+    assert!(d.headers.get("mcp-session-id").is_none());
+
+    // The list: the same definitions, then the revision's result fields.
+    let legacy = s.post("/mcp", &list(), &[]).await;
+    let now = s.post("/mcp", &modern("tools/list", json!({})), &h).await;
+    assert_eq!(now.status, 200, "{}", now.text);
+    let defs = |text: &str| {
+        toolcost::catalogue::capture::parse(text)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.raw)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(defs(&now.text), defs(&legacy.text));
+    assert_eq!(now.body["result"]["ttlMs"], 60_000);
+    assert_eq!(now.body["result"]["cacheScope"], "public");
+    assert_eq!(now.body["result"]["resultType"], "complete");
+    assert!(now.text.len() > legacy.text.len());
+
+    // Input errors are tool results; a good call works without any session.
+    let a = s
+        .post(
+            "/mcp",
+            &modern(
+                "tools/call",
+                json!({"name": "ORDER_GET", "arguments": {"order_id": 1}}),
+            ),
+            &h,
+        )
+        .await;
+    assert_eq!(a.body["result"]["isError"], true, "{}", a.text);
+    let a = s
+        .post(
+            "/mcp",
+            &modern(
+                "tools/call",
+                json!({"name": "ECHO", "arguments": {"message": "hi"}}),
+            ),
+            &h,
+        )
+        .await;
+    assert_eq!(a.body["result"]["isError"], false, "{}", a.text);
+    assert_eq!(a.body["result"]["resultType"], "complete");
+
+    // Version errors: unsupported, header mismatch, removed methods.
+    let mut old = modern("tools/list", json!({}));
+    old["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let a = s
+        .post("/mcp", &old, &[("mcp-protocol-version", "2025-11-25")])
+        .await;
+    assert_eq!(a.status, 400);
+    assert_eq!(a.body["error"]["code"], -32022);
+    assert_eq!(a.body["error"]["data"]["supported"][0], MODERN);
+    let a = s
+        .post(
+            "/mcp",
+            &modern("tools/list", json!({})),
+            &[("mcp-protocol-version", "2025-06-18")],
+        )
+        .await;
+    assert_eq!(a.status, 400);
+    assert_eq!(a.body["error"]["code"], -32020);
+    let a = s
+        .post(
+            "/mcp",
+            &modern("tools/list", json!({})),
+            &[
+                ("mcp-protocol-version", MODERN),
+                ("mcp-method", "tools/call"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        (a.status, a.body["error"]["code"].as_i64()),
+        (400, Some(-32020))
+    );
+    let a = s.post("/mcp", &modern("ping", json!({})), &h).await;
+    assert_eq!(a.status, 404);
+    assert_eq!(a.body["error"]["code"], -32601);
+
+    // subscriptions/listen: an acknowledgement, then list_changed tagged with the id.
+    let mut listen = s
+        .http
+        .post(format!("{}/mcp", s.base))
+        .header("mcp-protocol-version", MODERN)
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            modern(
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}}),
+            )
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listen.headers()["content-type"], "text/event-stream");
+    let mut seen = String::new();
+    while !seen.contains("acknowledged") {
+        seen.push_str(&String::from_utf8_lossy(&next(&mut listen).await));
+    }
+    assert!(
+        seen.contains(r#""notifications":{"toolsListChanged":true}"#),
+        "{seen}"
+    );
+    let row = json!({"key": "LISTEN_PROBE", "type": "fn", "target": "fn:echo", "category": "docs",
+                     "content": "# WHAT: Probe\n", "input_schema": {"type": "object"}});
+    let r = s
+        .http
+        .post(format!("{}/api/directory", s.base))
+        .bearer_auth(TOKEN)
+        .body(row.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let mut seen = String::new();
+    while !seen.contains("list_changed") {
+        seen.push_str(&String::from_utf8_lossy(&next(&mut listen).await));
+    }
+    assert!(
+        seen.contains(r#""io.modelcontextprotocol/subscriptionId":1"#),
+        "{seen}"
+    );
+}
+
+/// The next chunk of an event stream, within five seconds.
+async fn next(r: &mut reqwest::Response) -> Vec<u8> {
+    tokio::time::timeout(std::time::Duration::from_secs(5), r.chunk())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+        .to_vec()
+}
+
+#[test]
+fn serve_says_what_it_accepts_beyond_loopback_and_checks_its_options() {
+    let bin = env!("CARGO_BIN_EXE_toolcost");
+    let out = std::process::Command::new(bin)
+        .args(["serve", "--rows", "3", "--token-required-for", "list"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--token-env"));
+    let out = std::process::Command::new(bin)
+        .args(["serve", "--rows", "3", "--allow-origin", "example.com"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scheme://host"));
+
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(bin)
+        .args(["serve", "--rows", "3", "--listen", "0.0.0.0:0"])
+        .args(["--allow-origin", "https://app.example.com"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let second = lines.next().unwrap().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first.contains("http://0.0.0.0:"), "{first}");
+    assert!(
+        second.contains("any IP address")
+            && second.contains("https://app.example.com")
+            && second.contains("403"),
+        "{second}"
+    );
+}
+
+#[test]
+fn over_stdio_every_version_lists_the_same_definitions() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["weigh", "--json", "--each-protocol", "--"])
+        .arg(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["serve", "--stdio", "--rows", "25", "--page-size", "10"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["protocol"], "2025-11-25", "stdio initializes by default");
+    let bytes = Catalogue::from_rows("x", rows(25)).definition_bytes();
+    assert_eq!(v["total_bytes"], bytes);
+    let protocols = v["protocols"].as_array().unwrap();
+    assert_eq!(protocols.len(), 5);
+    for r in protocols {
+        assert_eq!(r["error"], "", "{r}");
+        assert_eq!(r["spoken"], r["requested"], "{r}");
+        assert_eq!(r["tools"], 25, "{r}");
+        assert_eq!(r["definition_bytes"], bytes, "{r}");
+    }
+    // The stateless revision's three pages each carry its result fields.
+    let list = |i: usize| protocols[i]["list_bytes"].as_u64().unwrap();
+    assert!(list(0) > list(1) + 3 * 100, "{protocols:?}");
+    assert_eq!(list(1), list(2));
+}
