@@ -69,7 +69,7 @@ pub struct Weight {
 
 /// Providers whose rendering `weigh` reports: (provider, client, model).
 const PROVIDERS: [(&str, &str, &str); 3] = [
-    ("anthropic", "claude-cli", "claude-sonnet-4.5"),
+    ("anthropic", "claude-cli", "claude-sonnet-4.6"),
     ("openai", "openai-agent", "gpt-4o"),
     ("kimi", "claude-cli", "kimi-k2.7-code"),
 ];
