@@ -47,12 +47,14 @@ pub struct UpdateArgs {
 pub(super) fn run(a: PricesArgs) -> Result<i32> {
     match a.command {
         PricesCommand::Show => {
+            let mut out = String::new();
             for c in PriceCard::all() {
-                println!(
-                    "{}: input {} / cached {} / cache write {} / output {} USD per million, window {} tokens, prices of {}\n  {}",
+                out.push_str(&format!(
+                    "{}: input {} / cached {} / cache write {} / output {} USD per million, window {} tokens, prices of {}\n  {}\n",
                     c.id, c.input, c.cached_input, c.cache_write, c.output, c.context_window, c.date, c.source
-                );
+                ));
             }
+            super::print_bytes(out.as_bytes())?;
             Ok(0)
         }
         PricesCommand::Update(u) => update(u),
@@ -99,10 +101,12 @@ fn update(u: UpdateArgs) -> Result<i32> {
     };
     let (text, changes) = litellm::update(litellm::Snapshot::embedded(), &bytes, &keys, meta)?;
     write_atomic(&u.out, text.as_bytes())?;
-    for c in &changes {
-        let f = |v: Option<f64>| v.map_or("none".to_string(), |x| x.to_string());
-        println!("{} {}: {} -> {}", c.key, c.field, f(c.old), f(c.new));
-    }
+    let f = |v: Option<f64>| v.map_or("none".to_string(), |x| x.to_string());
+    let moved: String = changes
+        .iter()
+        .map(|c| format!("{} {}: {} -> {}\n", c.key, c.field, f(c.old), f(c.new)))
+        .collect();
+    super::print_bytes(moved.as_bytes())?;
     eprintln!(
         "toolcost prices: wrote {} entries to {}; {} figures moved. Rebuild, then regenerate the committed reports.",
         keys.len(),

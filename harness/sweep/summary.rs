@@ -328,7 +328,13 @@ fn task_clients(tasks: &[TaskResult]) -> Vec<&str> {
 fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
     for client in task_clients(tasks) {
         let mine: Vec<&TaskResult> = tasks.iter().filter(|t| t.client == client).collect();
-        let label = mine.first().map(|t| t.label.as_str()).unwrap_or("");
+        // A refused task has no usage: the label is a played task's.
+        let label = mine
+            .iter()
+            .find(|t| t.success)
+            .or(mine.first())
+            .map(|t| t.label.as_str())
+            .unwrap_or("");
         let _ = writeln!(
             s,
             "## Whole tasks, {client} (gateway log rows; tokens {label}, cost derived)\n"
@@ -554,12 +560,12 @@ fn orders_reading(out: &mut String, tasks: &[TaskResult]) {
                 .max_by(|a, b| a.cost_usd.total_cmp(&b.cost_usd)),
         ) {
             let lead = match i {
-                0 => format!("Whole tasks at N={}: ", thousands(n as u64)),
-                _ => " ".to_string(),
+                0 => format!("Whole tasks at N={}: with", thousands(n as u64)),
+                _ => " With".to_string(),
             };
             let _ = write!(
                 out,
-                "{lead}with {client}, the orders task costs {} in {} rounds on {} against {} in {} rounds on {}.",
+                "{lead} {client}, the orders task costs {} in {} rounds on {} against {} in {} rounds on {}.",
                 money(cheap.cost_usd),
                 cheap.rounds,
                 cheap.surface,
