@@ -25,6 +25,31 @@ struct Manifest {
     /// Where the client puts prompt-cache marks (Anthropic `cache_control`).
     #[serde(default)]
     cache_marks: Vec<CacheMark>,
+    /// The built-in tool the client reaches HTTP with, and the shape of its input.
+    shell: Shell,
+}
+
+/// The built-in tool a client reaches HTTP endpoints with (the protocol-only surface's only
+/// way in), and how a command is written into its input.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shell {
+    /// The tool's name among the client's built-ins.
+    pub tool: String,
+    pub form: ShellForm,
+}
+
+/// How a shell command is written into the shell tool's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShellForm {
+    /// `{"command": "<text>", "description": "<what it does>"}` (claude-cli's Bash).
+    CommandText,
+    /// `{"command": ["bash", "-lc", "<text>"]}` (a Codex-like `shell`).
+    Argv,
+    /// No shell: one `{"method", "url", "headers", "body"}` call per HTTP request, several in
+    /// parallel (an `http_request` function).
+    HttpRequest,
 }
 
 /// How the name-list surface makes an enabled tool callable.
@@ -54,6 +79,8 @@ pub struct Client {
     /// Where the client puts prompt-cache marks; figures that depend on caching assume this
     /// placement.
     pub cache_marks: Vec<CacheMark>,
+    /// The tool it reaches HTTP with.
+    pub shell: Shell,
     pub system: String,
     /// Context the client puts in the first user message before the turn (project notes,
     /// git status), or none.
@@ -100,7 +127,7 @@ impl Client {
             toml::from_str(manifest).map_err(|e| Error::input(format!("client {name}: {e}")))?;
         let raw: Vec<Value> = serde_json::from_str(tools)
             .map_err(|e| Error::input(format!("client {name} tools: {e}")))?;
-        let tools = raw
+        let tools: Vec<Value> = raw
             .iter()
             .map(|t| {
                 let schema = t["input_schema"].clone();
@@ -113,6 +140,15 @@ impl Client {
                 )
             })
             .collect();
+        if !tools
+            .iter()
+            .any(|t: &Value| wire::definition_parts(t).is_some_and(|(n, _, _)| n == m.shell.tool))
+        {
+            return Err(Error::input(format!(
+                "client {name}: its shell tool `{}` is not one of its tools",
+                m.shell.tool
+            )));
+        }
         Ok(Client {
             name: m.name,
             about: m.about,
@@ -124,6 +160,7 @@ impl Client {
             max_tools: m.max_tools,
             name_list_mode: m.name_list_mode,
             cache_marks: m.cache_marks,
+            shell: m.shell,
             system: system.trim_end().to_string(),
             context: Some(context.trim_end().to_string()).filter(|c| !c.is_empty()),
             tools,

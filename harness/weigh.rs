@@ -127,7 +127,7 @@ pub fn each_protocol(target: &crate::mcp::Target) -> Vec<ProtocolRow> {
 
 /// Providers whose rendering `weigh` reports: (provider, client, model).
 const PROVIDERS: [(&str, &str, &str); 3] = [
-    ("anthropic", "claude-cli", "claude-sonnet-4.5"),
+    ("anthropic", "claude-cli", "claude-sonnet-4.6"),
     ("openai", "openai-agent", "gpt-4o"),
     ("kimi", "claude-cli", "kimi-k2.7-code"),
 ];

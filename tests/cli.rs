@@ -299,3 +299,125 @@ fn help_explains_each_command() {
         toolcost().args([cmd, "--help"]).assert().success();
     }
 }
+
+/// `prices update` refreshes the LiteLLM snapshot from a newer table, keeping only the cards'
+/// entries and saying which figures moved; a table without one of the cards' entries, or one
+/// that is not a table, is refused and writes nothing.
+#[test]
+fn prices_update_refreshes_the_snapshot_and_refuses_a_table_missing_a_card() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let current: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("fixtures/litellm-prices.json")).unwrap())
+            .unwrap();
+    let mut table = current.as_object().unwrap().clone();
+    table.remove("toolcost_snapshot");
+    table["gpt-4o"]["input_cost_per_token"] = serde_json::json!(3e-06);
+    table.insert(
+        "some-other-model".into(),
+        serde_json::json!({"input_cost_per_token": 1e-06}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let from = dir.path().join("table.json");
+    std::fs::write(&from, serde_json::to_vec(&table).unwrap()).unwrap();
+    let out = dir.path().join("snapshot.json");
+    let run = toolcost()
+        .args([
+            "prices",
+            "update",
+            "--litellm-version",
+            "9.9.9",
+            "--date",
+            "2027-01-01",
+        ])
+        .arg("--from")
+        .arg(&from)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(stdout.trim(), "gpt-4o input: 2.5 -> 3", "{stdout}");
+    let snap: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(snap["toolcost_snapshot"]["date"], "2027-01-01");
+    assert_eq!(snap["toolcost_snapshot"]["litellm_version"], "9.9.9");
+    assert!(
+        snap.get("some-other-model").is_none(),
+        "only the cards' entries are kept"
+    );
+    assert_eq!(
+        snap.as_object().unwrap().len(),
+        current.as_object().unwrap().len()
+    );
+
+    table.remove("gpt-4o");
+    std::fs::write(&from, serde_json::to_vec(&table).unwrap()).unwrap();
+    let refused = dir.path().join("refused.json");
+    let args = [
+        "prices".to_string(),
+        "update".into(),
+        "--litellm-version".into(),
+        "1".into(),
+        "--from".into(),
+        from.display().to_string(),
+        "--out".into(),
+        refused.display().to_string(),
+    ];
+    fails_cleanly(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "no entry for gpt-4o",
+    );
+    assert!(!refused.exists());
+    std::fs::write(&from, b"[1, 2]").unwrap();
+    fails_cleanly(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "not a JSON object",
+    );
+    let bad_date = [&args[..], &["--date".to_string(), "2027-13-01".to_string()]].concat();
+    fails_cleanly(
+        &bad_date.iter().map(String::as_str).collect::<Vec<_>>(),
+        "not a YYYY-MM-DD",
+    );
+}
+
+/// Every card's prices and window come from the committed LiteLLM snapshot (by hand only where
+/// the entry lacks a figure), and every cost label names the snapshot's date.
+#[test]
+fn price_cards_read_the_litellm_snapshot_and_costs_name_its_date() {
+    use toolcost::pricing::{litellm::Snapshot, PriceCard};
+    let snap = Snapshot::embedded();
+    for c in PriceCard::all() {
+        let key = c
+            .litellm
+            .as_deref()
+            .expect("every card names its LiteLLM entry");
+        let e = snap.entry(key).unwrap();
+        assert_eq!(e.input, Some(c.input), "{}", c.id);
+        assert_eq!(e.output, Some(c.output), "{}", c.id);
+        assert_eq!(e.cached_input, Some(c.cached_input), "{}", c.id);
+        assert_eq!(e.context_window, Some(c.context_window), "{}", c.id);
+        if let Some(w) = e.cache_write {
+            assert_eq!(w, c.cache_write, "{}", c.id);
+        } else {
+            assert!(
+                c.source.contains("by hand (cache_write)"),
+                "{}: {}",
+                c.id,
+                c.source
+            );
+        }
+        assert_eq!(c.date, snap.date);
+    }
+    let out = toolcost()
+        .args(["measure", "--rows", "10", "--json"])
+        .output()
+        .unwrap();
+    let rows: Vec<MeasureRow> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r.cost_label.contains(&format!("({})", snap.date))));
+}

@@ -276,3 +276,122 @@ tasks = ["now"]
         .unwrap();
     assert!(protocol.success, "{protocol:?}");
 }
+
+/// Every client plays every task on every surface in the registry: Anthropic Messages
+/// (claude-cli), Chat Completions (openai-agent) and the Responses API (openai-responses-agent).
+/// A surface the provider would refuse fails its task with the provider's reason and nothing
+/// else does; the same calls run for real, so each client's orders answer is the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_client_plays_every_task_on_every_surface() {
+    let surfaces: Vec<String> = toolcost::surface::REGISTRY
+        .iter()
+        .map(|s| format!("{:?}", s.name()))
+        .collect();
+    let s = scenario(&format!(
+        r#"name = "clients"
+[catalogue]
+rows = [60]
+[run]
+clients = ["claude-cli", "openai-agent", "openai-responses-agent"]
+surfaces = [{}]
+tasks = ["turn", "now", "orders"]
+orders = 3
+policies = ["serial", "parallel"]
+"#,
+        surfaces.join(", ")
+    ));
+    let all = driver::run(&s, &|_| {}).await.unwrap();
+    let n = toolcost::surface::REGISTRY.len();
+    // turn and now once each, orders under both policies, for every surface and client.
+    assert_eq!(all.len(), 3 * n * 4);
+    let refused = |r: &driver::TaskResult| r.answer.starts_with("refused by the provider");
+    for r in &all {
+        let deferring = r.surface.starts_with("deferred-search");
+        let expect_refused = match r.client.as_str() {
+            // Chat Completions has no deferral, tool search or namespaces.
+            "openai-agent" => deferring,
+            // Anthropic has deferral but no namespaces.
+            "claude-cli" => r.surface == "deferred-search-namespace",
+            "openai-responses-agent" => false,
+            other => panic!("unexpected client {other}"),
+        };
+        assert_eq!(refused(r), expect_refused, "{r:?}");
+        assert_eq!(r.success, !expect_refused, "{r:?}");
+        if expect_refused {
+            assert_eq!(r.rounds, 1, "{r:?}");
+            let reason = match r.client.as_str() {
+                "openai-agent" => "Chat Completions has no deferred loading",
+                _ => "no `namespace` tool type",
+            };
+            assert!(r.answer.contains(reason), "{r:?}");
+        }
+        // A refused request has no usage; every other row's tokens carry the mock's label.
+        let tokens = match (expect_refused, r.client.as_str()) {
+            (true, _) => "tokens none",
+            (false, "claude-cli") => "calibrated:kimi-est",
+            (false, _) => "estimated:o200k",
+        };
+        assert!(r.label.contains(tokens), "{r:?}");
+    }
+    let find = |client: &str, surface: &str, task: &str, policy: &str| {
+        all.iter()
+            .find(|r| {
+                r.client == client && r.surface == surface && r.task == task && r.policy == policy
+            })
+            .unwrap_or_else(|| panic!("{client} {surface} {task} {policy}"))
+    };
+    // The Responses client plays as claude-cli does: the hosted search (functions or
+    // namespaces) runs inside the round, the client's search costs one more.
+    for (surface, rounds) in [
+        ("per-row-mcp", 2),
+        ("deferred-search", 2),
+        ("deferred-search-namespace", 2),
+        ("deferred-search-client", 3),
+        ("protocol-only", 4),
+        ("small-mcp", 4),
+        ("name-list", 3),
+        ("code-mode", 3),
+    ] {
+        let r = find("openai-responses-agent", surface, "now", "serial");
+        assert_eq!(r.rounds, rounds, "{r:?}");
+        let c = find("claude-cli", surface, "now", "serial");
+        if surface != "deferred-search-namespace" {
+            assert_eq!(c.rounds, rounds, "{c:?}");
+        }
+    }
+    // Chat Completions has no shell here: protocol-only runs one http_request per request, in
+    // parallel under the parallel policy, so the orders lookups still take one round.
+    let chat = find("openai-agent", "protocol-only", "orders", "parallel(16)");
+    assert_eq!(chat.rounds, 4, "{chat:?}");
+    // The calls ran for real: every client that played orders got the same total.
+    let answer = find("claude-cli", "per-row-mcp", "orders", "serial")
+        .answer
+        .clone();
+    for r in all.iter().filter(|r| r.task == "orders" && r.success) {
+        assert_eq!(r.answer, answer, "{r:?}");
+    }
+    // On the Responses API one turn bills least with namespaces (only their names and
+    // descriptions), then loose deferred functions (every name and description), then per-row.
+    let turn =
+        |surface: &str| find("openai-responses-agent", surface, "turn", "serial").input_tokens;
+    assert!(
+        turn("deferred-search-namespace") < turn("deferred-search"),
+        "{} vs {}",
+        turn("deferred-search-namespace"),
+        turn("deferred-search")
+    );
+    assert!(turn("deferred-search") < turn("per-row-mcp"));
+}
+
+#[test]
+fn a_scenario_naming_an_unknown_client_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.toml");
+    std::fs::write(
+        &p,
+        "name = \"x\"\n[catalogue]\nrows = [1]\n[run]\nclients = [\"gemini-cli\"]\nsurfaces = [\"per-row-mcp\"]\ntasks = [\"now\"]\n",
+    )
+    .unwrap();
+    let e = Scenario::read(&p).unwrap_err().to_string();
+    assert!(e.contains("gemini-cli"), "{e}");
+}

@@ -377,7 +377,7 @@ async fn the_mock_says_when_a_model_has_no_price_card() {
     let meta: serde_json::Value = serde_json::from_str(&rows[0].metadata).unwrap();
     let warning = meta["toolcost_warning"].as_str().unwrap();
     assert!(
-        warning.contains("mystery-model-9") && warning.contains("claude-sonnet-4.5"),
+        warning.contains("mystery-model-9") && warning.contains("claude-sonnet-4.6"),
         "{warning}"
     );
     assert!(

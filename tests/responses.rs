@@ -303,7 +303,7 @@ async fn the_official_openai_sdk_parses_responses_with_tool_search() {
     let rows = g.rows();
     assert_eq!(
         rows.len(),
-        5,
+        8,
         "one row per request, the refused one included"
     );
     for (i, s) in seen
@@ -321,4 +321,17 @@ async fn the_official_openai_sdk_parses_responses_with_tool_search() {
     assert!(seen[0]["input"].as_u64() > seen[2]["input"].as_u64());
     assert_eq!(seen[4]["error"], 400);
     assert_eq!(rows[4].status, 400);
+    // Round two sends the first answer's items back (the search's call and loaded output, the
+    // function call) with the function's result: it bills more than the first round's request.
+    assert!(
+        seen[5]["input"].as_u64() > seen[0]["input"].as_u64(),
+        "{seen:?}"
+    );
+    // Client execution: the client's own tool_search_output loads NOW, which is billed in the
+    // next round; the search round itself bills no definition in full.
+    assert!(
+        seen[7]["input"].as_u64() > seen[6]["input"].as_u64(),
+        "{seen:?}"
+    );
+    assert!(rows[6].stream);
 }

@@ -316,3 +316,62 @@ fn name_list_cuts_summaries_at_300_characters() {
     assert_eq!(summary.chars().count(), 300);
     assert!(summary.ends_with('…'));
 }
+
+/// Namespaces on the Responses API: every definition on the wire inside one namespace per
+/// category, none billed in full; the model sees only the namespaces' names and descriptions,
+/// so one turn bills less than loose deferred functions. Anthropic and Chat Completions have no
+/// namespaces, and their limits refuse the request.
+#[test]
+fn namespaces_bill_only_their_headers_and_exist_only_in_responses() {
+    let cat = common::seed_catalogue(300);
+    let ns = SurfaceKind::DEFERRED_SEARCH_NAMESPACE;
+    let client = Client::named("openai-responses-agent").unwrap();
+    let built = ns.build(&ctx(&cat, &client, "hi"));
+    assert_eq!(
+        (built.definitions_in_context, built.definitions_on_wire),
+        (0, 300)
+    );
+    let tools = built.request.tools();
+    let builtins = client.tools.len();
+    assert_eq!(
+        tools[builtins]["type"], "tool_search",
+        "after the client's built-ins"
+    );
+    let namespaces: Vec<&Value> = tools.iter().filter(|t| wire::is_namespace(t)).collect();
+    assert!(namespaces.len() > 1, "one per category");
+    assert_eq!(wire::deferred_definitions(tools).len(), 300);
+    assert!(namespaces
+        .iter()
+        .all(|n| wire::namespace_members(n).iter().all(wire::is_deferred)));
+    assert!(wire::Format::OpenaiResponses
+        .spec()
+        .limits(tools, client.max_tools)
+        .is_empty());
+    let render = RenderModel::parse("openai:gpt-5.4").unwrap();
+    let t = |r: &wire::Request| billed_input(r, render, Tokenizer::O200k).input_tokens;
+    let loose = SurfaceKind::DEFERRED_SEARCH
+        .build(&ctx(&cat, &client, "hi"))
+        .request;
+    let protocol = SurfaceKind::PROTOCOL_ONLY
+        .build(&ctx(&cat, &client, "hi"))
+        .request;
+    assert!(
+        t(&built.request) < t(&loose),
+        "{} vs {}",
+        t(&built.request),
+        t(&loose)
+    );
+    assert!(t(&built.request) > t(&protocol));
+    for (name, reason) in [
+        ("claude-cli", "no `namespace` tool type"),
+        ("openai-agent", "Chat Completions has no deferred loading"),
+    ] {
+        let c = Client::named(name).unwrap();
+        let r = ns.build(&ctx(&cat, &c, "hi")).request;
+        let limits = c.format.spec().limits(r.tools(), c.max_tools);
+        assert!(
+            limits.iter().any(|l| l.contains(reason)),
+            "{name}: {limits:?}"
+        );
+    }
+}

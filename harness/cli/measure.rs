@@ -40,8 +40,8 @@ pub struct MeasureArgs {
     pub model: Option<String>,
     /// `all` or a comma-separated list of surfaces: per-row-mcp, deferred-search,
     /// deferred-search-regex, deferred-search-client, deferred-search-client-regex,
-    /// protocol-only, small-mcp, name-list, code-mode, per-row-mcp-min (`all` leaves out the
-    /// deferred-search variants).
+    /// deferred-search-namespace (Responses only), protocol-only, small-mcp, name-list,
+    /// code-mode, per-row-mcp-min (`all` leaves out the deferred-search variants).
     #[arg(long, default_value = "all")]
     pub surface: String,
     /// Comma-separated tokenizers: o200k, cl100k, kimi-est. Default: the model's, o200k, cl100k.

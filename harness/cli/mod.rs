@@ -12,6 +12,7 @@ mod gateway;
 mod generate;
 mod lint;
 mod measure;
+mod prices;
 mod report;
 mod reproduce;
 mod run;
@@ -26,6 +27,7 @@ pub use gateway::GatewayArgs;
 pub use generate::GenerateArgs;
 pub use lint::LintArgs;
 pub use measure::{measure_config, MeasureArgs};
+pub use prices::PricesArgs;
 pub use report::ReportArgs;
 pub use reproduce::ReproduceArgs;
 pub use run::RunArgs;
@@ -94,6 +96,8 @@ pub enum Command {
     /// How far toolcost's estimates are from a provider's observed usage, per model, from a
     /// forward-mode gateway log; --out writes the corrections `measure --calibration` applies.
     Calibrate(CalibrateArgs),
+    /// The price cards, and `prices update --from FILE`: refresh their LiteLLM price snapshot.
+    Prices(PricesArgs),
 }
 
 /// Parse the process arguments, run, and return the exit status.
@@ -124,6 +128,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Sweep(a) => sweep::run(a),
         Command::Report(a) => report::run(a),
         Command::Calibrate(a) => calibrate::run(a),
+        Command::Prices(a) => prices::run(a),
     }
 }
 

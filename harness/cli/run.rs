@@ -29,6 +29,10 @@ pub struct RunArgs {
     /// The cap on calls per round under `parallel`.
     #[arg(long, value_name = "N")]
     pub parallel_calls: Option<usize>,
+    /// Client profiles to play every task with, comma-separated (claude-cli, openai-agent,
+    /// openai-responses-agent), overriding the scenario's.
+    #[arg(long, value_name = "CLIENTS")]
+    pub client: Option<String>,
 }
 
 pub(super) fn run(a: RunArgs) -> Result<i32> {
@@ -39,6 +43,12 @@ pub(super) fn run(a: RunArgs) -> Result<i32> {
             .map(Policy::parse)
             .collect::<Result<Vec<_>>>()?;
     }
+    if let Some(list) = &a.client {
+        scenario.run.clients = list.split(',').map(|c| c.trim().to_string()).collect();
+        for c in scenario.client_names() {
+            crate::client::Client::named(c)?;
+        }
+    }
     if let Some(n) = a.parallel_calls {
         if n == 0 {
             return Err(crate::error::Error::input(
@@ -48,6 +58,7 @@ pub(super) fn run(a: RunArgs) -> Result<i32> {
         scenario.run.parallel_calls = n;
     }
     let total = (scenario.catalogue.rows.len()
+        * scenario.client_names().len()
         * scenario.run.surfaces.len()
         * scenario.run.tasks.len()
         * scenario.run.policies.len()) as u64;

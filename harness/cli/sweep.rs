@@ -22,8 +22,8 @@ pub struct SweepArgs {
     pub rows: Vec<usize>,
     /// `all` or a comma-separated list of surfaces: per-row-mcp, deferred-search,
     /// deferred-search-regex, deferred-search-client, deferred-search-client-regex,
-    /// protocol-only, small-mcp, name-list, code-mode, per-row-mcp-min (`all` leaves out the
-    /// deferred-search variants).
+    /// deferred-search-namespace (Responses only), protocol-only, small-mcp, name-list,
+    /// code-mode, per-row-mcp-min (`all` leaves out the deferred-search variants).
     #[arg(long)]
     pub surface: Option<String>,
     /// Comma-separated tokenizers. Default: o200k,cl100k.

@@ -6,7 +6,10 @@
 //! tool it can see; search, then call what the search returned; reformulate once after a miss,
 //! then give up); the gateway's mock upstream turns each choice into a provider-shaped answer
 //! and bills it. Tool results, searches, contracts and receipts come from the running server,
-//! so their bytes and tokens are real. The driver speaks Anthropic Messages (claude-cli).
+//! so their bytes and tokens are real. The driver speaks every provider format its client
+//! profiles speak (claude-cli on Anthropic Messages, openai-agent on Chat Completions,
+//! openai-responses-agent on the Responses API); a request the provider would refuse (deferral
+//! on Chat Completions, more tools than it takes) fails its task with the provider's reason.
 
 mod play;
 pub mod scenario;
@@ -16,7 +19,6 @@ use crate::catalogue::{generate::Generator, profile::Profile, Catalogue};
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::gateway::{self, log::LogRow};
-use crate::provider::Format;
 use crate::report::Tabular;
 use crate::server;
 use crate::surface::{Context, SurfaceKind};
@@ -32,6 +34,9 @@ const TOKEN: &str = "toolcost-driver";
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TaskResult {
     pub scenario: String,
+    /// The client profile that played it.
+    #[serde(default)]
+    pub client: String,
     pub surface: String,
     pub rows: usize,
     pub task: String,
@@ -69,6 +74,7 @@ impl Tabular for TaskResult {
         crate::report::Column::field("wall_ms").places(0),
     ];
     const BRIEF: &'static [&'static str] = &[
+        "client",
         "surface",
         "rows",
         "task",
@@ -86,16 +92,11 @@ impl Tabular for TaskResult {
 
 /// Run a scenario; `progress` hears each finished task.
 pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<TaskResult>> {
-    let mut client = Client::named(&s.client.name)?;
-    if client.format != Format::AnthropicMessages {
-        return Err(Error::input(format!(
-            "the driver plays Anthropic Messages clients; `{}` speaks Chat Completions",
-            client.name
-        )));
-    }
-    if let Some(m) = &s.client.model {
-        client.wire_model = m.clone();
-    }
+    let clients = s
+        .client_names()
+        .into_iter()
+        .map(|c| s.client(c))
+        .collect::<Result<Vec<_>>>()?;
     let surfaces = s
         .run
         .surfaces
@@ -122,29 +123,31 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
             &mut stops,
         )
         .await?;
-        let setup = Setup {
-            scenario: s,
-            client: &client,
-            catalogue: &cat,
-            server: &server_base,
-            gateway: &gateway_base,
-            token: &token,
-        };
         let mut played = Vec::new();
-        for &surface in &surfaces {
-            for tname in &s.run.tasks {
-                for &policy in &s.run.policies {
-                    // A task of one call plays the same under both: once, as serial.
-                    let single = tasks::task(tname, s.run.orders, false).calls.len() <= 1;
-                    if single
-                        && policy == Policy::Parallel
-                        && s.run.policies.contains(&Policy::Serial)
-                    {
-                        continue;
+        for client in &clients {
+            let setup = Setup {
+                scenario: s,
+                client,
+                catalogue: &cat,
+                server: &server_base,
+                gateway: &gateway_base,
+                token: &token,
+            };
+            for &surface in &surfaces {
+                for tname in &s.run.tasks {
+                    for &policy in &s.run.policies {
+                        // A task of one call plays the same under both: once, as serial.
+                        let single = tasks::task(tname, s.run.orders, false).calls.len() <= 1;
+                        if single
+                            && policy == Policy::Parallel
+                            && s.run.policies.contains(&Policy::Serial)
+                        {
+                            continue;
+                        }
+                        let p = setup.play(surface, tname, policy).await?;
+                        progress(&p.run_id);
+                        played.push(p);
                     }
-                    let p = setup.play(surface, tname, policy).await?;
-                    progress(&p.run_id);
-                    played.push(p);
                 }
             }
         }
@@ -275,8 +278,9 @@ impl Setup<'_> {
         };
         let policy_name = policy_label(policy, s.run.parallel_calls);
         let run_id = format!(
-            "{}-{}-{n}-{}-{policy_name}",
+            "{}-{}-{}-{n}-{}-{policy_name}",
             s.name,
+            self.client.name,
             surface.name(),
             task.name
         );
@@ -294,6 +298,7 @@ impl Setup<'_> {
         let outcome = play.play(s.run.max_rounds).await?;
         let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(Played {
+            client: self.client.name.clone(),
             surface,
             task: task.name,
             run_id,
@@ -306,6 +311,7 @@ impl Setup<'_> {
 
 /// A task played, waiting for its log rows.
 struct Played {
+    client: String,
     surface: SurfaceKind,
     task: String,
     run_id: String,
@@ -385,6 +391,7 @@ fn summarise(s: &Scenario, n: usize, p: Played, mine: &[&LogRow]) -> TaskResult 
     let o = p.outcome;
     TaskResult {
         scenario: s.name.clone(),
+        client: p.client,
         surface: p.surface.name().into(),
         rows: n,
         task: p.task,

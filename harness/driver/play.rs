@@ -7,7 +7,7 @@ use super::{Outcome, Scenario, TOKEN};
 use crate::error::{Error, Result};
 use crate::surface::play::{HttpCall, Method, Move, Output, Phase, Player, Read, Turn};
 use crate::surface::{Context, SurfaceKind};
-use crate::wire::{self, Format, Request};
+use crate::wire::{self, Request};
 use serde_json::{json, Value};
 
 /// One task played on one surface: the driver's mechanics around the surface's player.
@@ -124,14 +124,15 @@ impl<'a> Play<'a> {
         );
         let mv = self.player.next(phase, &t);
         self.plan(&mv);
-        mv.step(SHELL_TOOL)
+        mv.step(&self.ctx.client.shell)
     }
 
     /// Note what a move will do before it is sent: shell requests to run, and the outcome of a
     /// provider-side search (the upstream runs it; the driver knows what it returns).
     fn plan(&mut self, mv: &Move) {
+        self.pending_shell
+            .extend(mv.shell_calls(&self.ctx.client.shell));
         match mv {
-            Move::Shell { requests, .. } => self.pending_shell.push(requests.clone()),
             Move::ProviderSearch { hit, .. } => {
                 if let Phase::Discover(a) = self.phase {
                     if *hit {
@@ -141,7 +142,7 @@ impl<'a> Play<'a> {
                     }
                 }
             }
-            Move::Tool { .. } | Move::Text(_) | Move::Parallel(_) => {}
+            Move::Shell { .. } | Move::Tool { .. } | Move::Text(_) | Move::Parallel(_) => {}
         }
     }
 
@@ -191,7 +192,10 @@ impl<'a> Play<'a> {
         for round in 1..=max_rounds {
             let final_round = self.phase == Phase::Final;
             let step = self.step();
-            let mut req = self.base.clone();
+            let mut req = self
+                .player
+                .request(self.ctx)
+                .unwrap_or_else(|| self.base.clone());
             req.messages_mut().extend(self.history.iter().cloned());
             let client = self.ctx.client;
             spec.place_cache_marks(&mut req.body, &client.cache_marks);
@@ -241,9 +245,10 @@ impl<'a> Play<'a> {
             }
             let answer: Value = serde_json::from_str(&text)
                 .map_err(|e| Error::input(format!("gateway answer: {e}")))?;
-            let content = answer["content"].as_array().cloned().unwrap_or_default();
-            self.history
-                .push(json!({"role": "assistant", "content": content}));
+            let read = spec
+                .read_answer(&answer)
+                .map_err(|e| Error::input(format!("gateway answer in round {round}: {e}")))?;
+            self.history.extend(read.items);
             if final_round {
                 return Ok(Outcome {
                     success: !self.failed,
@@ -252,23 +257,20 @@ impl<'a> Play<'a> {
                 });
             }
             let mut results = Vec::new();
-            for block in content.iter().filter(|b| b["type"] == "tool_use") {
-                let (text, refs) = self.execute(block).await?;
-                let mut r = wire::tool_result(
-                    Format::AnthropicMessages,
-                    block["id"].as_str().unwrap_or(""),
+            for call in &read.calls {
+                let (text, refs) = self.execute(&call.name, &call.input).await?;
+                results.push(wire::tool_result(
+                    self.ctx.client.format,
+                    &call.id,
                     &text,
                     &refs,
-                );
-                results.push(r["content"].as_array_mut().unwrap().remove(0));
+                ));
             }
             if !results.is_empty() {
-                self.history
-                    .push(json!({"role": "user", "content": results}));
+                self.history.extend(spec.result_items(results));
             } else if self.phase != Phase::Final && !matches!(self.phase, Phase::Discover(_)) {
-                self.history.push(
-                    json!({"role": "user", "content": [{"type": "text", "text": "continue"}]}),
-                );
+                self.history
+                    .push(wire::user_message(self.ctx.client.format, None, "continue"));
             }
         }
         Ok(Outcome {
@@ -279,9 +281,8 @@ impl<'a> Play<'a> {
     }
 
     /// Run one tool call for real; returns the result text and any tool references.
-    async fn execute(&mut self, block: &Value) -> Result<(String, Vec<String>)> {
-        let name = block["name"].as_str().unwrap_or("");
-        let input = block["input"].clone();
+    async fn execute(&mut self, name: &str, input: &Value) -> Result<(String, Vec<String>)> {
+        let input = input.clone();
         let t = turn(
             self.ctx,
             &self.base,
@@ -302,7 +303,7 @@ impl<'a> Play<'a> {
             Some(Err(refusal)) => return Ok((refusal, Vec::new())),
             None => {}
         }
-        if name == SHELL_TOOL {
+        if name == self.ctx.client.shell.tool {
             let outputs = self.run_shell().await?;
             self.read(Output::Shell(&outputs));
             return Ok((outputs.join("\n"), Vec::new()));
@@ -419,6 +420,3 @@ fn turn<'b>(
 /// Seconds between two rounds on the driver's virtual clock: the model's answer and the tool
 /// call (assumed; it only matters against the 5-minute cache life).
 const ROUND_SECONDS: f64 = 10.0;
-
-/// The client's shell tool, as claude-cli names it.
-const SHELL_TOOL: &str = "Bash";

@@ -84,6 +84,10 @@ impl Default for ClientSpec {
 #[serde(deny_unknown_fields)]
 pub struct RunSpec {
     pub surfaces: Vec<String>,
+    /// Client profiles every task is played with, in order; empty: the `[client]` one. The
+    /// `[client]` model override applies to the client it names.
+    #[serde(default)]
+    pub clients: Vec<String>,
     /// `turn` (one round, the reproduce table), `now`, `email`, `aig`, `orders`.
     pub tasks: Vec<String>,
     /// How many ORDER_GET lookups the `orders` task makes.
@@ -165,6 +169,26 @@ pub struct UpstreamSpec {
 }
 
 impl Scenario {
+    /// The client profiles the tasks are played with: `[run] clients`, or the `[client]` one.
+    pub fn client_names(&self) -> Vec<&str> {
+        match self.run.clients.is_empty() {
+            true => vec![self.client.name.as_str()],
+            false => self.run.clients.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// A client profile as this scenario plays it (its model overridden where `[client]`
+    /// names it with a model).
+    pub fn client(&self, name: &str) -> Result<crate::client::Client> {
+        let mut client = crate::client::Client::named(name)?;
+        if self.client.name == client.name {
+            if let Some(m) = &self.client.model {
+                client.wire_model = m.clone();
+            }
+        }
+        Ok(client)
+    }
+
     pub fn read(path: &Path) -> Result<Scenario> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let s: Scenario =
@@ -176,6 +200,9 @@ impl Scenario {
         }
         for surface in &s.run.surfaces {
             crate::surface::SurfaceKind::parse(surface)?;
+        }
+        for c in s.client_names() {
+            crate::client::Client::named(c)?;
         }
         if s.run.policies.is_empty() || s.run.parallel_calls == 0 {
             return Err(Error::input(format!(

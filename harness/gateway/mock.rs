@@ -44,8 +44,12 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
         "kimi-k2.7-code"
     } else if m.contains("haiku") {
         "claude-haiku-4.5"
-    } else if m.contains("claude") {
+    } else if m.contains("claude") && (m.contains("sonnet-4-5") || m.contains("sonnet-4.5")) {
         "claude-sonnet-4.5"
+    } else if m.contains("claude") {
+        // Any other Claude model: the current default (claude-sonnet-4-5 reaches end of life
+        // on 2026-11-30 per the anthropic SDK 2.14.0's deprecation list).
+        "claude-sonnet-4.6"
     } else if m.contains("gpt-4.1") {
         "gpt-4.1"
     } else if m.contains("gpt-5.4") {

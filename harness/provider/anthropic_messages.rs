@@ -4,8 +4,8 @@
 //! and cache-write input, and the `event:`-named stream grammar.
 
 use super::{
-    count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
-    ToolLimit,
+    count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
+    RequestParts, ToolCall, ToolLimit,
 };
 use serde_json::{json, Value};
 
@@ -90,6 +90,41 @@ impl Provider for AnthropicMessages {
                 .map(|r| json!({"type": "tool_reference", "tool_name": r})),
         );
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content}]})
+    }
+
+    fn read_answer(&self, answer: &Value) -> Result<ClientRead, String> {
+        let content = answer
+            .get("content")
+            .and_then(Value::as_array)
+            .ok_or("the answer has no `content` array")?;
+        let calls = content
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| ToolCall {
+                id: b["id"].as_str().unwrap_or("").to_string(),
+                name: b["name"].as_str().unwrap_or("").to_string(),
+                input: b["input"].clone(),
+            })
+            .collect();
+        Ok(ClientRead {
+            items: vec![json!({"role": "assistant", "content": content})],
+            calls,
+        })
+    }
+
+    fn result_items(&self, results: Vec<Value>) -> Vec<Value> {
+        // Every result of a round goes back in one user message.
+        let blocks: Vec<Value> = results
+            .into_iter()
+            .flat_map(|r| match r.get("content").and_then(Value::as_array) {
+                Some(c) => c.clone(),
+                None => Vec::new(),
+            })
+            .collect();
+        match blocks.is_empty() {
+            true => Vec::new(),
+            false => vec![json!({"role": "user", "content": blocks})],
+        }
     }
 
     fn error_body(&self, status: u16, message: &str) -> Value {
@@ -192,6 +227,13 @@ impl Provider for AnthropicMessages {
         if deferred > 0 && deferred == tools.len() {
             out.push("every tool is deferred: at least one tool must be loaded".to_string());
         }
+        // Tool types of another provider's API are refused (400), as any unknown type is.
+        if tools.iter().any(super::is_namespace) {
+            out.push(
+                "Anthropic Messages has no `namespace` tool type: namespaces exist only in the OpenAI Responses API"
+                    .to_string(),
+            );
+        }
         out
     }
 
@@ -245,6 +287,8 @@ impl Provider for AnthropicMessages {
     }
 
     fn default_card(&self) -> &'static str {
-        "claude-sonnet-4.5"
+        // claude-sonnet-4-5 reaches end of life on 2026-11-30 (the anthropic Python SDK
+        // 2.14.0's DEPRECATED_MODELS); claude-sonnet-4-6 is current there.
+        "claude-sonnet-4.6"
     }
 }

@@ -183,6 +183,33 @@ pub struct ObservedUsage {
     pub output: u64,
 }
 
+/// A tool call the client must run, read back from the model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The id its result must name (`tool_use_id`, `tool_call_id` or `call_id`).
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+}
+
+/// A model's answer as the client reads it: the items it appends to the conversation (what a
+/// real client sends back next round) and the tool calls it must run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientRead {
+    pub items: Vec<Value>,
+    pub calls: Vec<ToolCall>,
+}
+
+/// A tool call's `arguments` text as JSON (text that is not JSON stays a string, as a client
+/// would pass it on).
+fn arguments(v: &Value) -> Value {
+    match v {
+        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+        Value::Null => Value::Object(Default::default()),
+        other => other.clone(),
+    }
+}
+
 /// A limit drawn as a line in plots: the value and its legend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolLimit {
@@ -217,6 +244,13 @@ pub trait Provider: Sync {
     fn tool_call(&self, id: &str, name: &str, input: Value) -> Value;
     /// A tool result; `references` expand deferred definitions where the format has them.
     fn tool_result(&self, id: &str, text: &str, references: &[String]) -> Value;
+    /// Read a whole answer as the client does: the conversation items it appends and the tool
+    /// calls it runs (client-executed searches included). An answer without this format's
+    /// output field is an error.
+    fn read_answer(&self, answer: &Value) -> Result<ClientRead, String>;
+    /// The conversation items that carry one round's tool results, each made by `tool_result`
+    /// (Anthropic puts them in one user message; OpenAI sends one item each).
+    fn result_items(&self, results: Vec<Value>) -> Vec<Value>;
     /// The provider's error body for a status.
     fn error_body(&self, status: u16, message: &str) -> Value;
     /// The whole answer.

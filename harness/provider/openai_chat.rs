@@ -3,8 +3,8 @@
 //! cached tokens inside `prompt_tokens`, and the `data:`-only stream ending in `[DONE]`.
 
 use super::{
-    count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
-    ToolLimit,
+    count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
+    RequestParts, ToolCall, ToolLimit,
 };
 use serde_json::{json, Value};
 
@@ -106,6 +106,33 @@ impl Provider for OpenaiChat {
         json!({"role": "tool", "tool_call_id": id, "content": text})
     }
 
+    fn read_answer(&self, answer: &Value) -> Result<ClientRead, String> {
+        let message = answer
+            .pointer("/choices/0/message")
+            .filter(|m| m.is_object())
+            .ok_or("the answer has no `choices[0].message`")?;
+        let calls = message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| ToolCall {
+                id: c["id"].as_str().unwrap_or("").to_string(),
+                name: c["function"]["name"].as_str().unwrap_or("").to_string(),
+                input: super::arguments(&c["function"]["arguments"]),
+            })
+            .collect();
+        Ok(ClientRead {
+            items: vec![message.clone()],
+            calls,
+        })
+    }
+
+    fn result_items(&self, results: Vec<Value>) -> Vec<Value> {
+        // One `tool` message per result.
+        results
+    }
+
     fn error_body(&self, status: u16, message: &str) -> Value {
         let ty = if status < 500 {
             "invalid_request_error"
@@ -197,7 +224,7 @@ impl Provider for OpenaiChat {
         // Tool search and deferred loading exist only in the Responses API (FACTS section 6).
         if tools
             .iter()
-            .any(|t| super::is_deferred(t) || t["type"] == "tool_search")
+            .any(|t| super::is_deferred(t) || t["type"] == "tool_search" || super::is_namespace(t))
         {
             out.push(
                 "Chat Completions has no deferred loading or tool search: use the Responses API"

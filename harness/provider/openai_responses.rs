@@ -24,8 +24,8 @@
 //!   the model), the client profile uses the gpt-5.4 card.
 
 use super::{
-    count, sse, sse_documents, CacheMark, Endpoint, ObservedUsage, Provider, Reply, RequestParts,
-    ToolLimit,
+    count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
+    RequestParts, ToolCall, ToolLimit,
 };
 use serde_json::{json, Value};
 
@@ -149,6 +149,42 @@ impl Provider for OpenaiResponses {
         // render model (a real client sends them in full).
         json!({"type": "tool_search_output", "call_id": id, "execution": "client", "status": "completed",
                "tools": references.iter().map(|r| json!({"type": "function", "name": r})).collect::<Vec<_>>()})
+    }
+
+    fn read_answer(&self, answer: &Value) -> Result<ClientRead, String> {
+        let output = answer
+            .get("output")
+            .and_then(Value::as_array)
+            .ok_or("the answer has no `output` list")?;
+        // Function calls, and tool searches the client executes itself, are the client's to
+        // run; a server-executed search is already answered inside `output`.
+        let calls = output
+            .iter()
+            .filter_map(|item| match item["type"].as_str() {
+                Some("function_call") => Some(ToolCall {
+                    id: item["call_id"].as_str().unwrap_or("").to_string(),
+                    name: item["name"].as_str().unwrap_or("").to_string(),
+                    input: super::arguments(&item["arguments"]),
+                }),
+                Some("tool_search_call") if item["execution"] == "client" => Some(ToolCall {
+                    id: item["call_id"].as_str().unwrap_or("").to_string(),
+                    name: "tool_search".to_string(),
+                    input: super::arguments(&item["arguments"]),
+                }),
+                _ => None,
+            })
+            .collect();
+        // Every output item goes back as input (a client that does not use
+        // `previous_response_id` sends the whole conversation each round).
+        Ok(ClientRead {
+            items: output.clone(),
+            calls,
+        })
+    }
+
+    fn result_items(&self, results: Vec<Value>) -> Vec<Value> {
+        // One `function_call_output` or `tool_search_output` item per result.
+        results
     }
 
     fn error_body(&self, status: u16, message: &str) -> Value {

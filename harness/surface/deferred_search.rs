@@ -123,7 +123,7 @@ impl Surface for DeferredSearch {
     }
 }
 
-fn search_tool(format: Format, method: SearchMethod, side: SearchSide) -> Value {
+pub(super) fn search_tool(format: Format, method: SearchMethod, side: SearchSide) -> Value {
     match (format, side) {
         (Format::AnthropicMessages, SearchSide::Provider) => match method {
             SearchMethod::Regex => {
@@ -177,9 +177,9 @@ fn search_input(method: SearchMethod, query: &str) -> Value {
 }
 
 /// The model searches the deferred definitions, then calls what the search returned.
-struct Searcher {
-    method: SearchMethod,
-    side: SearchSide,
+pub(super) struct Searcher {
+    pub(super) method: SearchMethod,
+    pub(super) side: SearchSide,
 }
 
 impl Player for Searcher {

@@ -6,6 +6,7 @@
 
 pub mod code_mode;
 pub mod deferred_search;
+pub mod deferred_search_namespace;
 pub mod name_list;
 pub mod per_row_mcp;
 pub mod per_row_mcp_min;
@@ -75,6 +76,7 @@ pub const REGISTRY: &[SurfaceKind] = &[
     SurfaceKind::DEFERRED_SEARCH_REGEX,
     SurfaceKind::DEFERRED_SEARCH_CLIENT,
     SurfaceKind::DEFERRED_SEARCH_CLIENT_REGEX,
+    SurfaceKind::DEFERRED_SEARCH_NAMESPACE,
     SurfaceKind::PROTOCOL_ONLY,
     SurfaceKind::SMALL_MCP,
     SurfaceKind::NAME_LIST,
@@ -89,6 +91,8 @@ impl SurfaceKind {
     pub const DEFERRED_SEARCH_CLIENT: SurfaceKind = SurfaceKind(&deferred_search::BM25_CLIENT);
     pub const DEFERRED_SEARCH_CLIENT_REGEX: SurfaceKind =
         SurfaceKind(&deferred_search::REGEX_CLIENT);
+    pub const DEFERRED_SEARCH_NAMESPACE: SurfaceKind =
+        SurfaceKind(&deferred_search_namespace::DeferredSearchNamespace);
     pub const PROTOCOL_ONLY: SurfaceKind = SurfaceKind(&protocol_only::ProtocolOnly);
     pub const SMALL_MCP: SurfaceKind = SurfaceKind(&small_mcp::SmallMcp);
     pub const NAME_LIST: SurfaceKind = SurfaceKind(&name_list::NameList);

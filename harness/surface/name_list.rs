@@ -105,6 +105,13 @@ impl Player for Session {
             Output::Shell(_) => Read::Nothing,
         }
     }
+    fn request(&self, ctx: &Context) -> Option<Request> {
+        // Appended definitions change the tools array; hidden ones never do.
+        match self.mode {
+            NameListMode::Hidden => None,
+            NameListMode::Append => Some(Session::request(self, ctx, Vec::new()).request),
+        }
+    }
 }
 
 /// Why a name could not be enabled.

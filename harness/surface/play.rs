@@ -6,6 +6,7 @@
 //! Everything here is `simulated`: a competent model's choices, scripted.
 
 use super::Context;
+use crate::client::{Shell, ShellForm};
 use crate::wire::{self, Request};
 use serde_json::{json, Value};
 
@@ -47,12 +48,11 @@ impl Turn<'_> {
         self.ctx.client.tool_name(&self.ctx.catalogue.server, key)
     }
 
-    /// Name and description of every deferred definition in round one's request.
+    /// Name and description of every deferred definition in round one's request, namespaces'
+    /// members included.
     pub fn deferred(&self) -> Vec<(String, String)> {
-        self.base
-            .tools()
-            .iter()
-            .filter(|t| wire::is_deferred(t))
+        wire::deferred_definitions(self.base.tools())
+            .into_iter()
             .filter_map(|t| {
                 wire::definition_parts(t).map(|(n, d, _)| (n.to_string(), d.to_string()))
             })
@@ -123,25 +123,66 @@ pub enum Move {
 }
 
 impl Move {
-    /// The step as the gateway's mock reads it from `x-toolcost-next`.
-    pub fn step(&self, shell_tool: &str) -> Value {
+    /// The step as the gateway's mock reads it from `x-toolcost-next`; a shell move is written
+    /// in the client's shell tool's form.
+    pub fn step(&self, shell: &Shell) -> Value {
         match self {
             Move::Tool { name, input } => json!({"tool": name, "input": input}),
             Move::Shell {
                 command,
                 description,
-                ..
-            } => {
-                json!({"tool": shell_tool, "input": {"command": command, "description": description}})
-            }
+                requests,
+            } => match shell.form {
+                ShellForm::CommandText => {
+                    json!({"tool": shell.tool, "input": {"command": command, "description": description}})
+                }
+                ShellForm::Argv => {
+                    json!({"tool": shell.tool, "input": {"command": ["bash", "-lc", command]}})
+                }
+                ShellForm::HttpRequest => {
+                    let calls: Vec<Value> = requests
+                        .iter()
+                        .map(|r| json!({"tool": shell.tool, "input": http_input(r)}))
+                        .collect();
+                    match calls.len() {
+                        1 => calls.into_iter().next().unwrap_or_default(),
+                        _ => json!({ "tools": calls }),
+                    }
+                }
+            },
             Move::ProviderSearch { search, then, .. } => {
-                json!({"search": search, "then": then.step(shell_tool)})
+                json!({"search": search, "then": then.step(shell)})
             }
             Move::Text(text) => json!({"text": text}),
             Move::Parallel(moves) => {
-                json!({"tools": moves.iter().map(|m| m.step(shell_tool)).collect::<Vec<_>>()})
+                json!({"tools": moves.iter().map(|m| m.step(shell)).collect::<Vec<_>>()})
             }
         }
+    }
+
+    /// The client's shell calls this move makes, each with the HTTP requests it runs, in call
+    /// order: one call for a command line, one per request for an `http_request` tool.
+    pub fn shell_calls(&self, shell: &Shell) -> Vec<Vec<HttpCall>> {
+        match self {
+            Move::Shell { requests, .. } => match shell.form {
+                ShellForm::CommandText | ShellForm::Argv => vec![requests.clone()],
+                ShellForm::HttpRequest => requests.iter().map(|r| vec![r.clone()]).collect(),
+            },
+            Move::ProviderSearch { then, .. } => then.shell_calls(shell),
+            Move::Parallel(moves) => moves.iter().flat_map(|m| m.shell_calls(shell)).collect(),
+            Move::Tool { .. } | Move::Text(_) => Vec::new(),
+        }
+    }
+}
+
+/// An HTTP request as an `http_request` tool's input; the bearer token is the variable the
+/// instructions name (the client puts in the real one, as a shell would).
+fn http_input(r: &HttpCall) -> Value {
+    match r.method {
+        Method::Get => json!({"method": "GET", "url": r.url}),
+        Method::Post => json!({"method": "POST", "url": r.url,
+            "headers": {"Content-Type": "application/json", "Authorization": "Bearer $TOOLCOST_TOKEN"},
+            "body": r.body.clone().unwrap_or_default()}),
     }
 }
 
@@ -193,6 +234,11 @@ pub trait Player: Send {
     fn refuse(&self, name: &str, t: &Turn) -> Option<String>;
     /// How a result moves the task on.
     fn read(&mut self, phase: Phase, out: Output, t: &Turn) -> Read;
+    /// This round's request before the conversation so far is appended, where the player's
+    /// state changes it (the name list appending enabled definitions); `None`: round one's.
+    fn request(&self, _ctx: &Context) -> Option<Request> {
+        None
+    }
 }
 
 /// Whether a list of candidates (`[{ "key": ... }]`) holds the task's row.

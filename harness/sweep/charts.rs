@@ -124,9 +124,15 @@ pub fn sweep_plots(
             },
         )?);
     }
+    // The task charts show the first client's tasks (the table in summary.md has every client's).
+    let first = tasks.first().map(|t| t.client.as_str()).unwrap_or("");
     files.extend(plot::task_plots(
         dir,
-        &tasks.iter().map(TaskPoint::from).collect::<Vec<_>>(),
+        &tasks
+            .iter()
+            .filter(|t| t.client == first)
+            .map(TaskPoint::from)
+            .collect::<Vec<_>>(),
     )?);
     Ok(files)
 }

@@ -18,11 +18,22 @@ pub const DEFAULT_CLIENTS: [&str; 2] = ["claude-cli", "openai-agent"];
 /// per-row surface's 150-round task resends more than a gigabyte of definitions.
 pub const DEFAULT_TASK_MAX_ROWS: usize = 8_560;
 
+/// `all` stands for the surfaces `--surface all` measures; names beside it add variants
+/// (`["all", "deferred-search-namespace"]`), each once, in the order named.
 fn surfaces(list: &[String]) -> Result<Vec<SurfaceKind>> {
-    if list.iter().any(|s| s == "all") {
-        return Ok(SurfaceKind::all());
+    let mut named: Vec<SurfaceKind> = Vec::new();
+    for s in list.iter().map(|s| s.trim()) {
+        let kinds = match s {
+            "all" => SurfaceKind::all(),
+            other => vec![SurfaceKind::parse(other)?],
+        };
+        for k in kinds {
+            if !named.contains(&k) {
+                named.push(k);
+            }
+        }
     }
-    list.iter().map(|s| SurfaceKind::parse(s.trim())).collect()
+    Ok(named)
 }
 
 fn split(s: &str) -> Vec<String> {
@@ -94,6 +105,7 @@ pub fn resolve(a: &Overrides) -> Result<Config> {
             list,
             &rows,
             &surfaces,
+            &clients,
             (&name, &profile, seed),
         )?),
         (None, Some(s)) if spec.tasks && !a.no_tasks => {
@@ -212,6 +224,7 @@ fn task_scenario(
     list: &str,
     rows: &[usize],
     surfaces: &[SurfaceKind],
+    clients: &[Client],
     (name, profile, seed): (&str, &str, u64),
 ) -> Result<Scenario> {
     let tasks = split(list);
@@ -244,6 +257,7 @@ fn task_scenario(
         client: ClientSpec::default(),
         run: RunSpec {
             surfaces: surfaces.iter().map(|s| s.name().to_string()).collect(),
+            clients: clients.iter().map(|c| c.name.clone()).collect(),
             tasks,
             orders: a.orders,
             max_rounds: 400,

@@ -125,7 +125,11 @@ pub fn steps(cfg: &Config) -> u64 {
         .tasks
         .as_ref()
         .map(|s| {
-            s.catalogue.rows.len() * s.run.surfaces.len() * s.run.tasks.len() * s.run.policies.len()
+            s.catalogue.rows.len()
+                * s.client_names().len()
+                * s.run.surfaces.len()
+                * s.run.tasks.len()
+                * s.run.policies.len()
         })
         .unwrap_or(0);
     (cfg.rows.len() * cfg.clients.len() + tasks) as u64

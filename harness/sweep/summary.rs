@@ -7,6 +7,7 @@ use super::frame::{self, LogSummary};
 use super::{Config, SweepRow};
 use crate::driver::TaskResult;
 use crate::error::Result;
+use crate::provider::Format;
 use crate::report::{markdown, percent, thousands, Align};
 use crate::surface::SurfaceKind;
 use std::fmt::Write as _;
@@ -163,6 +164,7 @@ turns a day for {} days, with a warm prompt cache.\n",
                 .unwrap_or_else(|| "refused".into())
         });
     }
+    deferral_section(&mut s, rows, clients);
     growth_section(&mut s, rows)?;
     limits_section(&mut s, rows);
     tasks_section(&mut s, tasks);
@@ -170,6 +172,74 @@ turns a day for {} days, with a warm prompt cache.\n",
     s.push_str("\n## Reading\n\n");
     s.push_str(&reading(rows, tasks));
     Ok(s)
+}
+
+/// On the Responses API, at the largest N: deferred functions against namespaces, per-row
+/// definitions and protocol-only, one row each with its labels.
+fn deferral_section(s: &mut String, rows: &[SweepRow], clients: &[ClientLimits]) {
+    const SURFACES: [&str; 4] = [
+        "deferred-search",
+        "deferred-search-namespace",
+        "per-row-mcp",
+        "protocol-only",
+    ];
+    let Some(&n) = ns(rows).last() else {
+        return;
+    };
+    for c in clients
+        .iter()
+        .filter(|c| c.format == Format::OpenaiResponses)
+    {
+        let Some(tok) = rows
+            .iter()
+            .find(|r| r.client == c.client)
+            .map(|r| r.tokenizer.clone())
+        else {
+            continue;
+        };
+        let at: Vec<&SweepRow> = SURFACES
+            .iter()
+            .filter_map(|name| {
+                rows.iter().find(|r| {
+                    r.client == c.client && r.tokenizer == tok && r.rows == n && r.surface == *name
+                })
+            })
+            .collect();
+        if at.len() < 2 {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "## Deferral on the Responses API: {}, N={}\n\nOne turn: loose functions with `defer_loading` (every name and description billed) against the same functions inside namespaces (only each namespace's name and description billed until a search loads a member), every definition in full, and none.\n",
+            c.client,
+            thousands(n as u64)
+        );
+        s.push_str(&markdown::table(
+            &[
+                ("surface", Align::Left),
+                ("wire bytes", Align::Right),
+                ("input tokens", Align::Right),
+                ("ratio to protocol-only", Align::Right),
+                ("cost per turn", Align::Right),
+                ("tokens", Align::Left),
+                ("cost", Align::Left),
+            ],
+            at.iter().map(|r| {
+                vec![
+                    r.surface.clone(),
+                    thousands(r.wire_bytes),
+                    thousands(r.input_tokens),
+                    r.ratio_to_protocol_only
+                        .map(|x| format!("{x:.2}x"))
+                        .unwrap_or_default(),
+                    r.cost_usd.map(money).unwrap_or_else(|| "refused".into()),
+                    r.label.clone(),
+                    r.cost_label.clone(),
+                ]
+            }),
+        ));
+        s.push('\n');
+    }
 }
 
 /// Growth from the smallest to the largest N, per surface, client and tokenizer.
@@ -243,13 +313,31 @@ fn limits_section(s: &mut String, rows: &[SweepRow]) {
     }
 }
 
-/// Whole tasks, from the gateway's log rows.
+/// The clients tasks were played with, in the order they were played.
+fn task_clients(tasks: &[TaskResult]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for t in tasks {
+        if !out.contains(&t.client.as_str()) {
+            out.push(&t.client);
+        }
+    }
+    out
+}
+
+/// Whole tasks, from the gateway's log rows: one table per client, each with its tokens' label.
 fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
-    if !tasks.is_empty() {
-        let label = tasks.first().map(|t| t.label.as_str()).unwrap_or("");
+    for client in task_clients(tasks) {
+        let mine: Vec<&TaskResult> = tasks.iter().filter(|t| t.client == client).collect();
+        // A refused task has no usage: the label is a played task's.
+        let label = mine
+            .iter()
+            .find(|t| t.success)
+            .or(mine.first())
+            .map(|t| t.label.as_str())
+            .unwrap_or("");
         let _ = writeln!(
             s,
-            "## Whole tasks (gateway log rows; tokens {label}, cost derived)\n"
+            "## Whole tasks, {client} (gateway log rows; tokens {label}, cost derived)\n"
         );
         s.push_str(&markdown::table(
             &[
@@ -264,7 +352,7 @@ fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
                 ("output", Align::Right),
                 ("cost", Align::Right),
             ],
-            tasks.iter().map(|t| {
+            mine.iter().map(|t| {
                 vec![
                     thousands(t.rows as u64),
                     t.surface.clone(),
@@ -280,6 +368,18 @@ fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
             }),
         ));
         s.push('\n');
+        let refused: Vec<String> = mine
+            .iter()
+            .filter(|t| t.answer.starts_with("refused by the provider"))
+            .map(|t| format!("{} ({})", t.surface, t.task))
+            .collect();
+        if !refused.is_empty() {
+            let _ = writeln!(
+                s,
+                "Refused by the provider, as it would answer the request (400): {}. The reason is in each task's `answer` in tasks.json.\n",
+                refused.join(", ")
+            );
+        }
     }
 }
 
@@ -311,11 +411,14 @@ fn plots_section(s: &mut String, cfg: &Config, tasks: &[TaskResult]) {
         "bytes-per-definition".into(),
         "distribution of bytes per definition".into(),
     ));
-    if !tasks.is_empty() {
-        plots.push(("task-rounds".into(), "rounds per task per surface".into()));
+    if let Some(first) = task_clients(tasks).first() {
+        plots.push((
+            "task-rounds".into(),
+            format!("rounds per task per surface ({first})"),
+        ));
         plots.push((
             "task-tokens".into(),
-            "input tokens per task per surface".into(),
+            format!("input tokens per task per surface ({first})"),
         ));
     }
     for (stem, what) in plots {
@@ -437,12 +540,16 @@ fn crossings(out: &mut String, rows: &[SweepRow]) {
     }
 }
 
-/// The cheapest and dearest surface for the orders task at the largest N played.
+/// The cheapest and dearest surface for the orders task at the largest N played, per client
+/// (refused tasks left out: they have no cost).
 fn orders_reading(out: &mut String, tasks: &[TaskResult]) {
-    if let Some(n) = tasks.iter().map(|t| t.rows).max() {
+    let Some(n) = tasks.iter().map(|t| t.rows).max() else {
+        return;
+    };
+    for (i, client) in task_clients(tasks).into_iter().enumerate() {
         let orders: Vec<&TaskResult> = tasks
             .iter()
-            .filter(|t| t.rows == n && t.task == "orders")
+            .filter(|t| t.rows == n && t.task == "orders" && t.client == client && t.success)
             .collect();
         if let (Some(cheap), Some(dear)) = (
             orders
@@ -452,10 +559,13 @@ fn orders_reading(out: &mut String, tasks: &[TaskResult]) {
                 .iter()
                 .max_by(|a, b| a.cost_usd.total_cmp(&b.cost_usd)),
         ) {
+            let lead = match i {
+                0 => format!("Whole tasks at N={}: with", thousands(n as u64)),
+                _ => " With".to_string(),
+            };
             let _ = write!(
                 out,
-                "Whole tasks at N={}: the orders task costs {} in {} rounds on {} against {} in {} rounds on {}.",
-                thousands(n as u64),
+                "{lead} {client}, the orders task costs {} in {} rounds on {} against {} in {} rounds on {}.",
                 money(cheap.cost_usd),
                 cheap.rounds,
                 cheap.surface,

@@ -38,6 +38,7 @@ def usage(u, stream):
 
 r = o.responses.create(model="gpt-5.4", instructions="You are terse.", input="what time is it", tools=tools,
                        extra_headers={"x-toolcost-next": json.dumps(step)})
+first = r
 kinds = [i.type for i in r.output]
 assert kinds == ["tool_search_call", "tool_search_output", "function_call"], kinds
 assert r.output[0].execution == "server", r.output[0]
@@ -68,4 +69,35 @@ try:
     o.responses.create(model="gpt-5.4", input=[])
 except openai.BadRequestError as e:
     out.append({"error": e.status_code})
+
+# Round two without previous_response_id: every output item goes back as input, with the
+# function's result; the definitions the hosted search loaded stay in the conversation.
+history = [{"role": "user", "content": "what time is it"}]
+history += [i.model_dump(exclude_none=True) for i in first.output]
+history.append({"type": "function_call_output", "call_id": first.output[2].call_id, "output": "12:00 UTC"})
+r = o.responses.create(model="gpt-5.4", instructions="You are terse.", input=history, tools=tools,
+                       extra_headers={"x-toolcost-next": json.dumps({"text": "It is noon."})})
+assert r.output_text == "It is noon.", r
+out.append(usage(r.usage, False))
+
+# Client execution: the model stops at a `tool_search_call`; the client searches and answers
+# with its own `tool_search_output` carrying the loaded definition, then the model calls it.
+search_tool = {"type": "tool_search", "execution": "client", "description": "Search the deferred tools",
+               "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}
+ctools = [search_tool] + tools[1:]
+events = list(o.responses.create(model="gpt-5.4", instructions="You are terse.", input="what time is it",
+                                 tools=ctools, stream=True,
+                                 extra_headers={"x-toolcost-next": json.dumps({"search": {"query": "current time"}})}))
+call = [e.item for e in events if e.type == "response.output_item.done"]
+assert [c.type for c in call] == ["tool_search_call"] and call[0].execution == "client", call
+out.append(usage(events[-1].response.usage, True))
+now = dict(tools[2])
+now.pop("defer_loading")
+history = [{"role": "user", "content": "what time is it"}, call[0].model_dump(exclude_none=True),
+           {"type": "tool_search_output", "call_id": call[0].call_id, "execution": "client",
+            "status": "completed", "tools": [now]}]
+r = o.responses.create(model="gpt-5.4", instructions="You are terse.", input=history, tools=ctools,
+                       extra_headers={"x-toolcost-next": json.dumps({"tool": "NOW", "input": {"zone": "UTC"}})})
+assert [i.type for i in r.output] == ["function_call"] and r.output[0].name == "NOW", r.output
+out.append(usage(r.usage, False))
 print(json.dumps(out))
