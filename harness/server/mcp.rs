@@ -187,24 +187,18 @@ pub fn list_changes(endpoint: Endpoint) -> bool {
 }
 
 /// The `tools/list` answer, written from each definition's text so the bytes are the
-/// surface's bytes.
+/// surface's bytes. The `tools` array is serialised once per snapshot; only the id is new.
 pub fn tools_list(st: &State, endpoint: Endpoint, id: &Value) -> String {
-    let write = |raws: &mut dyn Iterator<Item = &str>| {
-        let mut out = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"tools\":[",
-            crate::json::compact(id)
-        );
-        for (i, raw) in raws.enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(raw);
-        }
-        out.push_str("]}}");
-        out
-    };
     let snap = st.snapshot();
-    write(&mut snap.listing(endpoint.path).iter().map(|t| t.raw.as_str()))
+    let tools = snap.tools_json(endpoint.path);
+    let id = crate::json::compact(id);
+    let mut out = String::with_capacity(tools.len() + id.len() + 48);
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    out.push_str(&id);
+    out.push_str(",\"result\":{\"tools\":");
+    out.push_str(&tools);
+    out.push_str("}}");
+    out
 }
 
 fn tool_result(value: &Value, is_error: bool) -> Value {

@@ -17,7 +17,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use tokio::sync::broadcast;
 
 /// Everything derived from the directory table at one moment.
@@ -33,6 +33,9 @@ pub struct Snapshot {
     /// The tools of each MCP endpoint that lists its own (by path); the others list the
     /// projection.
     listings: HashMap<&'static str, Vec<Tool>>,
+    /// Each endpoint's `tools` array as JSON text, written on the first `tools/list` that asks
+    /// for it and then served as bytes until the next directory change replaces the snapshot.
+    tools_json: HashMap<&'static str, OnceLock<String>>,
 }
 
 impl Snapshot {
@@ -46,8 +49,14 @@ impl Snapshot {
                 Listing::Tools(tools) => Some((e.path, tools)),
             })
             .collect();
+        let tools_json = crate::surface::REGISTRY
+            .iter()
+            .filter_map(|s| s.endpoint())
+            .map(|e| (e.path, OnceLock::new()))
+            .collect();
         Snapshot {
             listings,
+            tools_json,
             by_key: rows
                 .iter()
                 .enumerate()
@@ -66,6 +75,30 @@ impl Snapshot {
         self.listings
             .get(path)
             .map_or(&self.catalogue.tools, |t| t.as_slice())
+    }
+
+    /// The `tools` array an MCP endpoint lists, as the JSON text `tools/list` answers with: each
+    /// definition's own bytes, comma-joined. Made once per snapshot and endpoint.
+    pub fn tools_json(&self, path: &str) -> std::borrow::Cow<'_, str> {
+        let write = || {
+            let tools = self.listing(path);
+            let mut out =
+                String::with_capacity(2 + tools.iter().map(|t| t.raw.len() + 1).sum::<usize>());
+            out.push('[');
+            for (i, t) in tools.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&t.raw);
+            }
+            out.push(']');
+            out
+        };
+        match self.tools_json.get(path) {
+            Some(cell) => cell.get_or_init(write).as_str().into(),
+            // A path no surface serves lists the projection; nothing to keep for it.
+            None => write().into(),
+        }
     }
 
     /// An enabled row by key.
