@@ -23,17 +23,21 @@ BIG=${BIG:-85600}
 HUGE=${HUGE:-1000000}
 OUT=${OUT:-reports/bench}
 NOTE=${NOTE:-}
-PY=${PYTHON313:-python3.13}
+# Python 3.13 for the peers (mcp-token-lint needs it); any python3 runs the helpers.
+PY=${PYTHON313:-}
+if [ -z "$PY" ]; then
+  if python3.13 -c "" 2>/dev/null; then PY=python3.13; else PY=$HOME/.pyenv/versions/3.13.0/bin/python3; fi
+fi
 work=$root/target/bench
 mkdir -p "$work" "$OUT"
 target=${CARGO_TARGET_DIR:-$root/target}
-bin=$target/release/toolcost
-load=$target/release/examples/load
+bin=${TOOLCOST_BIN:-$target/release/toolcost}
+load=${LOAD_BIN:-$target/release/examples/load}
 
 has() { [[ ",$JOBS," == *",$1,"* ]]; }
 
 # --- build and install -------------------------------------------------------------------
-cargo build --release --locked -q --bin toolcost --example load
+[ -n "${TOOLCOST_BIN:-}" ] || cargo build --release --locked -q --bin toolcost --example load
 if has count || has server; then
   [ -d "$work/npm/node_modules/@modelcontextprotocol/sdk" ] && [ -d "$work/npm/node_modules/gpt-tokenizer" ] ||
     npm install --prefix "$work/npm" --no-audit --no-fund --loglevel=error \
@@ -53,8 +57,8 @@ if has gateway; then
 fi
 
 # --- inputs --------------------------------------------------------------------------------
-"$bin" generate --rows 856 --output "$work/cat856.jsonl"
-"$bin" generate --rows "$BIG" --output "$work/catbig.jsonl"
+[ -s "$work/cat856.jsonl" ] || "$bin" generate --rows 856 --output "$work/cat856.jsonl"
+[ -s "$work/cat$BIG.jsonl" ] || "$bin" generate --rows "$BIG" --output "$work/cat$BIG.jsonl"
 # tools/list captures of both catalogues, written by the reference server itself.
 capture() { # rows-file out-file
   local log=$work/capture.log
@@ -72,7 +76,7 @@ capture() { # rows-file out-file
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 [ -s "$work/tools856.json" ] || capture "$work/cat856.jsonl" "$work/tools856.json"
-[ -s "$work/toolsbig.json" ] || capture "$work/catbig.jsonl" "$work/toolsbig.json"
+[ -s "$work/tools$BIG.json" ] || capture "$work/cat$BIG.jsonl" "$work/tools$BIG.json"
 
 "$PY" -c 'import json,sys; json.dump({"toolcost": json.load(open(sys.argv[1]))["tools"]}, open(sys.argv[2], "w"))' \
   "$work/tools856.json" "$work/lint856.json"
@@ -136,12 +140,12 @@ call='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"NOW","argu
 
 for run in $(seq "$RUNS"); do
   if has count; then
-    timed count-big toolcost "$run" "$bin" measure --catalogue "$work/toolsbig.json" --surface per-row-mcp --tokenizer o200k
-    timed count-big gpt-tokenizer "$run" node "$work/npm/count_tokens.mjs" "$work/toolsbig.json"
+    timed count-big toolcost "$run" "$bin" measure --catalogue "$work/tools$BIG.json" --surface per-row-mcp --tokenizer o200k
+    timed count-big gpt-tokenizer "$run" node "$work/npm/count_tokens.mjs" "$work/tools$BIG.json"
   fi
   if has weigh; then
-    timed weigh-big toolcost "$run" "$bin" weigh --file "$work/toolsbig.json"
-    timed weigh-big gpt-tokenizer "$run" node "$work/npm/count_tokens.mjs" "$work/toolsbig.json"
+    timed weigh-big toolcost "$run" "$bin" weigh --file "$work/tools$BIG.json"
+    timed weigh-big gpt-tokenizer "$run" node "$work/npm/count_tokens.mjs" "$work/tools$BIG.json"
     timed weigh-856 toolcost "$run" "$bin" weigh --file "$work/tools856.json"
   fi
   if has lint; then
@@ -160,18 +164,20 @@ for run in $(seq "$RUNS"); do
   if has serve; then
     # Ready: from start to the first tools/list answered.
     t0=$(date +%s.%N)
-    start "$work/serve.log" /usr/bin/time -f '%M' -o "$work/serve-rss.txt" "$bin" serve --catalogue "$work/catbig.jsonl" --listen 127.0.0.1:0
+    start "$work/serve.log" /usr/bin/time -f '%M' -o "$work/serve-rss.txt" "$bin" serve --catalogue "$work/cat$BIG.jsonl" --listen 127.0.0.1:0
     curl -sf -o /dev/null -X POST "$url/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -d "$list"
     t1=$(date +%s.%N)
-    stop
-    record serve-big-ready toolcost "$run" seconds "$(echo "$t1 - $t0" | bc)" "serve --catalogue catbig.jsonl"
-    record serve-big-ready toolcost "$run" peak_mb "$(($(cat "$work/serve-rss.txt") / 1024))" "serve --catalogue catbig.jsonl"
+    # Stop the server, not GNU time, so that time writes the peak.
+    kill "$(pgrep -P "$spid" | head -1)" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+    record serve-big-ready toolcost "$run" seconds "$(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }")" "serve --catalogue cat$BIG.jsonl"
+    record serve-big-ready toolcost "$run" peak_mb "$(($(tail -1 "$work/serve-rss.txt") / 1024))" "serve --catalogue cat$BIG.jsonl"
   fi
   if has server; then
     export BENCH_TOKEN=bench-token
     for c in 1 32; do
       start "$work/tc.log" "$bin" serve --catalogue "$work/cat856.jsonl" --listen 127.0.0.1:0 --token-env BENCH_TOKEN
-      loaded "tools-list-c$c" toolcost "$run" "$url/mcp" "$list" "$c" --init
+      loaded "tools-list-c$c" toolcost "$run" "$url/mcp" "$list" "$c" --init --header "authorization: Bearer bench-token"
       loaded "tools-call-c$c" toolcost "$run" "$url/mcp" "$call" "$c" --init --header "authorization: Bearer bench-token"
       stop
       start "$work/ts.log" node "$work/npm/ts_server.mjs" "$work/tools856.json"

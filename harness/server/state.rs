@@ -40,7 +40,17 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn new(rows: Vec<Row>) -> Snapshot {
-        let catalogue = Catalogue::from_rows("directory", rows.clone());
+        // The projection and the three indexes are independent: built side by side.
+        let (catalogue, bm25, best, substring) = std::thread::scope(|s| {
+            let catalogue = s.spawn(|| Catalogue::from_rows("directory", rows.clone()));
+            let bm25 = s.spawn(|| Bm25::new(&rows));
+            let best = s.spawn(|| Bm25f::new(&rows, Fields::EXPANDED));
+            let substring = Substring::new(&rows);
+            fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+                h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+            }
+            (join(catalogue), join(bm25), join(best), substring)
+        });
         let listings = crate::surface::REGISTRY
             .iter()
             .filter_map(|s| s.endpoint())
@@ -62,9 +72,9 @@ impl Snapshot {
                 .enumerate()
                 .map(|(i, r)| (r.key.clone(), i))
                 .collect(),
-            bm25: Bm25::new(&rows),
-            best: Bm25f::new(&rows, Fields::EXPANDED),
-            substring: Substring::new(&rows),
+            bm25,
+            best,
+            substring,
             catalogue,
             rows,
         }
