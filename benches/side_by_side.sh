@@ -181,12 +181,12 @@ for run in $(seq "$RUNS"); do
       loaded "tools-call-c$c" toolcost "$run" "$url/mcp" "$call" "$c" --init --header "authorization: Bearer bench-token"
       stop
       start "$work/ts.log" node "$work/npm/ts_server.mjs" "$work/tools856.json"
-      loaded "tools-list-c$c" ts-sdk "$run" "$url" "$list" "$c" --init
-      loaded "tools-call-c$c" ts-sdk "$run" "$url" "$call" "$c" --init
+      loaded "tools-list-c$c" ts-sdk "$run" "$url/mcp" "$list" "$c" --init
+      loaded "tools-call-c$c" ts-sdk "$run" "$url/mcp" "$call" "$c" --init
       stop
       start "$work/py.log" "$work/venv/bin/python" benches/peers/py_server.py "$work/tools856.json"
-      loaded "tools-list-c$c" python-mcp "$run" "$url" "$list" "$c" --init
-      loaded "tools-call-c$c" python-mcp "$run" "$url" "$call" "$c" --init
+      loaded "tools-list-c$c" python-mcp "$run" "$url/mcp" "$list" "$c" --init
+      loaded "tools-call-c$c" python-mcp "$run" "$url/mcp" "$call" "$c" --init
       stop
     done
   fi

@@ -61,8 +61,11 @@ def main():
             if (r["job"], r["side"], r["run"]) in failed:
                 continue
             key = (r["job"], r["side"], r["metric"])
+            if r["metric"] == "errors":
+                continue
             runs[key].append(float(r["value"]))
-            commands[(r["job"], r["side"])] = r["command"]
+            # Commands are reported relative to the checkout.
+            commands[(r["job"], r["side"])] = r["command"].replace(os.getcwd() + "/", "")
     medians = {k: statistics.median(v) for k, v in runs.items()}
     rows = []
     for (job, side, metric), m in sorted(medians.items()):
