@@ -1,10 +1,15 @@
-//! Generate, project and count at N=856 and N=8,560: MB/s tokenized and time per surface.
+//! Generate, project and count at N=856 and N=8,560: MB/s tokenized, time per surface, a
+//! request's total assembled from counted pieces beside counting it whole, a whole `measure`,
+//! and a `tools/list` answer served from the snapshot's bytes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toolcost::catalogue::{generate::generate, profile::Profile, Catalogue};
 use toolcost::client::Client;
+use toolcost::measure;
+use toolcost::pricing::PriceCard;
+use toolcost::server::state::Snapshot;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
-use toolcost::tokens::{billed_input, RenderModel, Tokenizer};
+use toolcost::tokens::{billed_input, counting_whole, RenderModel, Tokenizer};
 
 fn catalogue(n: usize) -> Catalogue {
     Catalogue::from_rows(
@@ -39,6 +44,34 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| billed_input(&s.build(&ctx).request, RenderModel::Kimi, Tokenizer::O200k))
             });
         }
+        // Counting each piece once: the per-row request under the Kimi rendering, assembled
+        // from remembered pieces, beside the same request counted whole.
+        let per_row = SurfaceKind::PER_ROW_MCP.build(&ctx).request;
+        g.bench_function("per-row kimi: assembled", |b| {
+            b.iter(|| billed_input(&per_row, RenderModel::Kimi, Tokenizer::O200k))
+        });
+        g.bench_function("per-row kimi: whole", |b| {
+            b.iter(|| {
+                counting_whole(|| billed_input(&per_row, RenderModel::Kimi, Tokenizer::O200k))
+            })
+        });
+        let cfg = measure::Config {
+            client: client.clone(),
+            model: PriceCard::named(&client.model).unwrap(),
+            surfaces: SurfaceKind::all(),
+            tokenizers: vec![Tokenizer::O200k],
+            turn: measure::DEFAULT_TURN.into(),
+            output_tokens: measure::DEFAULT_OUTPUT_TOKENS,
+            endpoint: DEFAULT_ENDPOINT.into(),
+        };
+        g.bench_function("measure all surfaces o200k", |b| {
+            b.iter(|| measure::measure(&cat, &cfg, &|_| {}))
+        });
+        // Serving bytes: the first tools/list of a snapshot writes the array, later ones reuse it.
+        let snap = Snapshot::new(cat.rows.clone());
+        g.bench_function("tools/list bytes, cached", |b| {
+            b.iter(|| snap.tools_json("/mcp").len())
+        });
         g.finish();
     }
 }

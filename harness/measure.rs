@@ -130,13 +130,46 @@ pub struct MeasureRow {
 }
 
 /// Measure one catalogue on every configured surface and tokenizer; `progress` hears each
-/// finished surface.
-pub fn measure(cat: &Catalogue, cfg: &Config, progress: &dyn Fn(&str)) -> Vec<MeasureRow> {
+/// finished surface. Surfaces are measured side by side on the machine's cores (each holds its
+/// own request while it is measured, so memory grows with the largest bodies, not with the
+/// number of surfaces); the rows come back in the configured order.
+pub fn measure(cat: &Catalogue, cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Vec<MeasureRow> {
     let empty = Catalogue {
         source: "empty".into(),
         server: cat.server.clone(),
         ..Default::default()
     };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(cfg.surfaces.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, Vec<MeasureRow>)>> = Default::default();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&surface) = cfg.surfaces.get(i) else {
+                    break;
+                };
+                let rows = measure_surface(cat, &empty, surface, cfg);
+                progress(surface.name());
+                crate::sync::lock(&done).push((i, rows));
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().flat_map(|(_, rows)| rows).collect()
+}
+
+/// The rows of one surface, one per tokenizer.
+fn measure_surface(
+    cat: &Catalogue,
+    empty: &Catalogue,
+    surface: SurfaceKind,
+    cfg: &Config,
+) -> Vec<MeasureRow> {
     let ctx = |c| Context {
         catalogue: c,
         client: &cfg.client,
@@ -144,58 +177,55 @@ pub fn measure(cat: &Catalogue, cfg: &Config, progress: &dyn Fn(&str)) -> Vec<Me
         endpoint: &cfg.endpoint,
     };
     let render = cfg.model.render_model();
-    let mut out = Vec::new();
-    for &surface in &cfg.surfaces {
-        let built = surface.build(&ctx(cat));
-        let base = surface.build(&ctx(&empty));
-        let wire_bytes = built.request.wire_bytes();
-        for &tok in &cfg.tokenizers {
-            let bill = billed_input(&built.request, render, tok);
-            let bill0 = billed_input(&base.request, render, tok);
-            let n = cat.tools.len();
-            let warnings = limits(&built, bill.input_tokens, cfg);
-            let refused = !warnings.is_empty();
-            let (warm, cold) = cache_usage(&built.request, cfg, tok);
-            let cost = |u: &Usage| {
-                (!refused).then(|| {
-                    cfg.model.cost(&Usage {
-                        output: cfg.output_tokens,
-                        ..*u
-                    })
+    let mut built = surface.build(&ctx(cat));
+    let base = surface.build(&ctx(empty));
+    let wire_bytes = built.request.wire_bytes();
+    let mut out = Vec::with_capacity(cfg.tokenizers.len());
+    for &tok in &cfg.tokenizers {
+        let bill = billed_input(&built.request, render, tok);
+        let bill0 = billed_input(&base.request, render, tok);
+        let n = cat.tools.len();
+        let warnings = limits(&built, bill.input_tokens, cfg);
+        let refused = !warnings.is_empty();
+        let (warm, cold) = cache_usage_in_place(&mut built.request, cfg, tok);
+        let cost = |u: &Usage| {
+            (!refused).then(|| {
+                cfg.model.cost(&Usage {
+                    output: cfg.output_tokens,
+                    ..*u
                 })
-            };
-            out.push(MeasureRow {
-                surface: surface.name().into(),
-                client: cfg.client.name.clone(),
-                model: cfg.model.id.clone(),
-                rows: n,
-                definitions_in_context: built.definitions_in_context,
-                definitions_on_wire: built.definitions_on_wire,
-                tools_in_request: built.request.tools().len(),
-                wire_bytes,
-                input_tokens: bill.input_tokens,
-                marginal_tokens_per_definition: (n > 0)
-                    .then(|| (bill.input_tokens as f64 - bill0.input_tokens as f64) / n as f64),
-                cached_input_tokens: warm.cached_input,
-                cache_write_tokens: warm.cache_write,
-                uncached_input_tokens: warm.uncached_input,
-                output_tokens: cfg.output_tokens,
-                cost_usd: cost(&warm),
-                cost_usd_cold: cost(&cold),
-                label: tok.label(),
-                cost_label: cost_label(cfg, tok),
-                tokenizer: tok.name().into(),
-                render: render.name(),
-                cache: format!(
-                    "{}; marks: {}",
-                    cfg.model.cache,
-                    cfg.client.cache_placement()
-                ),
-                refused,
-                warnings,
-            });
-        }
-        progress(surface.name());
+            })
+        };
+        out.push(MeasureRow {
+            surface: surface.name().into(),
+            client: cfg.client.name.clone(),
+            model: cfg.model.id.clone(),
+            rows: n,
+            definitions_in_context: built.definitions_in_context,
+            definitions_on_wire: built.definitions_on_wire,
+            tools_in_request: built.request.tools().len(),
+            wire_bytes,
+            input_tokens: bill.input_tokens,
+            marginal_tokens_per_definition: (n > 0)
+                .then(|| (bill.input_tokens as f64 - bill0.input_tokens as f64) / n as f64),
+            cached_input_tokens: warm.cached_input,
+            cache_write_tokens: warm.cache_write,
+            uncached_input_tokens: warm.uncached_input,
+            output_tokens: cfg.output_tokens,
+            cost_usd: cost(&warm),
+            cost_usd_cold: cost(&cold),
+            label: tok.label(),
+            cost_label: cost_label(cfg, tok),
+            tokenizer: tok.name().into(),
+            render: render.name(),
+            cache: format!(
+                "{}; marks: {}",
+                cfg.model.cache,
+                cfg.client.cache_placement()
+            ),
+            refused,
+            warnings,
+        });
     }
     out
 }
@@ -214,6 +244,12 @@ pub fn cost_label(cfg: &Config, tok: Tokenizer) -> String {
 /// Input-side usage of the request on a warm turn (the turn after one that differs only in its
 /// newest text) and on a cold one (nothing cached yet), under the card's cache rule.
 pub fn cache_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage) {
+    cache_usage_in_place(&mut req.clone(), cfg, tok)
+}
+
+/// [`cache_usage`] on a request it may change for a moment: the turn before is the same body
+/// with its newest text swapped, then swapped back, so no copy of the body is made.
+fn cache_usage_in_place(req: &mut Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage) {
     let pricing = Pricing {
         rule: cfg.model.cache_rule(),
         render: cfg.model.render_model(),
@@ -231,31 +267,36 @@ pub fn cache_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage
     };
     let cold = bill(&mut PromptCache::default(), req, 0.0);
     let mut cache = PromptCache::default();
-    bill(&mut cache, &earlier_turn(req), 0.0);
+    let newest = swap_newest_text(req, Some(Value::from("(the turn before)")));
+    bill(&mut cache, req, 0.0);
+    swap_newest_text(req, newest);
     let warm = bill(&mut cache, req, 1.0);
     (warm, cold)
 }
 
-/// The same request as the turn before: its newest text block says something else.
-fn earlier_turn(req: &Request) -> Request {
-    let mut earlier = req.clone();
-    let last = earlier
+/// Put `text` in place of the newest text block of the conversation (or its newest message's
+/// whole content when that is a string), or take the block's text away when `text` is `None`;
+/// what was there comes back, so a second call restores the body byte for byte.
+fn swap_newest_text(req: &mut Request, text: Option<Value>) -> Option<Value> {
+    let last = req
         .body
         .get_mut("messages")
         .and_then(Value::as_array_mut)
-        .and_then(|m| m.last_mut());
-    if let Some(m) = last {
-        match m.get_mut("content") {
-            Some(Value::Array(blocks)) => {
-                if let Some(b) = blocks.last_mut() {
-                    b["text"] = Value::from("(the turn before)");
-                }
+        .and_then(|m| m.last_mut())?;
+    match last.get_mut("content") {
+        Some(Value::Array(blocks)) => {
+            let Some(Value::Object(b)) = blocks.last_mut() else {
+                return None;
+            };
+            match text {
+                // The text key was added last, so removing it leaves the order as it was.
+                None => b.remove("text"),
+                Some(t) => b.insert("text".into(), t),
             }
-            Some(c) => *c = Value::from("(the turn before)"),
-            None => {}
         }
+        Some(c) => text.map(|t| std::mem::replace(c, t)),
+        None => None,
     }
-    earlier
 }
 
 /// The provider limits a request crosses.

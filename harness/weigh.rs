@@ -148,33 +148,29 @@ pub fn weigh(
     notes: Vec<String>,
 ) -> Result<Weight> {
     crate::lint::unique_names(cat.tools.iter().map(|t| t.name.as_str()))?;
-    let mut tools: Vec<ToolWeight> = cat
-        .tools
-        .iter()
-        .map(|t| {
-            let bytes = t.bytes();
-            ToolWeight {
-                name: t.name.clone(),
+    let mut tools: Vec<ToolWeight> = crate::sync::map_on_cores(&cat.tools, |t| {
+        let bytes = t.bytes();
+        ToolWeight {
+            name: t.name.clone(),
+            bytes,
+            o200k_tokens: Tokenizer::O200k.count(&t.raw) as u64,
+            cl100k_tokens: Tokenizer::Cl100k.count(&t.raw) as u64,
+            name_pct: pct(t.name.len(), bytes),
+            description_pct: pct(t.description().len(), bytes),
+            schema_pct: pct(
+                t.value
+                    .get("inputSchema")
+                    .map(json::compact_len)
+                    .unwrap_or(0),
                 bytes,
-                o200k_tokens: Tokenizer::O200k.count(&t.raw) as u64,
-                cl100k_tokens: Tokenizer::Cl100k.count(&t.raw) as u64,
-                name_pct: pct(t.name.len(), bytes),
-                description_pct: pct(t.description().len(), bytes),
-                schema_pct: pct(
-                    t.value
-                        .get("inputSchema")
-                        .map(json::compact_len)
-                        .unwrap_or(0),
-                    bytes,
-                ),
-                violations: schema::validate(&t.input_schema())
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect(),
-                label: TOOL_LABEL.into(),
-            }
-        })
-        .collect();
+            ),
+            violations: schema::validate(&t.input_schema())
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            label: TOOL_LABEL.into(),
+        }
+    });
     tools.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
 
     let mut limits = Vec::new();

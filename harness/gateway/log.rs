@@ -147,19 +147,20 @@ pub fn insert_body(conn: &Connection, log_id: i64, body: &[u8]) -> Result<()> {
 
 /// Insert and commit a row; returns its id.
 pub fn insert(conn: &Connection, r: &LogRow) -> Result<i64> {
-    conn.execute(
+    // Prepared once per connection and kept: the gateway writes one row per request.
+    conn.prepare_cached(
         "INSERT INTO log (created_at, provider_format, model, path, status, duration_ms, request_bytes, response_bytes,
             input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, usage_source, stream, error, metadata,
             estimated_input_tokens, estimated_cached_input_tokens, estimated_cache_write_tokens, estimate_label)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
-        params![
+    )?
+    .execute(params![
             r.created_at, r.provider_format, r.model, r.path, r.status, r.duration_ms, r.request_bytes as i64, r.response_bytes as i64,
             stored(r.input_tokens), stored(r.cached_input_tokens), stored(r.cache_write_tokens), stored(r.output_tokens), r.cost_usd,
             r.usage_source, r.stream, r.error, r.metadata,
             r.estimated_input_tokens.map(stored), r.estimated_cached_input_tokens.map(stored),
             r.estimated_cache_write_tokens.map(stored), r.estimate_label
-        ],
-    )?;
+        ])?;
     Ok(conn.last_insert_rowid())
 }
 

@@ -454,7 +454,9 @@ pub fn list_changes(endpoint: Endpoint) -> bool {
 
 /// One page of the `tools/list` answer, written from each definition's text so the bytes are
 /// the surface's bytes; `modern` (the server's info) adds the 2026-07-28 result fields after
-/// the tools. `Err` when the page starts past the end (the list shrank, or a forged cursor).
+/// the tools. A page that holds the whole list writes the `tools` array serialised once per
+/// snapshot; only the id is new. `Err` when the page starts past the end (the list shrank, or
+/// a forged cursor).
 pub fn tools_list(
     st: &State,
     endpoint: Endpoint,
@@ -474,17 +476,26 @@ pub fn tools_list(
         0 => all.len(),
         n => all.len().min(page.start + n),
     };
-    let mut out = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"tools\":[",
-        crate::json::compact(id)
-    );
-    for (i, t) in all[page.start..end].iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+    let id = crate::json::compact(id);
+    let mut out = if page.start == 0 && end == all.len() {
+        let tools = snap.tools_json(endpoint.path);
+        let mut out = String::with_capacity(tools.len() + id.len() + 256);
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        out.push_str(&id);
+        out.push_str(",\"result\":{\"tools\":");
+        out.push_str(&tools);
+        out
+    } else {
+        let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[");
+        for (i, t) in all[page.start..end].iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&t.raw);
         }
-        out.push_str(&t.raw);
-    }
-    out.push(']');
+        out.push(']');
+        out
+    };
     if let Some(next) = page.cursor_after(all.len()) {
         out.push_str(&format!(",\"nextCursor\":\"{next}\""));
     }

@@ -18,7 +18,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use tokio::sync::broadcast;
 
 /// Everything derived from the directory table at one moment.
@@ -34,11 +34,24 @@ pub struct Snapshot {
     /// The tools of each MCP endpoint that lists its own (by path); the others list the
     /// projection.
     listings: HashMap<&'static str, Vec<Tool>>,
+    /// Each endpoint's `tools` array as JSON text, written on the first `tools/list` that asks
+    /// for it and then served as bytes until the next directory change replaces the snapshot.
+    tools_json: HashMap<&'static str, OnceLock<String>>,
 }
 
 impl Snapshot {
     pub fn new(rows: Vec<Row>) -> Snapshot {
-        let catalogue = Catalogue::from_rows("directory", rows.clone());
+        // The projection and the three indexes are independent: built side by side.
+        let (catalogue, bm25, best, substring) = std::thread::scope(|s| {
+            let catalogue = s.spawn(|| Catalogue::from_rows("directory", rows.clone()));
+            let bm25 = s.spawn(|| Bm25::new(&rows));
+            let best = s.spawn(|| Bm25f::new(&rows, Fields::EXPANDED));
+            let substring = Substring::new(&rows);
+            fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+                h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+            }
+            (join(catalogue), join(bm25), join(best), substring)
+        });
         let listings = crate::surface::REGISTRY
             .iter()
             .filter_map(|s| s.endpoint())
@@ -47,16 +60,22 @@ impl Snapshot {
                 Listing::Tools(tools) => Some((e.path, tools)),
             })
             .collect();
+        let tools_json = crate::surface::REGISTRY
+            .iter()
+            .filter_map(|s| s.endpoint())
+            .map(|e| (e.path, OnceLock::new()))
+            .collect();
         Snapshot {
             listings,
+            tools_json,
             by_key: rows
                 .iter()
                 .enumerate()
                 .map(|(i, r)| (r.key.clone(), i))
                 .collect(),
-            bm25: Bm25::new(&rows),
-            best: Bm25f::new(&rows, Fields::EXPANDED),
-            substring: Substring::new(&rows),
+            bm25,
+            best,
+            substring,
             catalogue,
             rows,
         }
@@ -67,6 +86,30 @@ impl Snapshot {
         self.listings
             .get(path)
             .map_or(&self.catalogue.tools, |t| t.as_slice())
+    }
+
+    /// The `tools` array an MCP endpoint lists, as the JSON text `tools/list` answers with: each
+    /// definition's own bytes, comma-joined. Made once per snapshot and endpoint.
+    pub fn tools_json(&self, path: &str) -> std::borrow::Cow<'_, str> {
+        let write = || {
+            let tools = self.listing(path);
+            let mut out =
+                String::with_capacity(2 + tools.iter().map(|t| t.raw.len() + 1).sum::<usize>());
+            out.push('[');
+            for (i, t) in tools.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&t.raw);
+            }
+            out.push(']');
+            out
+        };
+        match self.tools_json.get(path) {
+            Some(cell) => cell.get_or_init(write).as_str().into(),
+            // A path no surface serves lists the projection; nothing to keep for it.
+            None => write().into(),
+        }
     }
 
     /// An enabled row by key.

@@ -141,18 +141,22 @@ fn blocks(req: &Request) -> Vec<Block> {
     )
     .into();
     // A mark is not part of the prompt: moving it does not change the prefix it marks.
-    let unmarked = |v: &Value| match v {
-        Value::Object(o) if o.contains_key("cache_control") => {
-            let mut o = o.clone();
-            o.remove("cache_control");
-            Value::Object(o)
-        }
-        other => other.clone(),
+    let unmarked = |v: &Value| -> Value {
+        let mut o = v.as_object().cloned().unwrap_or_default();
+        o.remove("cache_control");
+        Value::Object(o)
     };
+    let marked = |v: &Value| v.get("cache_control").is_some();
     let mut push = |at: Pos, v: &Value, mark: Option<f64>| {
         let mut d = Sha256::new();
         d.update(h);
-        d.update(crate::json::compact(&unmarked(v)).as_bytes());
+        // Hashed as it is written, without a copy, unless a mark has to come off first.
+        let mut w = DigestWriter(&mut d);
+        match marked(v) {
+            true => serde_json::to_writer(&mut w, &unmarked(v)),
+            false => serde_json::to_writer(&mut w, v),
+        }
+        .expect("hashing a JSON value cannot fail");
         h = d.finalize().into();
         out.push(Block { at, hash: h, mark });
     };
@@ -173,9 +177,13 @@ fn blocks(req: &Request) -> Vec<Block> {
         match msg.get("content") {
             Some(Value::Array(blocks)) => {
                 for (b, block) in blocks.iter().enumerate() {
+                    let plain = match marked(block) {
+                        true => unmarked(block),
+                        false => block.clone(),
+                    };
                     push(
                         Pos::Message(m, b),
-                        &json!([msg["role"], unmarked(block)]),
+                        &json!([msg["role"], plain]),
                         ttl_of(block),
                     );
                 }
@@ -184,6 +192,19 @@ fn blocks(req: &Request) -> Vec<Block> {
         }
     }
     out
+}
+
+/// Feeds serialised JSON straight into a digest.
+struct DigestWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for DigestWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The request cut after `at`.

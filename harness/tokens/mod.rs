@@ -7,4 +7,4 @@ mod tokenizer;
 
 pub use cache::{CacheRule, PromptCache};
 pub use render::{billed_input, Billing, RenderModel};
-pub use tokenizer::{Tokenizer, KIMI_PER_O200K};
+pub use tokenizer::{counting_whole, Part, Tokenizer, KIMI_PER_O200K};

@@ -14,11 +14,11 @@
 //! - Kimi: tool declarations rendered as one compact JSON array of
 //!   `{"type":"function","function":{...}}`, plus system and message text.
 
-use super::Tokenizer;
+use super::{Part, Tokenizer};
 use crate::json;
 use crate::wire::{self, Request};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// How a provider turns a request into billed input tokens.
@@ -255,7 +255,10 @@ fn references(block: &Value) -> Vec<String> {
     }
 }
 
-/// Tokens of a set of definitions, including the per-set constant of the render model.
+/// Tokens of a set of definitions, including the per-set constant of the render model. Each
+/// definition is counted in parts (its head and its schema), each part once per tokenizer
+/// however many requests and renderings carry it, and the Kimi array is assembled from its
+/// members with every join counted exactly ([`Tokenizer::count_parts`]).
 fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
     if defs.is_empty() {
         return 0.0;
@@ -263,19 +266,18 @@ fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
     match render {
         RenderModel::Anthropic { .. } => defs
             .iter()
-            .map(|d| tok.count(&json::compact(&anthropic_view(d))))
+            .map(|d| tok.count_parts(Framed::anthropic(d).parts()))
             .sum(),
         RenderModel::Kimi => {
-            // The same text as serialising the whole array, without holding a copy of it.
-            let mut text = String::from("[");
-            for (i, d) in defs.iter().enumerate() {
-                if i > 0 {
-                    text.push(',');
-                }
-                text.push_str(&json::compact(&kimi_view(d)));
-            }
-            text.push(']');
-            tok.count(&text)
+            let framed: Vec<Framed> = defs.iter().map(|d| Framed::kimi(d)).collect();
+            let members = framed.iter().enumerate().flat_map(|(i, f)| {
+                let comma = (i > 0).then_some(Part::Joint(","));
+                comma.into_iter().chain(f.parts())
+            });
+            let parts = std::iter::once(Part::Joint("["))
+                .chain(members)
+                .chain(std::iter::once(Part::Joint("]")));
+            tok.count_parts(parts)
         }
         RenderModel::Openai { func_init } => {
             let mut n = 0.0;
@@ -289,26 +291,69 @@ fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
 
 fn fixed_defs_tokens(render: RenderModel) -> f64 {
     match render {
+        RenderModel::Anthropic { .. } | RenderModel::Kimi => 0.0,
         RenderModel::Openai { .. } => 12.0,
-        _ => 0.0,
     }
 }
 
-fn anthropic_view(d: &Value) -> Value {
-    match wire::definition_parts(d) {
-        Some((name, desc, schema)) => {
-            json!({"name": name, "description": desc, "input_schema": schema})
-        }
-        None => d.clone(), // a server tool such as tool_search_tool_*: counted as sent
-    }
+/// A definition's compact JSON as a provider renders it, in three parts: everything before the
+/// schema, the schema, and what closes the definition. The schema (most of a definition's
+/// text) is a part of its own, so it is counted once per tokenizer whatever name and wrapper
+/// each rendering gives it.
+struct Framed {
+    head: String,
+    schema: String,
+    tail: &'static str,
 }
 
-fn kimi_view(d: &Value) -> Value {
-    match wire::definition_parts(d) {
-        Some((name, desc, schema)) => {
-            json!({"type": "function", "function": {"name": name, "description": desc, "parameters": schema}})
+impl Framed {
+    /// `{"name","description","input_schema"}`, or a server tool (`tool_search_tool_*`) as sent.
+    fn anthropic(d: &Value) -> Framed {
+        match wire::definition_parts(d) {
+            Some((name, desc, schema)) => Framed {
+                head: format!(
+                    "{{\"name\":{},\"description\":{},\"input_schema\":",
+                    json::compact(name),
+                    json::compact(desc)
+                ),
+                schema: json::compact(schema),
+                tail: "}",
+            },
+            None => Framed::as_sent(d),
         }
-        None => d.clone(),
+    }
+
+    /// `{"type":"function","function":{"name","description","parameters"}}`.
+    fn kimi(d: &Value) -> Framed {
+        match wire::definition_parts(d) {
+            Some((name, desc, schema)) => Framed {
+                head: format!(
+                    "{{\"type\":\"function\",\"function\":{{\"name\":{},\"description\":{},\"parameters\":",
+                    json::compact(name),
+                    json::compact(desc)
+                ),
+                schema: json::compact(schema),
+                tail: "}}",
+            },
+            None => Framed::as_sent(d),
+        }
+    }
+
+    fn as_sent(d: &Value) -> Framed {
+        Framed {
+            head: json::compact(d),
+            schema: String::new(),
+            tail: "",
+        }
+    }
+
+    /// The parts, in order. A schema of punctuation alone (`{}`) joins its neighbours.
+    fn parts(&self) -> impl Iterator<Item = Part<'_>> + Clone {
+        let schema = match self.schema.bytes().all(|b| b.is_ascii_punctuation()) {
+            true => Part::Joint(&self.schema),
+            false => Part::Piece(&self.schema),
+        };
+        [Part::Piece(&self.head), schema, Part::Joint(self.tail)].into_iter()
     }
 }
 

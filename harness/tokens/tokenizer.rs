@@ -57,27 +57,247 @@ impl Tokenizer {
 
     /// Tokens in a text. Kimi estimates stay fractional until a total is rounded.
     pub fn count(self, text: &str) -> f64 {
-        match self {
-            Tokenizer::O200k | Tokenizer::KimiEst => {
-                let n = memo::count(memo::O200K, text, |t| bpe_openai::o200k_base().count(t));
-                if self == Tokenizer::KimiEst {
-                    n as f64 * KIMI_PER_O200K
-                } else {
-                    n as f64
+        self.scale(self.count_base(text))
+    }
+
+    /// Tokens of `open`, then `pieces` separated by `sep`, then `close` (a JSON array of
+    /// definitions, say): the same figure as counting the joined text, without building it.
+    /// `open`, `sep` and `close` are punctuation (see [`Part::Joint`]).
+    pub fn count_joined<'a>(
+        self,
+        open: &'a str,
+        pieces: impl Iterator<Item = &'a str> + Clone,
+        sep: &'a str,
+        close: &'a str,
+    ) -> f64 {
+        let parts = std::iter::once(Part::Joint(open))
+            .chain(pieces.enumerate().flat_map(move |(i, p)| {
+                let joint = (i > 0).then_some(Part::Joint(sep));
+                joint.into_iter().chain(std::iter::once(Part::Piece(p)))
+            }))
+            .chain(std::iter::once(Part::Joint(close)));
+        self.count_parts(parts)
+    }
+
+    /// Tokens of the text the parts make, one after another: the same figure as counting that
+    /// text whole, assembled from the pieces' own counts (each remembered, so a piece several
+    /// texts share is counted once) and each join counted exactly. Where the pieces do not fit
+    /// the rule of [`Part`] the whole text is built and counted instead.
+    pub fn count_parts<'a>(self, parts: impl Iterator<Item = Part<'a>> + Clone) -> f64 {
+        let bpe = self.bpe();
+        let which = self.memo_key();
+        let whole = WHOLE.with(std::cell::Cell::get);
+        let assembled = match whole {
+            true => None,
+            false => join::assemble(bpe, which, parts.clone()),
+        };
+        let n = assembled.unwrap_or_else(|| {
+            let mut text = String::new();
+            for p in parts {
+                match p {
+                    Part::Piece(t) | Part::Joint(t) => text.push_str(t),
                 }
             }
-            Tokenizer::Cl100k => {
-                memo::count(memo::CL100K, text, |t| bpe_openai::cl100k_base().count(t)) as f64
+            match whole {
+                true => bpe.count(text.as_str()),
+                false => memo::count(which, &text, |t| bpe.count(t)),
             }
+        });
+        self.scale(n)
+    }
+
+    /// The whole-number count of the underlying BPE (o200k for the Kimi estimate).
+    fn count_base(self, text: &str) -> usize {
+        let bpe = self.bpe();
+        match WHOLE.with(std::cell::Cell::get) {
+            true => bpe.count(text),
+            false => memo::count(self.memo_key(), text, |t| bpe.count(t)),
+        }
+    }
+
+    fn scale(self, n: usize) -> f64 {
+        match self {
+            Tokenizer::KimiEst => n as f64 * KIMI_PER_O200K,
+            Tokenizer::O200k | Tokenizer::Cl100k => n as f64,
+        }
+    }
+
+    /// The BPE this tokenizer counts with. Each is loaded the first time it is asked for, so a
+    /// command that counts with one never loads the other.
+    fn bpe(self) -> &'static bpe_openai::Tokenizer {
+        match self {
+            Tokenizer::O200k | Tokenizer::KimiEst => bpe_openai::o200k_base(),
+            Tokenizer::Cl100k => bpe_openai::cl100k_base(),
+        }
+    }
+
+    fn memo_key(self) -> u8 {
+        match self {
+            Tokenizer::O200k | Tokenizer::KimiEst => memo::O200K,
+            Tokenizer::Cl100k => memo::CL100K,
         }
     }
 }
 
-/// Counts of long texts, remembered. A whole task resends the same definitions and history
-/// every round (150 rounds of 5 MB on the per-row surface at N=8,560), and a count is a pure
-/// function of the text, so each distinct long text is tokenized once. Keys are the text's
-/// length and two independent 64-bit hashes of it; the table is emptied when it grows past a
-/// bound, so memory stays small.
+thread_local! {
+    /// Set inside [`counting_whole`]: count every text whole, remembering nothing.
+    static WHOLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` with every count on this thread made from the whole text, nothing assembled from
+/// pieces and nothing remembered: the reference the assembled counts are tested against.
+pub fn counting_whole<T>(f: impl FnOnce() -> T) -> T {
+    let before = WHOLE.with(|w| w.replace(true));
+    let out = f();
+    WHOLE.with(|w| w.set(before));
+    out
+}
+
+/// One part of a text counted from its parts ([`Tokenizer::count_parts`]).
+///
+/// The pretokenizers of o200k and cl100k start a new pretoken after a letter or digit that is
+/// followed by punctuation, and a run of punctuation is one pretoken that ends only where the
+/// punctuation does. So when each piece that has something before it begins with a pretoken of
+/// ASCII punctuation alone (`{"`), and each piece that has something after it ends in ASCII
+/// punctuation after an ASCII letter or digit (`..."string"}}`), the pretokens of the whole
+/// text are those of the pieces, except at each join, where the left piece's last pretoken, the
+/// joint and the right piece's first pretoken are one. BPE counts each pretoken on its own, so
+/// the whole count is the pieces' counts with each join's pretokens counted again as one. Each
+/// merged pretoken is checked with the pretokenizer itself; a piece that does not fit (a space
+/// or a non-ASCII character at an edge, a piece that is all punctuation) sends the count back to
+/// the whole text. Tests compare the two on generated and captured catalogues.
+#[derive(Debug, Clone, Copy)]
+pub enum Part<'a> {
+    /// Text counted on its own and remembered.
+    Piece(&'a str),
+    /// ASCII punctuation between pieces (`[`, `,`, `}`), possibly empty.
+    Joint(&'a str),
+}
+
+mod join {
+    use super::{memo, Part};
+    use std::borrow::Cow;
+
+    fn punct(s: &str) -> bool {
+        s.bytes().all(|b| b.is_ascii_punctuation())
+    }
+
+    /// The last pretoken of a piece: its trailing run of ASCII punctuation, when an ASCII letter
+    /// or digit comes before it.
+    fn last_run(text: &str) -> Option<&str> {
+        let start = text.len()
+            - text
+                .bytes()
+                .rev()
+                .take_while(u8::is_ascii_punctuation)
+                .count();
+        let before = *text.as_bytes().get(start.checked_sub(1)?)?;
+        (before.is_ascii_alphanumeric() && start < text.len()).then(|| &text[start..])
+    }
+
+    /// The first pretoken of a piece, when it is ASCII punctuation alone and not the whole piece.
+    fn first_run<'a>(bpe: &'a bpe_openai::Tokenizer, text: &'a str) -> Option<&'a str> {
+        let first = bpe.split(text).next()?;
+        (!first.is_empty() && first.len() < text.len() && punct(first)).then_some(first)
+    }
+
+    /// Tokens of `a`, `b` and `c` as one pretoken, or `None` where the pretokenizer does not
+    /// keep them together.
+    fn merged(bpe: &bpe_openai::Tokenizer, a: &str, b: &str, c: &str) -> Option<usize> {
+        let text = format!("{a}{b}{c}");
+        let mut split = bpe.split(&text);
+        (split.next() == Some(text.as_str()) && split.next().is_none())
+            .then(|| bpe.bpe.count(text.as_bytes()))
+    }
+
+    /// The left side of a join: the last pretoken of `q` (whose first `taken` bytes an earlier
+    /// join took), the joint, and the first pretoken of `p` (`None`: nothing follows), counted
+    /// as one; with the tokens to take off `q`'s and `p`'s own counts.
+    fn join(
+        bpe: &bpe_openai::Tokenizer,
+        q: Option<(&str, usize)>,
+        joint: &str,
+        p: Option<&str>,
+    ) -> Option<(usize, usize, usize)> {
+        let one = |s: &str| bpe.bpe.count(s.as_bytes());
+        let last = match q {
+            Some((q, taken)) => {
+                let l = last_run(q)?;
+                (taken + l.len() <= q.len()).then_some(l)?
+            }
+            None => "",
+        };
+        let first = match p {
+            Some(p) => first_run(bpe, p)?,
+            None => "",
+        };
+        Some((
+            merged(bpe, last, joint, first)?,
+            one(last) + one(first),
+            first.len(),
+        ))
+    }
+
+    /// The count of the parts' text; `None` where a joint is not punctuation. A join that does
+    /// not fit the rule glues its two pieces into one, counted whole.
+    pub fn assemble<'a>(
+        bpe: &bpe_openai::Tokenizer,
+        which: u8,
+        parts: impl Iterator<Item = Part<'a>>,
+    ) -> Option<usize> {
+        let count = |t: &str| memo::count(which, t, |t| bpe.count(t));
+        let mut total = 0usize;
+        let mut joint = String::new();
+        // The piece not yet counted (glued from several where joins did not fit), and the length
+        // of its first pretoken where the join before it took it.
+        let mut cur: Option<(Cow<'a, str>, usize)> = None;
+        for part in parts {
+            let p = match part {
+                Part::Joint(j) if punct(j) => {
+                    joint.push_str(j);
+                    continue;
+                }
+                Part::Joint(_) => return None,
+                Part::Piece(p) => p,
+            };
+            let q = cur.take();
+            let left = q.as_ref().map(|(q, taken)| (q.as_ref(), *taken));
+            cur = Some(
+                match (left.is_some() || !joint.is_empty())
+                    .then(|| join(bpe, left, &joint, Some(p)))
+                {
+                    // Nothing before it.
+                    None => (Cow::Borrowed(p), 0),
+                    Some(Some((m, minus, taken))) => {
+                        total = (total + q.as_ref().map_or(0, |(q, _)| count(q.as_ref())) + m)
+                            .checked_sub(minus)?;
+                        (Cow::Borrowed(p), taken)
+                    }
+                    Some(None) => match q {
+                        Some((q, taken)) => (Cow::Owned(format!("{q}{joint}{p}")), taken),
+                        None => (Cow::Owned(format!("{joint}{p}")), 0),
+                    },
+                },
+            );
+            joint.clear();
+        }
+        Some(match cur {
+            None => bpe.count(joint.as_str()),
+            Some((q, _)) if joint.is_empty() => total + count(q.as_ref()),
+            Some((q, taken)) => match join(bpe, Some((q.as_ref(), taken)), &joint, None) {
+                Some((m, minus, _)) => (total + count(q.as_ref()) + m).checked_sub(minus)?,
+                None => total + count(&format!("{q}{joint}")),
+            },
+        })
+    }
+}
+
+/// Counts of texts, remembered: each distinct text is tokenized once per tokenizer. A
+/// definition is carried by several surfaces and by every round of a task (150 rounds of 5 MB
+/// on the per-row surface at N=8,560), and a request's total is assembled from its
+/// definitions' counts, so a count is looked up far more often than it is made. Keys are the
+/// text's length and two independent 64-bit hashes of it (about 48 bytes an entry); the table
+/// is emptied when it reaches its bound, so memory stays bounded whatever is counted.
 mod memo {
     use std::collections::HashMap;
     use std::hash::{BuildHasher, Hasher};
@@ -86,8 +306,9 @@ mod memo {
     pub const O200K: u8 = 0;
     pub const CL100K: u8 = 1;
     /// Shorter texts are cheaper to count than to hash and look up.
-    const MIN_LEN: usize = 4096;
-    const MAX_ENTRIES: usize = 50_000;
+    const MIN_LEN: usize = 64;
+    /// About 200 MB at most; a catalogue of a million rows keeps its definitions' counts.
+    const MAX_ENTRIES: usize = 1 << 22;
 
     type Key = (u8, usize, u64, u64);
 

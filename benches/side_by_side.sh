@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Side-by-side bench: toolcost beside its peers on the same inputs, the same load client and
+# the same machine, runs alternated (toolcost, peer, toolcost, peer, ...), written to
+# reports/bench/ as CSV (every run), JSON and Markdown (medians, ratios, the machine).
+#
+#   benches/side_by_side.sh                      # every job, 3 alternated runs each
+#   JOBS=count,serve RUNS=1 REQUESTS=500 benches/side_by_side.sh   # a short run
+#
+# Settings (environment): JOBS (comma list of count, weigh, measure, sweep, serve, server,
+# gateway, lint; default all), RUNS (alternated runs per job, default 3), REQUESTS (requests per
+# load run, default 5000), BIG (rows of the large catalogue, default 85600), HUGE (rows of the
+# largest measure, default 1000000; 0 skips it), OUT (default reports/bench), NOTE (a line put
+# in the report, e.g. that this was a short run). Peers are installed under target/bench:
+# @modelcontextprotocol/sdk@1.32.2 and gpt-tokenizer@4.0.0 (npm), mcp==2.3.0,
+# mcp-token-lint==0.2.0 and litellm[proxy]==1.80.0 (PyPI, Python 3.13).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+JOBS=${JOBS:-count,weigh,measure,sweep,serve,server,gateway,lint}
+RUNS=${RUNS:-3}
+REQUESTS=${REQUESTS:-5000}
+BIG=${BIG:-85600}
+HUGE=${HUGE:-1000000}
+OUT=${OUT:-reports/bench}
+NOTE=${NOTE:-}
+# Python 3.13 for the peers (mcp-token-lint needs it); any python3 runs the helpers.
+PY=${PYTHON313:-}
+if [ -z "$PY" ]; then
+  if python3.13 -c "" 2>/dev/null; then PY=python3.13; else PY=$HOME/.pyenv/versions/3.13.0/bin/python3; fi
+fi
+work=$root/target/bench
+mkdir -p "$work" "$OUT"
+target=${CARGO_TARGET_DIR:-$root/target}
+bin=${TOOLCOST_BIN:-$target/release/toolcost}
+load=${LOAD_BIN:-$target/release/examples/load}
+
+has() { [[ ",$JOBS," == *",$1,"* ]]; }
+
+# --- build and install -------------------------------------------------------------------
+[ -n "${TOOLCOST_BIN:-}" ] || cargo build --release --locked -q --bin toolcost --example load
+if has count || has server; then
+  [ -d "$work/npm/node_modules/@modelcontextprotocol/sdk" ] && [ -d "$work/npm/node_modules/gpt-tokenizer" ] ||
+    npm install --prefix "$work/npm" --no-audit --no-fund --loglevel=error \
+      @modelcontextprotocol/sdk@1.32.2 gpt-tokenizer@4.0.0
+  cp benches/peers/*.mjs "$work/npm/"
+fi
+if has server || has lint || has gateway; then
+  [ -x "$work/venv/bin/python" ] || "$PY" -m venv "$work/venv"
+  "$work/venv/bin/pip" install -q --disable-pip-version-check mcp==2.3.0 mcp-token-lint==0.2.0 uvicorn==0.54.0
+fi
+if has gateway; then
+  # LiteLLM's proxy pins an older `mcp`, so it lives in a virtual environment of its own.
+  [ -x "$work/venv-litellm/bin/litellm" ] || {
+    "$PY" -m venv "$work/venv-litellm"
+    "$work/venv-litellm/bin/pip" install -q --disable-pip-version-check "litellm[proxy]==1.80.0"
+  }
+fi
+
+# --- inputs --------------------------------------------------------------------------------
+[ -s "$work/cat856.jsonl" ] || "$bin" generate --rows 856 --output "$work/cat856.jsonl"
+[ -s "$work/cat$BIG.jsonl" ] || "$bin" generate --rows "$BIG" --output "$work/cat$BIG.jsonl"
+# tools/list captures of both catalogues, written by the reference server itself.
+capture() { # rows-file out-file
+  local log=$work/capture.log
+  "$bin" serve --catalogue "$1" --listen 127.0.0.1:0 >"$log" 2>&1 &
+  local pid=$!
+  local url=""
+  for _ in $(seq 600); do
+    url=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1 || true)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  curl -sf -X POST "$url/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' |
+    "$PY" -c 'import json,sys; json.dump({"tools": json.load(sys.stdin)["result"]["tools"]}, sys.stdout, separators=(",", ":"))' >"$2"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+[ -s "$work/tools856.json" ] || capture "$work/cat856.jsonl" "$work/tools856.json"
+[ -s "$work/tools$BIG.json" ] || capture "$work/cat$BIG.jsonl" "$work/tools$BIG.json"
+
+"$PY" -c 'import json,sys; json.dump({"toolcost": json.load(open(sys.argv[1]))["tools"]}, open(sys.argv[2], "w"))' \
+  "$work/tools856.json" "$work/lint856.json"
+"$bin" check --file "$work/tools856.json" --lock "$work/check.lock.json" --update >/dev/null 2>&1 || true
+
+csv=$OUT/runs.csv
+echo "job,side,run,metric,value,command" >"$csv"
+record() { # job side run metric value command
+  printf '%s,%s,%s,%s,%s,"%s"\n' "$1" "$2" "$3" "$4" "$5" "${6//\"/\'}" >>"$csv"
+}
+
+# One timed command: wall seconds and peak RSS (MB) from GNU time.
+timed() { # job side run command...
+  local job=$1 side=$2 run=$3
+  shift 3
+  local t=$work/time.txt
+  # A budget gate may exit 1 on purpose; the time is still the time. Its status is recorded.
+  local rc=0
+  /usr/bin/time -f '%e %M' -o "$t" "$@" >/dev/null 2>"$work/stderr.txt" || rc=$?
+  if [ "$rc" -gt 1 ]; then
+    echo "failed ($rc): $*" >&2; tail -5 "$work/stderr.txt" >&2; return 1
+  fi
+  read -r secs kb < <(tail -1 "$t")
+  record "$job" "$side" "$run" seconds "$secs" "$*"
+  record "$job" "$side" "$run" peak_mb "$((kb / 1024))" "$*"
+}
+
+# A server started in the background; sets $url (printed address) and $spid.
+start() { # log command...
+  local log=$1
+  shift
+  "$@" >"$log" 2>&1 &
+  spid=$!
+  url=""
+  for _ in $(seq 1200); do
+    url=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1 || true)
+    [ -n "$url" ] && return 0
+    sleep 0.05
+  done
+  echo "no address from: $*" >&2; cat "$log" >&2; return 1
+}
+stop() { kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; }
+
+# The load client: requests/s and p50 from one run.
+loaded() { # job side run url body concurrency [extra args]
+  local job=$1 side=$2 run=$3 u=$4 body=$5 c=$6
+  shift 6
+  local line
+  line=$("$load" "$u" "$body" -c "$c" -n "$REQUESTS" "$@")
+  local rps p50 errors
+  rps=$(sed -E 's/.* ([0-9.]+) req\/s.*/\1/' <<<"$line")
+  p50=$(sed -E 's/.*p50 ([0-9.]+) ms.*/\1/' <<<"$line")
+  errors=$(sed -E 's/.*c=[0-9]+, ([0-9]+) errors.*/\1/' <<<"$line")
+  record "$job" "$side" "$run" req_s "$rps" "load -c $c -n $REQUESTS $u"
+  record "$job" "$side" "$run" p50_ms "$p50" "load -c $c -n $REQUESTS $u"
+  record "$job" "$side" "$run" errors "$errors" "load -c $c -n $REQUESTS $u"
+}
+
+list='{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+call='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"NOW","arguments":{}}}'
+
+for run in $(seq "$RUNS"); do
+  if has count; then
+    timed count-big toolcost "$run" "$bin" measure --catalogue "$work/tools$BIG.json" --surface per-row-mcp --tokenizer o200k
+    timed count-big gpt-tokenizer "$run" node "$work/npm/count_tokens.mjs" "$work/tools$BIG.json"
+  fi
+  if has weigh; then
+    timed weigh-big toolcost "$run" "$bin" weigh --file "$work/tools$BIG.json"
+    timed weigh-big gpt-tokenizer "$run" node "$work/npm/count_tokens.mjs" "$work/tools$BIG.json"
+    timed weigh-856 toolcost "$run" "$bin" weigh --file "$work/tools856.json"
+  fi
+  if has lint; then
+    timed check-856 toolcost "$run" "$bin" check --file "$work/tools856.json" --lock "$work/check.lock.json"
+    timed check-856 mcp-token-lint "$run" "$work/venv/bin/mcp-token-lint" check --tools-json "$work/lint856.json" --budget 100000
+  fi
+  if has measure; then
+    timed measure-all-big toolcost "$run" "$bin" measure --rows "$BIG" --surface all --tokenizer o200k
+    if [ "$HUGE" -gt 0 ]; then
+      timed measure-all-huge toolcost "$run" "$bin" measure --rows "$HUGE" --surface all --tokenizer o200k
+    fi
+  fi
+  if has sweep; then
+    timed sweep-defaults toolcost "$run" "$bin" sweep --out "$work/sweep"
+  fi
+  if has serve; then
+    # Ready: from start to the first tools/list answered.
+    t0=$(date +%s.%N)
+    start "$work/serve.log" /usr/bin/time -f '%M' -o "$work/serve-rss.txt" "$bin" serve --catalogue "$work/cat$BIG.jsonl" --listen 127.0.0.1:0
+    curl -sf -o /dev/null -X POST "$url/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -d "$list"
+    t1=$(date +%s.%N)
+    # Stop the server, not GNU time, so that time writes the peak.
+    kill "$(pgrep -P "$spid" | head -1)" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+    record serve-big-ready toolcost "$run" seconds "$(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }")" "serve --catalogue cat$BIG.jsonl"
+    record serve-big-ready toolcost "$run" peak_mb "$(($(tail -1 "$work/serve-rss.txt") / 1024))" "serve --catalogue cat$BIG.jsonl"
+  fi
+  if has server; then
+    export BENCH_TOKEN=bench-token
+    for c in 1 32; do
+      start "$work/tc.log" "$bin" serve --catalogue "$work/cat856.jsonl" --listen 127.0.0.1:0 --token-env BENCH_TOKEN
+      loaded "tools-list-c$c" toolcost "$run" "$url/mcp" "$list" "$c" --init --header "authorization: Bearer bench-token"
+      loaded "tools-call-c$c" toolcost "$run" "$url/mcp" "$call" "$c" --init --header "authorization: Bearer bench-token"
+      stop
+      start "$work/ts.log" node "$work/npm/ts_server.mjs" "$work/tools856.json"
+      loaded "tools-list-c$c" ts-sdk "$run" "$url/mcp" "$list" "$c" --init
+      loaded "tools-call-c$c" ts-sdk "$run" "$url/mcp" "$call" "$c" --init
+      stop
+      start "$work/py.log" "$work/venv/bin/python" benches/peers/py_server.py "$work/tools856.json"
+      loaded "tools-list-c$c" python-mcp "$run" "$url/mcp" "$list" "$c" --init
+      loaded "tools-call-c$c" python-mcp "$run" "$url/mcp" "$call" "$c" --init
+      stop
+    done
+  fi
+  if has gateway; then
+    body=$("$PY" -c 'import json; print(json.dumps({"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"what time is it"}]}))')
+    start "$work/mock.log" "$bin" gateway --upstream mock --listen 127.0.0.1:0 --log "$work/mock-log.sqlite"
+    mock=$url mockpid=$spid
+    for c in 1 32; do
+      loaded "gateway-c$c" direct "$run" "$mock/v1/messages" "$body" "$c" --header "x-api-key: bench"
+      start "$work/fwd.log" "$bin" gateway --upstream "$mock" --listen 127.0.0.1:0 --log "$work/fwd-log.sqlite"
+      loaded "gateway-c$c" toolcost "$run" "$url/v1/messages" "$body" "$c" --header "x-api-key: bench"
+      stop
+      PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+      BENCH_UPSTREAM=$mock "$PY" benches/peers/litellm_config.py >"$work/litellm.yaml"
+      start "$work/litellm.log" bash -c "'$work/venv-litellm/bin/litellm' --config '$work/litellm.yaml' --host 127.0.0.1 --port $PORT 2>&1 | sed -u 's#Uvicorn running on http://127.0.0.1:$PORT#listening on http://127.0.0.1:$PORT#'"
+      loaded "gateway-c$c" litellm "$run" "$url/v1/messages" "$body" "$c" --header "x-api-key: bench"
+      stop
+    done
+    spid=$mockpid; stop
+  fi
+done
+
+"$PY" benches/summarise.py "$csv" "$OUT" "$NOTE"
+echo "wrote $OUT/runs.csv, $OUT/summary.json, $OUT/README.md"

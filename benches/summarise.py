@@ -1,0 +1,130 @@
+"""Summarise the side-by-side bench: medians per job and side, ratios of toolcost to each peer,
+and the machine it ran on. `python3 summarise.py runs.csv OUT_DIR [NOTE]` writes
+OUT_DIR/summary.json and OUT_DIR/README.md. Every figure is observed on this machine; the
+ratios are derived from the medians."""
+
+import csv
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+
+# Metrics where more is better; the others (seconds, peak_mb, p50_ms) are better when less.
+HIGHER_BETTER = {"req_s"}
+
+
+def machine():
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(next(l.split()[1] for l in f if l.startswith("MemTotal")))
+            mem = f"{kb / 1024 / 1024:.1f} GiB"
+    except (OSError, StopIteration):
+        pass
+    def version(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        except OSError:
+            return ""
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "os": platform.platform(),
+        "node": version(["node", "--version"]),
+        "python": platform.python_version(),
+        "rustc": version(["rustc", "--version"]),
+    }
+
+
+def main():
+    path, out = sys.argv[1], sys.argv[2]
+    note = sys.argv[3] if len(sys.argv) > 3 else ""
+    runs = defaultdict(list)
+    commands = {}
+    with open(path) as f:
+        rows_in = list(csv.DictReader(f))
+    # A load run with failed requests measured failures, not service: it is left out and said.
+    failed = {(r["job"], r["side"], r["run"]) for r in rows_in
+              if r["metric"] == "errors" and float(r["value"]) > 0}
+    if True:
+        for r in rows_in:
+            if (r["job"], r["side"], r["run"]) in failed:
+                continue
+            key = (r["job"], r["side"], r["metric"])
+            if r["metric"] == "errors":
+                continue
+            runs[key].append(float(r["value"]))
+            # Commands are reported relative to the checkout.
+            commands[(r["job"], r["side"])] = r["command"].replace(os.getcwd() + "/", "")
+    medians = {k: statistics.median(v) for k, v in runs.items()}
+    rows = []
+    for (job, side, metric), m in sorted(medians.items()):
+        if side in ("toolcost",):
+            continue
+        tc = medians.get((job, "toolcost", metric))
+        ratio = None
+        if tc is not None and m and tc:
+            ratio = tc / m if metric in HIGHER_BETTER else m / tc
+        rows.append({"job": job, "metric": metric, "peer": side, "peer_median": m,
+                     "toolcost_median": tc, "toolcost_advantage": ratio})
+    alone = [{"job": j, "metric": me, "toolcost_median": v}
+             for (j, s, me), v in sorted(medians.items())
+             if s == "toolcost" and not any(r["job"] == j and r["metric"] == me for r in rows)]
+    summary = {
+        "label": "observed (this machine); ratios derived",
+        "note": note,
+        "machine": machine(),
+        "runs_per_job": max((len(v) for v in runs.values()), default=0),
+        "left_out": sorted(f"{j} / {s} / run {r}: requests failed" for j, s, r in failed),
+        "comparisons": rows,
+        "toolcost_alone": alone,
+        "commands": {f"{j} / {s}": c for (j, s), c in sorted(commands.items())},
+    }
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+        f.write("\n")
+    m = summary["machine"]
+    lines = [
+        "# Side-by-side bench",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory']}; {m['os']}; node {m['node']}, "
+        f"python {m['python']}, {m['rustc']}.",
+        f"Runs per job: {summary['runs_per_job']}, alternated toolcost / peer; medians shown. "
+        "Label: observed on this machine; ratios derived (toolcost's advantage: peer/toolcost for "
+        "time, memory and latency, toolcost/peer for requests per second).",
+    ]
+    if note:
+        lines += ["", f"**{note}**"]
+    if summary["left_out"]:
+        lines += ["", "Left out (a load run in which requests failed measures the failures):", ""]
+        lines += [f"- {x}" for x in summary["left_out"]]
+    lines += ["", "| job | metric | toolcost | peer | peer figure | toolcost's advantage |",
+              "|---|---|---:|---|---:|---:|"]
+    fmt = lambda v: "" if v is None else (f"{v:,.2f}" if v < 100 else f"{v:,.0f}")
+    for r in rows:
+        adv = "" if r["toolcost_advantage"] is None else f"{r['toolcost_advantage']:.1f}x"
+        lines.append(f"| {r['job']} | {r['metric']} | {fmt(r['toolcost_median'])} | {r['peer']} | "
+                     f"{fmt(r['peer_median'])} | {adv} |")
+    if alone:
+        lines += ["", "toolcost alone (no peer does the job):", "", "| job | metric | toolcost |",
+                  "|---|---|---:|"]
+        lines += [f"| {a['job']} | {a['metric']} | {fmt(a['toolcost_median'])} |" for a in alone]
+    lines += ["", "Commands:", ""]
+    lines += [f"- {k}: `{v}`" for k, v in summary["commands"].items()]
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
