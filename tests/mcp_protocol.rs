@@ -33,16 +33,20 @@ fn rows(n: usize) -> Vec<Row> {
 }
 
 async fn start(n: usize, page: usize, access: Access) -> Server {
+    let limits = server::Limits {
+        tools_page: page,
+        ..server::Limits::default()
+    };
+    start_with(n, limits, access).await
+}
+
+async fn start_with(n: usize, limits: server::Limits, access: Access) -> Server {
     let opts = server::Options {
         rows: Some(rows(n)),
         db: None,
         token: Some(TOKEN.into()),
         allowlist: vec![],
         max_body: server::DEFAULT_MAX_BODY,
-    };
-    let limits = server::Limits {
-        tools_page: page,
-        ..server::Limits::default()
     };
     let state = server::state_with(&opts, limits).unwrap();
     state.set_access(access);
@@ -183,7 +187,7 @@ async fn foreign_host_and_origin_get_403_and_loopback_passes() {
             .unwrap();
         assert_eq!(r.status(), 403, "{path} GET");
     }
-    // The HTTP protocol is not an MCP endpoint and keeps its own rules.
+    // The HTTP dispatch API reveals the same catalogue, so it gets the same checks.
     let r = s
         .http
         .get(format!("{}/api/dispatch", s.base))
@@ -191,7 +195,7 @@ async fn foreign_host_and_origin_get_403_and_loopback_passes() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 200);
+    assert_eq!(r.status(), 403);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -615,4 +619,150 @@ fn over_stdio_every_version_lists_the_same_definitions() {
     let list = |i: usize| protocols[i]["list_bytes"].as_u64().unwrap();
     assert!(list(0) > list(1) + 3 * 100, "{protocols:?}");
     assert_eq!(list(1), list(2));
+}
+
+/// Open a 2026-07-28 `subscriptions/listen` stream on `/mcp`.
+async fn listen(s: &Server) -> reqwest::Response {
+    s.http
+        .post(format!("{}/mcp", s.base))
+        .header("mcp-protocol-version", MODERN)
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            modern(
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": true}}),
+            )
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_streams_have_their_own_cap_and_an_end() {
+    // Streams need no token under the default scope; however many a peer opens, the server
+    // keeps answering requests, refuses the stream past its cap with 503, and ends each stream
+    // after its lifetime, which frees its slot.
+    let limits = server::Limits {
+        max_streams: 2,
+        stream_lifetime: std::time::Duration::from_millis(1500),
+        ..server::Limits::default()
+    };
+    let s = start_with(20, limits, Access::default()).await;
+    let mut a = listen(&s).await;
+    let mut b = listen(&s).await;
+    assert_eq!(a.status(), 200);
+    assert_eq!(b.status(), 200);
+    let _ = next(&mut a).await;
+    let _ = next(&mut b).await;
+    let refused = listen(&s).await;
+    assert_eq!(refused.status(), 503);
+    assert!(refused.headers().contains_key("retry-after"));
+    assert!(refused.text().await.unwrap().contains("too_many_streams"));
+    // A GET stream of a 2025-11-25 session shares the cap.
+    let sid = s.initialize("/mcp", "2025-11-25").await;
+    let get = s
+        .http
+        .get(format!("{}/mcp", s.base))
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 503);
+    // Requests are still served.
+    let l = s.post("/mcp", &list(), &[]).await;
+    assert_eq!(l.status, 200, "{}", l.text);
+    assert_eq!(l.body["result"]["tools"].as_array().unwrap().len(), 20);
+    // Both streams end at their lifetime, and a new one is admitted.
+    for r in [&mut a, &mut b] {
+        let end = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while let Ok(Some(_)) = r.chunk().await {}
+        })
+        .await;
+        assert!(end.is_ok(), "a stream outlived its lifetime");
+    }
+    let mut again = listen(&s).await;
+    assert_eq!(again.status(), 200);
+    let _ = next(&mut again).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dispatch_api_checks_host_origin_and_the_listing_scope() {
+    let access = Access {
+        token_for: TokenScope::List,
+        ..Access::default()
+    };
+    let s = start(10, 0, access).await;
+    let get = |path: &str, headers: Vec<(&'static str, &'static str)>| {
+        let mut rb = s.http.get(format!("{}{path}", s.base));
+        for (k, v) in headers {
+            rb = rb.header(k, v);
+        }
+        rb.send()
+    };
+    // A rebinding page's Host or a foreign Origin: 403 before anything is read.
+    for h in [
+        ("host", "evil.example.com"),
+        ("origin", "http://evil.example.com"),
+    ] {
+        let r = get("/api/dispatch?key=NOW", vec![h]).await.unwrap();
+        assert_eq!(r.status(), 403, "{h:?}");
+    }
+    // Under `list`, reads that reveal the catalogue need the token.
+    for path in [
+        "/api/dispatch",
+        "/api/dispatch?key=NOW",
+        "/api/dispatch?ask=time",
+    ] {
+        let r = get(path, vec![]).await.unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+        let r = s
+            .http
+            .get(format!("{}{path}", s.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+    }
+}
+
+#[test]
+fn two_host_headers_or_a_foreign_absolute_target_are_refused() {
+    use std::io::{Read, Write};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let s = rt.block_on(start(3, 0, Access::default()));
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let send = |head: String| {
+        let mut c = std::net::TcpStream::connect(&addr).unwrap();
+        c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let body = LIST;
+        c.write_all(
+            format!(
+                "{head}content-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let mut out = String::new();
+        let _ = c.read_to_string(&mut out);
+        out
+    };
+    let twice = send(format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nhost: evil.example.com\r\n"
+    ));
+    assert!(
+        twice.starts_with("HTTP/1.1 400") || twice.starts_with("HTTP/1.1 403"),
+        "{twice}"
+    );
+    let absolute = send("POST http://evil.example.com/mcp HTTP/1.1\r\nhost: localhost\r\n".into());
+    assert!(absolute.starts_with("HTTP/1.1 403"), "{absolute}");
+    let fine = send(format!("POST /mcp HTTP/1.1\r\nhost: {addr}\r\n"));
+    assert!(fine.starts_with("HTTP/1.1 200"), "{fine}");
+    drop(s);
 }

@@ -42,17 +42,17 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = crate::server::DEFAULT_MAX_BODY)]
     pub max_body: usize,
     /// Which MCP requests need the token: `calls` (tools/call only; listing and discovery stay
-    /// open), `list` (also tools/list, server/discover, subscriptions/listen and the GET
-    /// stream), or `all` (every MCP request). Without --token-env only `calls` makes sense.
+    /// open), `list` (also tools/list, server/discover, subscriptions/listen, the GET stream
+    /// and the reads of /api/dispatch), or `all` (every MCP request). Without --token-env only `calls` makes sense.
     #[arg(long, value_name = "WHAT", default_value = "calls", value_parser = crate::server::guard::TokenScope::NAMES)]
     pub token_required_for: String,
-    /// A web origin whose pages may call the MCP endpoints (repeatable), as
+    /// A web origin whose pages may call the MCP endpoints and /api (repeatable), as
     /// `scheme://host[:port]`, or `null`. Pages from localhost, 127.0.0.1 and [::1] are always
     /// allowed; a request with any other Origin gets 403 (DNS-rebinding protection).
     #[arg(long, value_name = "ORIGIN")]
     pub allow_origin: Vec<String>,
-    /// A host name clients reach this server by, checked against the Host header of MCP
-    /// requests (repeatable). IP addresses of the listener and `localhost` are always
+    /// A host name clients reach this server by, checked against the Host header of MCP and
+    /// /api requests (repeatable). IP addresses of the listener and `localhost` are always
     /// accepted; any other name gets 403.
     #[arg(long, value_name = "NAME")]
     pub allow_name: Vec<String>,

@@ -73,6 +73,13 @@ pub struct Limits {
     pub receipt_ids: ReceiptIds,
     /// Tools per MCP `tools/list` page (0: the whole list in one answer).
     pub tools_page: usize,
+    /// Event streams (GET streams and `subscriptions/listen`) open at once. Streams are
+    /// long-lived and need no token under the default scope, so they get a share of the
+    /// connections well below `max_connections`: past it a new stream is refused with 503
+    /// and the server stays reachable for requests.
+    pub max_streams: usize,
+    /// How long one event stream stays open; the client reconnects after it ends.
+    pub stream_lifetime: Duration,
 }
 
 impl Default for Limits {
@@ -94,6 +101,8 @@ impl Default for Limits {
             max_connections: 200,
             receipt_ids: ReceiptIds::Unguessable,
             tools_page: mcp::DEFAULT_PAGE_SIZE,
+            max_streams: 32,
+            stream_lifetime: Duration::from_secs(600),
         }
     }
 }
@@ -141,6 +150,8 @@ struct App {
     state: Arc<State>,
     /// Open sessions, per endpoint path.
     sessions: std::collections::HashMap<&'static str, Sessions>,
+    /// One permit per open event stream (`Limits::max_streams`).
+    streams: Arc<tokio::sync::Semaphore>,
 }
 
 /// Every MCP endpoint the server mounts, from the surface registry.
@@ -150,12 +161,14 @@ pub fn endpoints() -> Vec<Endpoint> {
 
 /// The router for a state.
 pub fn router(state: Arc<State>, max_body: usize) -> Router {
+    let streams = Arc::new(tokio::sync::Semaphore::new(state.limits.max_streams.max(1)));
     let app = Arc::new(App {
         state,
         sessions: endpoints()
             .iter()
             .map(|e| (e.path, Sessions::default()))
             .collect(),
+        streams,
     });
     let dispatch = Router::new()
         .route(
@@ -164,7 +177,8 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
         )
         .route("/api/directory", post(http::directory_post))
         .route("/api/directory/{key}", delete(http::directory_delete))
-        .with_state(app.state.clone());
+        .with_state(app.state.clone())
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), api_guard));
     let mut mcp = Router::new();
     for e in endpoints() {
         mcp = mcp.route(
@@ -392,23 +406,53 @@ async fn mcp_guard(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let checked = {
-        let get = |name: header::HeaderName| {
-            req.headers()
-                .get(name)
-                .map(|v| v.to_str().unwrap_or("\u{fffd}"))
-        };
-        // HTTP/2 and absolute-form requests carry the authority in the URI instead.
-        let host = get(header::HOST).or(req.uri().authority().map(|a| a.as_str()));
-        app.state.access().check(host, get(header::ORIGIN))
-    };
-    if let Err(why) = checked {
+    if let Err(why) = check_access(&app, &req) {
         let body = mcp::rpc_error(
             Value::Null,
             mcp::INVALID_REQUEST,
             format!("forbidden: {why}"),
         );
         return rpc_response(StatusCode::FORBIDDEN, crate::json::compact(&body));
+    }
+    next.run(req).await
+}
+
+/// The Host and Origin checks of [`guard::Access`] on one request. An absolute-form request
+/// target (and HTTP/2's `:authority`) names the host, and a `Host` header beside it is
+/// ignored (RFC 9112, section 3.2.2); two `Host` headers are refused (section 3.2).
+fn check_access(app: &App, req: &axum::extract::Request) -> std::result::Result<(), String> {
+    let get = |name: header::HeaderName| {
+        req.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+    };
+    if req.headers().get_all(header::HOST).iter().count() > 1 {
+        return Err("the request has more than one Host header".into());
+    }
+    let host = req
+        .uri()
+        .authority()
+        .map(|a| a.as_str())
+        .or(get(header::HOST));
+    app.state.access().check(host, get(header::ORIGIN))
+}
+
+/// The same Host and Origin checks on the HTTP dispatch API, and its reads (manifest, ask,
+/// contracts, registry) behind the token when `--token-required-for` is `list` or `all`:
+/// they reveal the catalogue as `tools/list` does.
+async fn api_guard(
+    Extract(app): AppState,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Err(why) = check_access(&app, &req) {
+        return http::error(StatusCode::FORBIDDEN, "forbidden", why);
+    }
+    let reads = req.method() == axum::http::Method::GET;
+    if reads && app.state.access().token_for != guard::TokenScope::Calls {
+        if let Some(denied) = http::require_token(&app.state, req.headers()) {
+            return denied;
+        }
     }
     next.run(req).await
 }
@@ -540,24 +584,18 @@ async fn mcp_post(
         Outcome::Unauthorised { body, presented } => unauthorised(&body, presented),
         Outcome::NoMethod(v) => rpc_response(StatusCode::NOT_FOUND, crate::json::compact(&v)),
         Outcome::Listen { id, ack } => {
-            let rx = (!id.is_null()).then(|| app.state.changes.subscribe());
             let first = futures_util::stream::once(async move {
                 Ok::<_, std::io::Error>(Bytes::from(format!("event: message\ndata: {ack}\n\n")))
             });
+            if id.is_null() {
+                return event_stream(Body::from_stream(first));
+            }
+            let permit = match stream_permit(app) {
+                Ok(p) => p,
+                Err(refused) => return refused,
+            };
             let note = mcp::list_changed_for(&id);
-            let changes = futures_util::stream::unfold(rx, move |rx| {
-                let note = note.clone();
-                async move {
-                    let mut rx = rx?;
-                    match rx.recv().await {
-                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            let event = format!("event: message\ndata: {note}\n\n");
-                            Some((Ok(Bytes::from(event)), Some(rx)))
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
-                    }
-                }
-            });
+            let changes = change_events(app, permit, move || note.clone());
             event_stream(Body::from_stream(futures_util::StreamExt::chain(
                 first, changes,
             )))
@@ -597,17 +635,55 @@ fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
             )
         }
     }
+    let permit = match stream_permit(app) {
+        Ok(p) => p,
+        Err(refused) => return refused,
+    };
+    event_stream(Body::from_stream(change_events(app, permit, || {
+        mcp::LIST_CHANGED.to_string()
+    })))
+}
+
+/// A slot for one more event stream, or the 503 that refuses it.
+fn stream_permit(app: &App) -> std::result::Result<tokio::sync::OwnedSemaphorePermit, Response> {
+    app.streams.clone().try_acquire_owned().map_err(|_| {
+        let mut refused = http::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_streams",
+            format!(
+                "{} event streams are open, the most this server keeps; close one or retry later",
+                app.state.limits.max_streams
+            ),
+        );
+        refused
+            .headers_mut()
+            .insert(header::RETRY_AFTER, "5".parse().expect("a valid header"));
+        refused
+    })
+}
+
+/// The events of one change stream: `note()` after each directory change, until the client
+/// goes away or `Limits::stream_lifetime` passes. The stream holds `permit` while it lives.
+fn change_events(
+    app: &App,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    note: impl Fn() -> String + Send + 'static,
+) -> impl futures_util::Stream<Item = std::result::Result<Bytes, std::io::Error>> {
+    let deadline = tokio::time::Instant::now() + app.state.limits.stream_lifetime;
     let rx = app.state.changes.subscribe();
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        match rx.recv().await {
-            Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                let event = format!("event: message\ndata: {}\n\n", mcp::LIST_CHANGED);
-                Some((Ok::<_, std::io::Error>(Bytes::from(event)), rx))
+    let note = Arc::new(note);
+    futures_util::stream::unfold((rx, permit), move |(mut rx, permit)| {
+        let note = note.clone();
+        async move {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Ok(())) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                    let event = format!("event: message\ndata: {}\n\n", note());
+                    Some((Ok(Bytes::from(event)), (rx, permit)))
+                }
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) | Err(_) => None,
             }
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
         }
-    });
-    event_stream(Body::from_stream(stream))
+    })
 }
 
 fn mcp_delete(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
