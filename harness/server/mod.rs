@@ -590,9 +590,8 @@ async fn mcp_post(
             if id.is_null() {
                 return event_stream(Body::from_stream(first));
             }
-            let permit = match stream_permit(app) {
-                Ok(p) => p,
-                Err(refused) => return refused,
+            let Some(permit) = stream_permit(app) else {
+                return too_many_streams(app);
             };
             let note = mcp::list_changed_for(&id);
             let changes = change_events(app, permit, move || note.clone());
@@ -635,31 +634,33 @@ fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
             )
         }
     }
-    let permit = match stream_permit(app) {
-        Ok(p) => p,
-        Err(refused) => return refused,
+    let Some(permit) = stream_permit(app) else {
+        return too_many_streams(app);
     };
     event_stream(Body::from_stream(change_events(app, permit, || {
         mcp::LIST_CHANGED.to_string()
     })))
 }
 
-/// A slot for one more event stream, or the 503 that refuses it.
-fn stream_permit(app: &App) -> std::result::Result<tokio::sync::OwnedSemaphorePermit, Response> {
-    app.streams.clone().try_acquire_owned().map_err(|_| {
-        let mut refused = http::error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too_many_streams",
-            format!(
-                "{} event streams are open, the most this server keeps; close one or retry later",
-                app.state.limits.max_streams
-            ),
-        );
-        refused
-            .headers_mut()
-            .insert(header::RETRY_AFTER, "5".parse().expect("a valid header"));
-        refused
-    })
+/// A slot for one more event stream, or `None` when `Limits::max_streams` are open.
+fn stream_permit(app: &App) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    app.streams.clone().try_acquire_owned().ok()
+}
+
+/// The 503 that refuses a stream past the cap.
+fn too_many_streams(app: &App) -> Response {
+    let mut refused = http::error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "too_many_streams",
+        format!(
+            "{} event streams are open, the most this server keeps; close one or retry later",
+            app.state.limits.max_streams
+        ),
+    );
+    refused
+        .headers_mut()
+        .insert(header::RETRY_AFTER, "5".parse().expect("a valid header"));
+    refused
 }
 
 /// The events of one change stream: `note()` after each directory change, until the client
