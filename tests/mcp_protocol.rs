@@ -205,7 +205,7 @@ async fn the_token_guards_what_the_scope_names_with_a_bearer_challenge() {
     let bearer = format!("Bearer {TOKEN}");
     for (scope, list_open, init_open) in [
         (TokenScope::Calls, true, true),
-        (TokenScope::List, false, true),
+        (TokenScope::List, false, false),
         (TokenScope::All, false, false),
     ] {
         let s = start(

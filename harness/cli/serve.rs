@@ -42,7 +42,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = crate::server::DEFAULT_MAX_BODY)]
     pub max_body: usize,
     /// Which MCP requests need the token: `calls` (tools/call only; listing and discovery stay
-    /// open), `list` (also tools/list, server/discover, subscriptions/listen, the GET stream
+    /// open), `list` (also initialize, tools/list, server/discover, subscriptions/listen, the GET stream
     /// and the reads of /api/dispatch), or `all` (every MCP request). Without --token-env only `calls` makes sense.
     #[arg(long, value_name = "WHAT", default_value = "calls", value_parser = crate::server::guard::TokenScope::NAMES)]
     pub token_required_for: String,

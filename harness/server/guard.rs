@@ -17,8 +17,10 @@ pub enum TokenScope {
     /// `tools/call` only: anyone who can reach the server may list and discover.
     #[default]
     Calls,
-    /// Also what reveals the catalogue: `tools/list`, `server/discover`,
-    /// `subscriptions/listen` and the GET event stream. `initialize` and `ping` stay open.
+    /// Also what reveals the catalogue or holds server state: `initialize` (its instructions
+    /// describe the catalogue, and an open `initialize` would let anyone push authorised
+    /// sessions out of the capped table), `tools/list`, `server/discover`,
+    /// `subscriptions/listen` and the GET event stream. `ping` stays open.
     List,
     /// Every request, notification, GET and DELETE on the MCP endpoints.
     All,
@@ -52,7 +54,7 @@ impl TokenScope {
     pub fn covers(self, method: Option<&str>) -> bool {
         let listing = matches!(
             method,
-            Some("tools/list" | "server/discover" | "subscriptions/listen")
+            Some("initialize" | "tools/list" | "server/discover" | "subscriptions/listen")
         );
         match self {
             TokenScope::All => true,
@@ -342,7 +344,8 @@ mod tests {
     fn scopes() {
         use TokenScope::*;
         assert!(Calls.covers(Some("tools/call")) && !Calls.covers(Some("tools/list")));
-        assert!(List.covers(Some("tools/list")) && !List.covers(Some("initialize")));
+        assert!(List.covers(Some("tools/list")) && List.covers(Some("initialize")));
+        assert!(!List.covers(Some("ping")));
         assert!(All.covers(Some("ping")) && All.covers(None));
         assert_eq!(TokenScope::parse("list"), Ok(List));
         assert!(TokenScope::parse("everything").is_err());
