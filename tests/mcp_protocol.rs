@@ -766,3 +766,33 @@ fn two_host_headers_or_a_foreign_absolute_target_are_refused() {
     assert!(fine.starts_with("HTTP/1.1 200"), "{fine}");
     drop(s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_ends_with_its_session() {
+    let s = start(5, 0, Access::default()).await;
+    let sid = s.initialize("/mcp", "2025-11-25").await;
+    let mut get = s
+        .http
+        .get(format!("{}/mcp", s.base))
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 200);
+    let r = s
+        .http
+        .delete(format!("{}/mcp", s.base))
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while let Ok(Some(_)) = get.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream outlived its session");
+}

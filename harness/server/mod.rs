@@ -594,7 +594,7 @@ async fn mcp_post(
                 return too_many_streams(app);
             };
             let note = mcp::list_changed_for(&id);
-            let changes = change_events(app, permit, move || note.clone());
+            let changes = change_events(app, permit, move || note.clone(), || true);
             event_stream(Body::from_stream(futures_util::StreamExt::chain(
                 first, changes,
             )))
@@ -613,7 +613,7 @@ fn event_stream(body: Body) -> Response {
 
 /// `GET`: the event stream on which list_changed arrives (endpoints whose list follows the
 /// directory), for sessions of the versions that have one.
-fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
+fn mcp_get(app: &Arc<App>, endpoint: Endpoint, headers: &HeaderMap) -> Response {
     if let Some(denied) = token_gate(&app.state, headers, Some("subscriptions/listen")) {
         return denied;
     }
@@ -624,8 +624,8 @@ fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
             "this surface's tools never change, so it sends no notifications",
         );
     }
-    match session_header(headers) {
-        Some(sid) if sessions(app, endpoint).known(sid) => {}
+    let sid = match session_header(headers) {
+        Some(sid) if sessions(app, endpoint).known(sid) => sid.to_string(),
         _ => {
             return http::error(
                 StatusCode::BAD_REQUEST,
@@ -633,13 +633,19 @@ fn mcp_get(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
                 "GET needs the mcp-session-id of an initialized session (at 2026-07-28, POST subscriptions/listen instead)",
             )
         }
-    }
+    };
     let Some(permit) = stream_permit(app) else {
         return too_many_streams(app);
     };
-    event_stream(Body::from_stream(change_events(app, permit, || {
-        mcp::LIST_CHANGED.to_string()
-    })))
+    // The stream belongs to its session: it ends when the session is deleted or dropped.
+    let app2 = app.clone();
+    let alive = move || sessions(&app2, endpoint).known(&sid);
+    event_stream(Body::from_stream(change_events(
+        app,
+        permit,
+        || mcp::LIST_CHANGED.to_string(),
+        alive,
+    )))
 }
 
 /// A slot for one more event stream, or `None` when `Limits::max_streams` are open.
@@ -664,24 +670,39 @@ fn too_many_streams(app: &App) -> Response {
 }
 
 /// The events of one change stream: `note()` after each directory change, until the client
-/// goes away or `Limits::stream_lifetime` passes. The stream holds `permit` while it lives.
+/// goes away, `alive()` turns false (checked every second: the session was deleted or
+/// dropped), or `Limits::stream_lifetime` passes. The stream holds `permit` while it lives.
 fn change_events(
     app: &App,
     permit: tokio::sync::OwnedSemaphorePermit,
-    note: impl Fn() -> String + Send + 'static,
+    note: impl Fn() -> String + Send + Sync + 'static,
+    alive: impl Fn() -> bool + Send + Sync + 'static,
 ) -> impl futures_util::Stream<Item = std::result::Result<Bytes, std::io::Error>> {
     let deadline = tokio::time::Instant::now() + app.state.limits.stream_lifetime;
     let rx = app.state.changes.subscribe();
-    let note = Arc::new(note);
+    let parts = Arc::new((note, alive));
     futures_util::stream::unfold((rx, permit), move |(mut rx, permit)| {
-        let note = note.clone();
+        let parts = parts.clone();
         async move {
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Ok(())) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
-                    let event = format!("event: message\ndata: {}\n\n", note());
-                    Some((Ok(Bytes::from(event)), (rx, permit)))
+            use tokio::sync::broadcast::error::RecvError;
+            loop {
+                let tick = tokio::time::sleep(Duration::from_secs(1));
+                tokio::select! {
+                    got = tokio::time::timeout_at(deadline, rx.recv()) => {
+                        return match got {
+                            Ok(Ok(())) | Ok(Err(RecvError::Lagged(_))) if (parts.1)() => {
+                                let event = format!("event: message\ndata: {}\n\n", (parts.0)());
+                                Some((Ok(Bytes::from(event)), (rx, permit)))
+                            }
+                            _ => None,
+                        };
+                    }
+                    _ = tick => {
+                        if !(parts.1)() {
+                            return None;
+                        }
+                    }
                 }
-                Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) | Err(_) => None,
             }
         }
     })
