@@ -58,7 +58,7 @@ pub struct ServeArgs {
     pub allow_name: Vec<String>,
     /// Tools per MCP tools/list page; the answer carries `nextCursor` while more remain
     /// (0: the whole list in one answer).
-    #[arg(long, value_name = "N", default_value_t = crate::server::mcp::DEFAULT_PAGE_SIZE)]
+    #[arg(long, value_name = "N", default_value_t = crate::server::listing::DEFAULT_PAGE_SIZE)]
     pub page_size: usize,
     /// Speak MCP over stdin/stdout instead of listening.
     #[arg(long)]
@@ -142,7 +142,7 @@ pub(super) fn run(a: ServeArgs) -> Result<i32> {
     state.set_access(access);
     runtime()?.block_on(async move {
         if a.stdio {
-            return server::run_stdio(state, stdio_endpoint(&a)?).await;
+            return server::stdio::run_stdio(state, stdio_endpoint(&a)?).await;
         }
         listen(&a, state).await
     })?;

@@ -9,12 +9,13 @@
 
 use super::http::{self, contract_value};
 use super::invoke::{self, InvokeRequest, Refusal};
+use super::listing;
+use super::sessions::Sessions;
 use super::state::State;
 use crate::resolve;
 use crate::surface::{Calls, Endpoint};
 use serde_json::{json, Value};
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Protocol versions this server speaks, newest first. [`MODERN`] is stateless (every request
 /// names its version in `_meta`); the others open a session with `initialize`.
@@ -44,11 +45,6 @@ pub const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 /// The list changes only when the directory does, and `list_changed` says so; a minute keeps
 /// a polling client from asking more often than that. Assumed value, not from the spec.
 pub const LIST_TTL_MS: u64 = 60_000;
-/// Tools per `tools/list` page unless `--page-size` says otherwise.
-pub const DEFAULT_PAGE_SIZE: usize = 1_000;
-/// Open sessions kept per endpoint; past it the oldest is forgotten (its holder gets 404 and
-/// initializes again, as the spec tells it to).
-pub const MAX_SESSIONS: usize = 10_000;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -63,50 +59,6 @@ pub const UNSUPPORTED_VERSION: i64 = -32022;
 /// Whether a version is one this server speaks; the `&'static` copy if so.
 pub fn known(version: &str) -> Option<&'static str> {
     VERSIONS.iter().copied().find(|v| *v == version)
-}
-
-/// Open sessions by id, each with the version its `initialize` negotiated; bounded.
-#[derive(Default)]
-pub struct Sessions(Mutex<SessionTable>);
-
-#[derive(Default)]
-struct SessionTable {
-    open: HashMap<String, &'static str>,
-    /// Ids in the order they opened (closed ones are skipped when the oldest is dropped).
-    order: VecDeque<String>,
-}
-
-impl Sessions {
-    pub fn open(&self, version: &'static str) -> String {
-        // 128 bits from the OS: the transports section asks for ids nobody can guess.
-        let id = super::state::random_hex()[..32].to_string();
-        let mut t = crate::sync::lock(&self.0);
-        while t.open.len() >= MAX_SESSIONS {
-            match t.order.pop_front() {
-                Some(old) => {
-                    t.open.remove(&old);
-                }
-                None => break,
-            }
-        }
-        if t.order.len() > 2 * MAX_SESSIONS {
-            let SessionTable { open, order } = &mut *t;
-            order.retain(|id| open.contains_key(id));
-        }
-        t.open.insert(id.clone(), version);
-        t.order.push_back(id.clone());
-        id
-    }
-    /// The version a known session speaks.
-    pub fn version(&self, id: &str) -> Option<&'static str> {
-        crate::sync::lock(&self.0).open.get(id).copied()
-    }
-    pub fn known(&self, id: &str) -> bool {
-        self.version(id).is_some()
-    }
-    pub fn close(&self, id: &str) -> bool {
-        crate::sync::lock(&self.0).open.remove(id).is_some()
-    }
 }
 
 /// A JSON-RPC error object.
@@ -324,11 +276,11 @@ pub async fn handle(
                     )
                 }
             };
-            let page = match Page::at(cursor, st.limits.tools_page) {
+            let page = match listing::Page::at(cursor, st.limits.tools_page) {
                 Ok(p) => p,
                 Err(m) => return reply(rpc_error(id, INVALID_PARAMS, m), None),
             };
-            match tools_list(st, endpoint, &id, page, modern.then_some(&server_info)) {
+            match listing::tools_list(st, endpoint, &id, page, modern.then_some(&server_info)) {
                 Ok(text) => Outcome::Reply {
                     text,
                     session: None,
@@ -400,43 +352,6 @@ pub fn list_changed_for(subscription: &Value) -> String {
     )
 }
 
-/// Which slice of the list one `tools/list` answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Page {
-    pub start: usize,
-    /// Tools per page; 0 is the whole list at once.
-    pub size: usize,
-}
-
-/// Cursors are `t<offset>`: opaque to clients, checked here.
-const CURSOR_PREFIX: char = 't';
-
-impl Page {
-    /// The page a cursor names (`None`: the first).
-    pub fn at(cursor: Option<&str>, size: usize) -> Result<Page, String> {
-        let Some(c) = cursor else {
-            return Ok(Page { start: 0, size });
-        };
-        let start = c
-            .strip_prefix(CURSOR_PREFIX)
-            .filter(|d| !d.is_empty() && d.len() <= 12 && d.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|d| d.parse::<usize>().ok())
-            .filter(|&s| size > 0 && s > 0 && s % size == 0)
-            .ok_or_else(|| {
-                format!(
-                    "unknown cursor {:?}; send the `nextCursor` of the previous page, or none for the first",
-                    c.chars().take(40).collect::<String>()
-                )
-            })?;
-        Ok(Page { start, size })
-    }
-
-    fn cursor_after(self, len: usize) -> Option<String> {
-        let end = self.start.checked_add(self.size)?;
-        (self.size > 0 && end < len).then(|| format!("{CURSOR_PREFIX}{end}"))
-    }
-}
-
 fn reply(v: Value, session: Option<String>) -> Outcome {
     Outcome::Reply {
         text: crate::json::compact(&v),
@@ -450,65 +365,6 @@ pub fn list_changes(endpoint: Endpoint) -> bool {
         Calls::ByKey => true,
         Calls::Generic | Calls::Program => false,
     }
-}
-
-/// One page of the `tools/list` answer, written from each definition's text so the bytes are
-/// the surface's bytes; `modern` (the server's info) adds the 2026-07-28 result fields after
-/// the tools. A page that holds the whole list writes the `tools` array serialised once per
-/// snapshot; only the id is new. `Err` when the page starts past the end (the list shrank, or
-/// a forged cursor).
-pub fn tools_list(
-    st: &State,
-    endpoint: Endpoint,
-    id: &Value,
-    page: Page,
-    modern: Option<&Value>,
-) -> Result<String, String> {
-    let snap = st.snapshot();
-    let all = snap.listing(endpoint.path);
-    if page.start > 0 && page.start >= all.len() {
-        return Err(format!(
-            "the cursor points past the end of the list ({} tools); list again from the first page",
-            all.len()
-        ));
-    }
-    let end = match page.size {
-        0 => all.len(),
-        n => all.len().min(page.start + n),
-    };
-    let id = crate::json::compact(id);
-    let mut out = if page.start == 0 && end == all.len() {
-        let tools = snap.tools_json(endpoint.path);
-        let mut out = String::with_capacity(tools.len() + id.len() + 256);
-        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-        out.push_str(&id);
-        out.push_str(",\"result\":{\"tools\":");
-        out.push_str(&tools);
-        out
-    } else {
-        let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[");
-        for (i, t) in all[page.start..end].iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&t.raw);
-        }
-        out.push(']');
-        out
-    };
-    if let Some(next) = page.cursor_after(all.len()) {
-        out.push_str(&format!(",\"nextCursor\":\"{next}\""));
-    }
-    if let Some(info) = modern {
-        // 2026-07-28: every result says it is complete, list results carry cache hints, and
-        // the server names itself in the result's `_meta`.
-        out.push_str(&format!(
-            ",\"ttlMs\":{LIST_TTL_MS},\"cacheScope\":\"public\",\"resultType\":\"complete\",\"_meta\":{{\"{META_SERVER}\":{}}}",
-            crate::json::compact(info)
-        ));
-    }
-    out.push_str("}}");
-    Ok(out)
 }
 
 fn tool_result(value: &Value, is_error: bool) -> Value {
@@ -736,66 +592,6 @@ pub const LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sessions_are_bounded_and_keep_their_version() {
-        let s = Sessions::default();
-        let first = s.open("2025-06-18");
-        assert_eq!(s.version(&first), Some("2025-06-18"));
-        let mut last = String::new();
-        for _ in 0..MAX_SESSIONS {
-            last = s.open(NEWEST_LEGACY);
-        }
-        assert!(!s.known(&first), "the oldest session went first");
-        assert_eq!(s.version(&last), Some(NEWEST_LEGACY));
-        assert!(s.close(&last) && !s.close(&last));
-        // Opening and closing forever leaves the order queue bounded too.
-        for _ in 0..3 * MAX_SESSIONS {
-            let id = s.open(ASSUMED);
-            s.close(&id);
-        }
-        assert!(crate::sync::lock(&s.0).order.len() <= 2 * MAX_SESSIONS + 1);
-    }
-
-    #[test]
-    fn cursors_are_checked() {
-        assert_eq!(Page::at(None, 10), Ok(Page { start: 0, size: 10 }));
-        assert_eq!(
-            Page::at(Some("t20"), 10),
-            Ok(Page {
-                start: 20,
-                size: 10
-            })
-        );
-        for bad in [
-            "",
-            "t",
-            "t0",
-            "t15",
-            "x20",
-            "t-10",
-            "t99999999999999",
-            "t20 ",
-        ] {
-            assert!(Page::at(Some(bad), 10).is_err(), "{bad:?}");
-        }
-        assert!(
-            Page::at(Some("t10"), 0).is_err(),
-            "no cursors when nothing pages"
-        );
-        assert_eq!(
-            Page {
-                start: 20,
-                size: 10
-            }
-            .cursor_after(30),
-            None
-        );
-        assert_eq!(
-            Page { start: 0, size: 10 }.cursor_after(11),
-            Some("t10".into())
-        );
-    }
 
     #[test]
     fn versions_are_known_newest_first() {

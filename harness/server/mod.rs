@@ -6,6 +6,11 @@
 
 pub mod code;
 pub mod guard;
+pub mod listing;
+pub mod sessions;
+pub mod stdio;
+mod streams;
+use streams::{change_events, event_stream, stream_permit, too_many_streams};
 pub mod http;
 pub mod invoke;
 pub mod mcp;
@@ -14,7 +19,7 @@ pub mod state;
 pub mod store;
 
 use crate::catalogue::Row;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::surface::{Endpoint, REGISTRY};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State as Extract};
@@ -22,14 +27,14 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::Router;
-use mcp::{Outcome, Sessions};
+use mcp::Outcome;
 use serde_json::Value;
+use sessions::Sessions;
 use state::State;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
 
 /// Request bodies larger than this are refused with 413 unless `--max-body` says otherwise.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
@@ -100,7 +105,7 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(30),
             max_connections: 200,
             receipt_ids: ReceiptIds::Unguessable,
-            tools_page: mcp::DEFAULT_PAGE_SIZE,
+            tools_page: listing::DEFAULT_PAGE_SIZE,
             max_streams: 32,
             stream_lifetime: Duration::from_secs(600),
         }
@@ -602,15 +607,6 @@ async fn mcp_post(
     }
 }
 
-fn event_stream(body: Body) -> Response {
-    let mut resp = Response::new(body);
-    let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
-    h.insert(header::CACHE_CONTROL, "no-cache".parse().unwrap());
-    h.insert("x-accel-buffering", "no".parse().unwrap());
-    resp
-}
-
 /// `GET`: the event stream on which list_changed arrives (endpoints whose list follows the
 /// directory), for sessions of the versions that have one.
 fn mcp_get(app: &Arc<App>, endpoint: Endpoint, headers: &HeaderMap) -> Response {
@@ -648,66 +644,6 @@ fn mcp_get(app: &Arc<App>, endpoint: Endpoint, headers: &HeaderMap) -> Response 
     )))
 }
 
-/// A slot for one more event stream, or `None` when `Limits::max_streams` are open.
-fn stream_permit(app: &App) -> Option<tokio::sync::OwnedSemaphorePermit> {
-    app.streams.clone().try_acquire_owned().ok()
-}
-
-/// The 503 that refuses a stream past the cap.
-fn too_many_streams(app: &App) -> Response {
-    let mut refused = http::error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "too_many_streams",
-        format!(
-            "{} event streams are open, the most this server keeps; close one or retry later",
-            app.state.limits.max_streams
-        ),
-    );
-    refused
-        .headers_mut()
-        .insert(header::RETRY_AFTER, "5".parse().expect("a valid header"));
-    refused
-}
-
-/// The events of one change stream: `note()` after each directory change, until the client
-/// goes away, `alive()` turns false (checked every second: the session was deleted or
-/// dropped), or `Limits::stream_lifetime` passes. The stream holds `permit` while it lives.
-fn change_events(
-    app: &App,
-    permit: tokio::sync::OwnedSemaphorePermit,
-    note: impl Fn() -> String + Send + Sync + 'static,
-    alive: impl Fn() -> bool + Send + Sync + 'static,
-) -> impl futures_util::Stream<Item = std::result::Result<Bytes, std::io::Error>> {
-    let deadline = tokio::time::Instant::now() + app.state.limits.stream_lifetime;
-    let rx = app.state.changes.subscribe();
-    let parts = Arc::new((note, alive));
-    futures_util::stream::unfold((rx, permit), move |(mut rx, permit)| {
-        let parts = parts.clone();
-        async move {
-            use tokio::sync::broadcast::error::RecvError;
-            loop {
-                let tick = tokio::time::sleep(Duration::from_secs(1));
-                tokio::select! {
-                    got = tokio::time::timeout_at(deadline, rx.recv()) => {
-                        return match got {
-                            Ok(Ok(())) | Ok(Err(RecvError::Lagged(_))) if (parts.1)() => {
-                                let event = format!("event: message\ndata: {}\n\n", (parts.0)());
-                                Some((Ok(Bytes::from(event)), (rx, permit)))
-                            }
-                            _ => None,
-                        };
-                    }
-                    _ = tick => {
-                        if !(parts.1)() {
-                            return None;
-                        }
-                    }
-                }
-            }
-        }
-    })
-}
-
 fn mcp_delete(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
     if let Some(denied) = token_gate(&app.state, headers, None) {
         return denied;
@@ -716,136 +652,4 @@ fn mcp_delete(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
         Some(sid) if sessions(app, endpoint).close(sid) => StatusCode::OK.into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),
     }
-}
-
-/// MCP over stdio: one message per line on stdin, answers and notifications on stdout.
-/// Calls are allowed when the server has a token configured (whoever can start the process
-/// holds the environment).
-pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
-    let sessions = Sessions::default();
-    // Lines are read on their own task and handed over a channel, so waiting for one never
-    // loses half a line when a notification goes out first.
-    let (tx, mut lines) = tokio::sync::mpsc::channel::<StdinLine>(16);
-    tokio::spawn(async move {
-        let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
-        loop {
-            let line = read_line(&mut reader, DEFAULT_MAX_BODY).await;
-            let end = !matches!(line, StdinLine::Line(_) | StdinLine::TooLong(_));
-            if tx.send(line).await.is_err() || end {
-                return;
-            }
-        }
-    });
-    let mut out = tokio::io::stdout();
-    let mut changes = state.changes.subscribe();
-    let authorised = state.token.is_some();
-    // The version `initialize` negotiated for this process, and a modern client's
-    // `subscriptions/listen` id, whose changes are tagged with it.
-    let mut negotiated: Option<&'static str> = None;
-    let mut subscription: Option<Value> = None;
-    loop {
-        tokio::select! {
-            line = lines.recv() => {
-                let bytes = match line {
-                    None | Some(StdinLine::End) => return Ok(()),
-                    Some(StdinLine::Failed(e)) => return Err(Error::input(format!("reading stdin: {e}"))),
-                    Some(StdinLine::TooLong(n)) => {
-                        let msg = mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, format!("a message of {n} bytes is over the {DEFAULT_MAX_BODY}-byte limit"));
-                        write_line(&mut out, &crate::json::compact(&msg)).await?;
-                        continue;
-                    }
-                    Some(StdinLine::Line(b)) => b,
-                };
-                let text = match std::str::from_utf8(&bytes) {
-                    Err(_) => Some(crate::json::compact(&mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, "parse error: the message is not UTF-8"))),
-                    Ok(line) if line.trim().is_empty() => None,
-                    Ok(line) => match serde_json::from_str::<Value>(line) {
-                        Err(e) => Some(crate::json::compact(&mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}")))),
-                        Ok(msg) => {
-                            let ctx = mcp::Context { authorised, presented: authorised, version: negotiated, header: None };
-                            match mcp::handle(&state, &sessions, endpoint, &msg, &ctx).await {
-                                Outcome::Reply { text, session } => {
-                                    if let Some(v) = session.as_deref().and_then(|s| sessions.version(s)) {
-                                        negotiated = Some(v);
-                                    }
-                                    Some(text)
-                                }
-                                Outcome::Accepted => None,
-                                Outcome::Invalid(v) | Outcome::NoMethod(v) | Outcome::Unauthorised { body: v, .. } => Some(crate::json::compact(&v)),
-                                Outcome::Listen { id, ack } => {
-                                    subscription = (!id.is_null()).then_some(id);
-                                    Some(ack)
-                                }
-                            }
-                        }
-                    },
-                };
-                if let Some(t) = text {
-                    write_line(&mut out, &t).await?;
-                }
-            }
-            Ok(()) = changes.recv(), if mcp::list_changes(endpoint) => {
-                match &subscription {
-                    Some(id) => write_line(&mut out, &mcp::list_changed_for(id)).await?,
-                    None => write_line(&mut out, mcp::LIST_CHANGED).await?,
-                }
-            }
-        }
-    }
-}
-
-/// One line of stdin as the reader saw it.
-enum StdinLine {
-    Line(Vec<u8>),
-    /// A line over the limit, read to its end and dropped: its length.
-    TooLong(usize),
-    End,
-    Failed(std::io::Error),
-}
-
-/// Read one line of at most `max` bytes (without holding more than that).
-async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R, max: usize) -> StdinLine {
-    use tokio::io::AsyncBufReadExt;
-    let mut buf = Vec::new();
-    let mut seen = 0usize;
-    loop {
-        let chunk = match r.fill_buf().await {
-            Ok(c) => c,
-            Err(e) => return StdinLine::Failed(e),
-        };
-        if chunk.is_empty() {
-            return match (seen, seen > max) {
-                (0, _) => StdinLine::End,
-                (n, true) => StdinLine::TooLong(n),
-                (_, false) => StdinLine::Line(buf),
-            };
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        seen += take;
-        if seen <= max {
-            buf.extend_from_slice(&chunk[..take]);
-        } else {
-            buf = Vec::new();
-        }
-        r.consume(take);
-        if done {
-            return if seen > max {
-                StdinLine::TooLong(seen)
-            } else {
-                StdinLine::Line(buf)
-            };
-        }
-    }
-}
-
-async fn write_line(out: &mut tokio::io::Stdout, text: &str) -> Result<()> {
-    out.write_all(format!("{text}\n").as_bytes())
-        .await
-        .map_err(|e| Error::input(format!("writing stdout: {e}")))?;
-    out.flush()
-        .await
-        .map_err(|e| Error::input(format!("writing stdout: {e}")))
 }
