@@ -11,25 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolcost::catalogue::{generate::Generator, profile::Profile, Catalogue, Row, Runner};
 use toolcost::schema::{self, normalise, normalise_checked, validate};
-use toolcost::server::{self, state::State, Limits};
+use toolcost::server::{self, Limits};
 
 const TOKEN: &str = "hostile-token";
 
-struct Server {
-    base: String,
-    addr: std::net::SocketAddr,
-    state: Arc<State>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    http: reqwest::Client,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-    }
-}
+type Server = common::InProcess;
 
 fn rows(n: usize) -> Vec<Row> {
     Generator::new(Profile::named("seed-2026-07").unwrap(), n, 1, false).collect()
@@ -67,22 +53,11 @@ async fn start_full(
         max_body,
     };
     let state = server::state_with(&opts, limits).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(server::run(listener, state.clone(), max_body, async move {
-        let _ = rx.await;
-    }));
-    Server {
-        base: format!("http://{addr}"),
-        addr,
-        state,
-        stop: Some(tx),
-        http: reqwest::Client::builder()
-            .timeout(Duration::from_secs(60))
-            .build()
-            .unwrap(),
-    }
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    common::serve_in_process(state, max_body, http).await
 }
 
 async fn start(rows: Vec<Row>, allowlist: Vec<String>, limits: Limits) -> Server {

@@ -5,28 +5,14 @@
 mod common;
 
 use serde_json::{json, Value};
-use std::sync::Arc;
 use toolcost::catalogue::{generate::Generator, profile::Profile, Catalogue, Row};
+use toolcost::server;
 use toolcost::server::guard::{Access, TokenScope};
-use toolcost::server::{self, state::State};
 
 const TOKEN: &str = "proto-token";
 const MODERN: &str = "2026-07-28";
 
-struct Server {
-    base: String,
-    state: Arc<State>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    http: reqwest::Client,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-    }
-}
+type Server = common::InProcess;
 
 fn rows(n: usize) -> Vec<Row> {
     Generator::new(Profile::named("seed-2026-07").unwrap(), n, 1, false).collect()
@@ -50,23 +36,7 @@ async fn start_with(n: usize, limits: server::Limits, access: Access) -> Server 
     };
     let state = server::state_with(&opts, limits).unwrap();
     state.set_access(access);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(server::run(
-        listener,
-        state.clone(),
-        server::DEFAULT_MAX_BODY,
-        async move {
-            let _ = rx.await;
-        },
-    ));
-    Server {
-        base,
-        state,
-        stop: Some(tx),
-        http: reqwest::Client::new(),
-    }
+    common::serve_in_process(state, server::DEFAULT_MAX_BODY, reqwest::Client::new()).await
 }
 
 struct Answer {

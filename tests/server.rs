@@ -7,25 +7,12 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use toolcost::catalogue::{generate::Generator, profile::Profile, Catalogue, Row};
 use toolcost::client::Client;
-use toolcost::server::{self, state::State};
+use toolcost::server;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
 
 const TOKEN: &str = "test-token-1";
 
-struct Server {
-    base: String,
-    state: Arc<State>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    http: reqwest::Client,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-    }
-}
+type Server = common::InProcess;
 
 fn rows(n: usize, inactive: bool) -> Vec<Row> {
     Generator::new(Profile::named("seed-2026-07").unwrap(), n, 1, inactive).collect()
@@ -40,18 +27,7 @@ async fn start_with(rows: Vec<Row>, token: Option<&str>, max_body: usize) -> Ser
         max_body,
     };
     let state = server::state(&opts).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(server::run(listener, state.clone(), max_body, async move {
-        let _ = rx.await;
-    }));
-    Server {
-        base,
-        state,
-        stop: Some(tx),
-        http: reqwest::Client::new(),
-    }
+    common::serve_in_process(state, max_body, reqwest::Client::new()).await
 }
 
 async fn start(n: usize) -> Server {

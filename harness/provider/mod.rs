@@ -200,6 +200,17 @@ pub struct ClientRead {
     pub calls: Vec<ToolCall>,
 }
 
+/// The error body both OpenAI formats answer with: the same envelope on Chat Completions
+/// and Responses.
+fn openai_error(status: u16, message: &str) -> Value {
+    let ty = if status < 500 {
+        "invalid_request_error"
+    } else {
+        "server_error"
+    };
+    serde_json::json!({"error": {"message": message, "type": ty, "param": null, "code": null}})
+}
+
 /// A tool call's `arguments` text as JSON (text that is not JSON stays a string, as a client
 /// would pass it on).
 fn arguments(v: &Value) -> Value {

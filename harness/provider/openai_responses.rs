@@ -188,12 +188,7 @@ impl Provider for OpenaiResponses {
     }
 
     fn error_body(&self, status: u16, message: &str) -> Value {
-        let ty = if status < 500 {
-            "invalid_request_error"
-        } else {
-            "server_error"
-        };
-        json!({"error": {"message": message, "type": ty, "param": null, "code": null}})
+        super::openai_error(status, message)
     }
 
     fn answer(&self, model: &str, id: u64, reply: Reply) -> Value {

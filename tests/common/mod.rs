@@ -227,3 +227,46 @@ pub async fn python_peer(script: &str, base: &str) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// A reference server running in this process on 127.0.0.1:0; dropping it stops it.
+pub struct InProcess {
+    pub base: String,
+    pub addr: std::net::SocketAddr,
+    pub state: std::sync::Arc<toolcost::server::state::State>,
+    pub http: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+/// Serve `state` on a fresh loopback port; `http` is the client the tests talk through.
+pub async fn serve_in_process(
+    state: std::sync::Arc<toolcost::server::state::State>,
+    max_body: usize,
+    http: reqwest::Client,
+) -> InProcess {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(toolcost::server::run(
+        listener,
+        state.clone(),
+        max_body,
+        async move {
+            let _ = rx.await;
+        },
+    ));
+    InProcess {
+        base: format!("http://{addr}"),
+        addr,
+        state,
+        http,
+        stop: Some(tx),
+    }
+}
