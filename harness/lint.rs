@@ -89,7 +89,7 @@ pub fn fixed_tools_list(cat: &Catalogue) -> String {
         .tools
         .iter()
         .map(|t| {
-            let mut v = t.value.clone();
+            let mut v = t.value().clone();
             if let Some(obj) = v.as_object_mut() {
                 let schema = schema::normalise(&t.input_schema());
                 obj.insert("inputSchema".into(), schema);

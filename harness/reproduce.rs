@@ -521,7 +521,7 @@ fn catalogue_bytes() -> Result<Vec<ReproRow>> {
         .count();
     let small = small_mcp::tools();
     let small_bytes =
-        json::compact(&small.iter().map(|t| t.value.clone()).collect::<Vec<_>>()).len();
+        json::compact(&small.iter().map(|t| t.value().clone()).collect::<Vec<_>>()).len();
     Ok(vec![
         b(
             "per-row tools/list payload, 831 tools: compact definitions (bytes)",

@@ -25,11 +25,15 @@ pub fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Fewer items than this are worked on in the calling thread: starting threads would cost more
+/// than the split saves (an assumed figure; the items here are rows, tools or lines).
+const MIN_SPLIT: usize = 64;
+
 /// `f` applied to every item, the items split into one contiguous share per core and worked on
 /// side by side; the results come back in the items' order. A panic in `f` is raised here.
 pub fn map_on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if cores < 2 || items.len() < 2 {
+    if cores < 2 || items.len() < MIN_SPLIT {
         return items.iter().map(f).collect();
     }
     let share = items.len().div_ceil(cores);

@@ -158,7 +158,7 @@ pub fn weigh(
             name_pct: pct(t.name.len(), bytes),
             description_pct: pct(t.description().len(), bytes),
             schema_pct: pct(
-                t.value
+                t.value()
                     .get("inputSchema")
                     .map(json::compact_len)
                     .unwrap_or(0),

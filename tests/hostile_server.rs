@@ -286,7 +286,7 @@ async fn a_row_with_a_ref_bomb_is_refused_before_it_is_stored() {
                 allowlist: vec![],
                 max_body: server::DEFAULT_MAX_BODY,
             })
-            .map(|st| st.snapshot().rows.len())
+            .map(|st| st.snapshot().rows().len())
         }),
     )
     .await
@@ -300,7 +300,7 @@ fn every_real_capture_normalises_within_the_budget() {
     for (name, path) in common::real_mcp_captures() {
         let cat = Catalogue::load(&path).unwrap();
         for t in &cat.tools {
-            let s = t.value.get("inputSchema").cloned().unwrap_or(json!({}));
+            let s = t.value().get("inputSchema").cloned().unwrap_or(json!({}));
             assert!(
                 normalise_checked(&s).is_ok(),
                 "{name}/{}: {:?}",
@@ -631,7 +631,7 @@ async fn concurrent_directory_writes_leave_the_snapshot_equal_to_the_table() {
     let served: Vec<String> = s
         .state
         .snapshot()
-        .rows
+        .rows()
         .iter()
         .map(|r| r.key.clone())
         .collect();
@@ -763,7 +763,7 @@ async fn generate_keeps_a_database_with_receipts_and_receipts_cannot_be_replaced
         max_body: server::DEFAULT_MAX_BODY,
     })
     .unwrap();
-    assert_eq!(st.snapshot().rows.len(), 3);
+    assert_eq!(st.snapshot().rows().len(), 3);
     // A foreign SQLite file is not replaced either.
     let theirs = dir.path().join("theirs.sqlite");
     foreign_db(&theirs);
@@ -917,7 +917,7 @@ async fn directory_keys_follow_the_mcp_tool_name_rule() {
         .post("/api/directory", serde_json::to_value(&row).unwrap())
         .await;
     assert_eq!(st, 201, "{v}");
-    assert_eq!(s.state.snapshot().rows.len(), 6);
+    assert_eq!(s.state.snapshot().rows().len(), 6);
 }
 
 // ---- 11. slow clients ----------------------------------------------------------------------

@@ -75,7 +75,10 @@ fn per_row_renames_every_tool_and_keeps_its_schema() {
         tools[9]["name"],
         format!("mcp__toolcost__{}", cat.tools[0].name)
     );
-    assert_eq!(tools[9]["input_schema"], cat.tools[0].value["inputSchema"]);
+    assert_eq!(
+        tools[9]["input_schema"],
+        cat.tools[0].value()["inputSchema"]
+    );
 }
 
 #[test]

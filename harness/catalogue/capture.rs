@@ -37,17 +37,18 @@ pub fn parse(text: &str) -> Result<Vec<Tool>, String> {
         }
         (None, None) => return Err(format!("no `tools` array; {HINT}")),
     };
-    raws.iter()
-        .enumerate()
-        .map(|(i, raw)| {
-            let value: Value =
-                serde_json::from_str(raw.get()).map_err(|e| format!("tool {i}: {e}"))?;
-            if !value.is_object() {
-                return Err(format!("tool {i} is not an object; {HINT}"));
-            }
-            Tool::with_raw(value, json::minify(raw.get())).map_err(|e| format!("tool {i}: {e}"))
-        })
-        .collect()
+    // Each tool is parsed on its own, on the machine's cores; the first bad one (in order) is
+    // the one reported.
+    let numbered: Vec<(usize, &RawValue)> = raws.into_iter().enumerate().collect();
+    crate::sync::map_on_cores(&numbered, |&(i, raw)| {
+        let value: Value = serde_json::from_str(raw.get()).map_err(|e| format!("tool {i}: {e}"))?;
+        if !value.is_object() {
+            return Err(format!("tool {i} is not an object; {HINT}"));
+        }
+        Tool::with_raw(value, json::minify(raw.get())).map_err(|e| format!("tool {i}: {e}"))
+    })
+    .into_iter()
+    .collect()
 }
 
 /// `owner__server.tools.json` -> `server`.
@@ -70,7 +71,7 @@ pub fn catalogue(source: String, server: String, tools: Vec<Tool>) -> Catalogue 
             planner_rank: 100,
             enabled: true,
             planner_visible: true,
-            input_schema: t.value.get("inputSchema").cloned(),
+            input_schema: t.value().get("inputSchema").cloned(),
         })
         .collect();
     Catalogue {

@@ -103,7 +103,11 @@ pub fn write_directory<'a>(
     conn: &mut Connection,
     rows: impl IntoIterator<Item = &'a Row>,
 ) -> Result<()> {
-    write_directory_owned(conn, rows.into_iter().cloned())
+    conn.execute_batch(DIRECTORY_DDL)?;
+    let tx = conn.transaction()?;
+    insert_rows(&tx, rows.into_iter())?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// The same, from an owning iterator (a generator streaming rows).
@@ -115,14 +119,17 @@ pub fn write_directory_owned(conn: &mut Connection, rows: impl Iterator<Item = R
     Ok(())
 }
 
-fn insert_rows(tx: &rusqlite::Transaction<'_>, rows: impl Iterator<Item = Row>) -> Result<()> {
+fn insert_rows<R: std::borrow::Borrow<Row>>(
+    tx: &rusqlite::Transaction<'_>,
+    rows: impl Iterator<Item = R>,
+) -> Result<()> {
     {
         let mut stmt = tx.prepare(
             "INSERT INTO directory (key, type, target, auth, content, category, planner_rank, enabled, planner_visible, input_schema)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
         for r in rows {
-            let r = &r;
+            let r: &Row = r.borrow();
             stmt.execute(params![
                 r.key,
                 r.runner.as_str(),
@@ -197,7 +204,7 @@ pub fn replace_directory(conn: &mut Connection, rows: &[Row]) -> Result<()> {
     conn.execute_batch(DIRECTORY_DDL)?;
     let tx = conn.transaction()?;
     tx.execute("DELETE FROM directory", [])?;
-    insert_rows(&tx, rows.iter().cloned())?;
+    insert_rows(&tx, rows.iter())?;
     tx.commit()?;
     Ok(())
 }

@@ -302,7 +302,7 @@ impl Generator {
     /// Drop trailing arguments until the projected definition fits the profile's cap.
     fn fit(&self, mut row: Row) -> Row {
         loop {
-            let spaced = json::python_spaced(&row.to_tool().value).len();
+            let spaced = json::python_spaced(row.to_tool().value()).len();
             let props = row
                 .input_schema
                 .as_mut()

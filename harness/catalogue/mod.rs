@@ -130,13 +130,22 @@ impl Row {
     }
 }
 
-/// One MCP tool definition: the parsed value and its compact JSON text as sent.
-#[derive(Debug, Clone, PartialEq)]
+/// One MCP tool definition: its compact JSON text as sent, and the parsed value, made from the
+/// text the first time it is asked for. A tool that is only counted, listed or served is never
+/// parsed into a tree, which is most of a large catalogue's memory.
+#[derive(Debug, Clone)]
 pub struct Tool {
     pub name: String,
     /// Compact JSON text, byte for byte what the server sent (whitespace removed).
     pub raw: String,
-    pub value: Value,
+    value: std::sync::OnceLock<Value>,
+}
+
+impl PartialEq for Tool {
+    fn eq(&self, other: &Tool) -> bool {
+        // The value is made from the text, so equal texts are equal tools.
+        self.name == other.name && self.raw == other.raw
+    }
 }
 
 impl Tool {
@@ -146,24 +155,42 @@ impl Tool {
         Self::with_raw(value, raw)
     }
 
+    /// Build from a parsed definition and its compact text, as a capture gives them.
     fn with_raw(value: Value, raw: String) -> Result<Tool> {
         let name = value
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| Error::input("a tool definition has no string `name`"))?
             .to_string();
-        Ok(Tool { name, raw, value })
+        Ok(Tool {
+            name,
+            raw,
+            value: value.into(),
+        })
+    }
+
+    /// The parsed definition.
+    pub fn value(&self) -> &Value {
+        self.value.get_or_init(|| {
+            // `raw` is compact JSON written or checked when the tool was made.
+            serde_json::from_str(&self.raw).unwrap_or(Value::Null)
+        })
+    }
+
+    /// Let go of the parsed value (it is made again from the text when next asked for).
+    pub fn forget_value(&mut self) {
+        self.value.take();
     }
 
     pub fn description(&self) -> &str {
-        self.value
+        self.value()
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or("")
     }
 
     pub fn input_schema(&self) -> Value {
-        self.value
+        self.value()
             .get("inputSchema")
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}}))
@@ -171,7 +198,7 @@ impl Tool {
 
     /// Names listed in the schema's `required`, in order.
     pub fn required(&self) -> Vec<String> {
-        self.value
+        self.value()
             .pointer("/inputSchema/required")
             .and_then(Value::as_array)
             .map(|a| {
@@ -202,13 +229,27 @@ pub struct Catalogue {
 impl Catalogue {
     /// Project rows: tools in `planner_rank`, then key order, as the reference server lists them.
     pub fn from_rows(source: impl Into<String>, rows: Vec<Row>) -> Catalogue {
+        let tools = Catalogue::project(&rows);
+        Catalogue::with_projection(source, rows, tools)
+    }
+
+    /// The per-row projection of `rows`: tools in `planner_rank`, then key order.
+    pub fn project(rows: &[Row]) -> Vec<Tool> {
         let mut visible: Vec<&Row> = rows.iter().filter(|r| r.projected()).collect();
         visible.sort_by(|a, b| {
             a.planner_rank
                 .cmp(&b.planner_rank)
                 .then_with(|| a.key.cmp(&b.key))
         });
-        let tools = visible.iter().map(|r| r.to_tool()).collect();
+        visible.iter().map(|r| r.to_tool()).collect()
+    }
+
+    /// Rows and the projection [`Catalogue::project`] made of them.
+    pub fn with_projection(
+        source: impl Into<String>,
+        rows: Vec<Row>,
+        tools: Vec<Tool>,
+    ) -> Catalogue {
         Catalogue {
             source: source.into(),
             server: "toolcost".into(),
@@ -221,11 +262,42 @@ impl Catalogue {
     /// `tools/list` capture (JSON). The extension decides (`.jsonl`, `.json`); otherwise the
     /// content does (a SQLite header, or a first line that is a row object).
     pub fn load(path: &Path) -> Result<Catalogue> {
+        Ok(match Loaded::read(path)? {
+            Loaded::Rows(label, rows) => Catalogue::from_rows(label, rows),
+            Loaded::Capture(label, server, tools) => capture::catalogue(label, server, tools),
+        })
+    }
+
+    /// The rows of a catalogue file ([`Catalogue::load`]), without projecting them: for callers
+    /// that build their own projection (the server's snapshot).
+    pub fn load_rows(path: &Path) -> Result<Vec<Row>> {
+        Ok(match Loaded::read(path)? {
+            Loaded::Rows(_, rows) => rows,
+            Loaded::Capture(label, server, tools) => capture::catalogue(label, server, tools).rows,
+        })
+    }
+
+    /// Total compact bytes of the projection's definitions.
+    pub fn definition_bytes(&self) -> usize {
+        self.tools.iter().map(Tool::bytes).sum()
+    }
+}
+
+/// What a catalogue file holds.
+enum Loaded {
+    /// Directory rows (JSONL or SQLite), with the file's label.
+    Rows(String, Vec<Row>),
+    /// A `tools/list` capture: label, server name, tools.
+    Capture(String, String, Vec<Tool>),
+}
+
+impl Loaded {
+    fn read(path: &Path) -> Result<Loaded> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         let label = path.display().to_string();
         if bytes.starts_with(b"SQLite format 3\0") {
             let rows = directory::read_directory(path)?;
-            return Ok(Catalogue::from_rows(label, rows));
+            return Ok(Loaded::Rows(label, rows));
         }
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| Error::input(format!("{label}: not UTF-8 text; expected JSONL rows, a tools/list JSON capture or a SQLite file")))?;
@@ -233,7 +305,7 @@ impl Catalogue {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let trimmed = text.trim_start();
         if trimmed.is_empty() {
-            return Ok(Catalogue::from_rows(label, Vec::new()));
+            return Ok(Loaded::Rows(label, Vec::new()));
         }
         let is_capture = match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl" | "ndjson") => false,
@@ -247,15 +319,10 @@ impl Catalogue {
                 .map(capture::server_name_from_file)
                 .unwrap_or_else(|| "server".into());
             let tools = capture::parse(text).map_err(|e| Error::input(format!("{label}: {e}")))?;
-            return Ok(capture::catalogue(label, server, tools));
+            return Ok(Loaded::Capture(label, server, tools));
         }
         let rows = jsonl::parse(text).map_err(|e| Error::input(format!("{label}: {e}")))?;
-        Ok(Catalogue::from_rows(label, rows))
-    }
-
-    /// Total compact bytes of the projection's definitions.
-    pub fn definition_bytes(&self) -> usize {
-        self.tools.iter().map(Tool::bytes).sum()
+        Ok(Loaded::Rows(label, rows))
     }
 }
 

@@ -39,7 +39,7 @@ impl Composition {
         };
         for t in &cat.tools {
             c.compact_bytes += t.bytes();
-            let spaced = json::python_spaced(&t.value).len();
+            let spaced = json::python_spaced(t.value()).len();
             if spaced > c.largest_spaced {
                 c.largest_spaced = spaced;
                 c.largest_name = t.name.clone();

@@ -79,7 +79,7 @@ impl ServeArgs {
     /// The rows to load: a file, N generated, or none to keep what `--db` holds.
     fn rows(&self) -> Result<Option<Vec<Row>>> {
         Ok(match (&self.catalogue, self.rows) {
-            (Some(path), _) => Some(Catalogue::load(path)?.rows),
+            (Some(path), _) => Some(Catalogue::load_rows(path)?),
             (None, Some(n)) => Some(
                 Generator::new(
                     Profile::named(&self.generator.profile)?,
@@ -138,7 +138,14 @@ pub(super) fn run(a: ServeArgs) -> Result<i32> {
         tools_page: a.page_size,
         ..server::Limits::default()
     };
-    let state = server::state_with(&a.options()?, limits)?;
+    let state = server::state_from(a.options()?, limits)?;
+    // Loading freed more than the server keeps (the file's text, parse trees); hand it back to
+    // the system rather than keep it as the process's resident size.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free heap pages; it touches no live allocation.
+    unsafe {
+        libc::malloc_trim(0);
+    }
     state.set_access(access);
     runtime()?.block_on(async move {
         if a.stdio {
@@ -179,7 +186,7 @@ async fn listen(a: &ServeArgs, state: Arc<State>) -> Result<()> {
     let snap = state.snapshot();
     eprintln!(
         "toolcost serve: {} rows ({} projected) on http://{addr}: /api/dispatch, {}; store {}; {}",
-        snap.rows.len(),
+        snap.rows().len(),
         snap.catalogue.tools.len(),
         server::endpoints()
             .iter()

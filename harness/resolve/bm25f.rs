@@ -10,7 +10,7 @@
 //! row acts on (1), parameter descriptions are long and generic (0.5); an expanded term counts
 //! 0.3 of the word the user typed.
 
-use super::text::terms;
+use super::text::{for_each_term, terms};
 use super::{searchable, Hit, Resolver};
 use crate::catalogue::Row;
 use std::collections::HashMap;
@@ -104,29 +104,44 @@ impl Bm25f {
             fields.param_names,
             fields.param_descriptions,
         ];
-        let per_row: Vec<Vec<Vec<String>>> = rows
-            .iter()
-            .map(|r| {
-                if !r.enabled {
-                    return vec![Vec::new()];
-                }
-                if fields.single {
-                    vec![terms(&searchable(r))]
-                } else {
-                    field_texts(r)
-                        .iter()
-                        .zip(weights)
-                        .map(|(t, w)| if w > 0.0 { terms(t) } else { Vec::new() })
-                        .collect()
-                }
-            })
-            .collect();
         let nf = if fields.single { 1 } else { 4 };
         let w = if fields.single {
             vec![1.0]
         } else {
             weights.to_vec()
         };
+        // Terms are numbered as they are first seen, so each row's fields are lists of numbers
+        // and a term's text is kept once.
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut field_terms = |text: &str| {
+            let mut out = Vec::new();
+            for_each_term(text, |t| {
+                let next = ids.len() as u32;
+                let id = match ids.get(t) {
+                    Some(&id) => id,
+                    None => *ids.entry(t.to_string()).or_insert(next),
+                };
+                out.push(id);
+            });
+            out
+        };
+        let per_row: Vec<Vec<Vec<u32>>> = rows
+            .iter()
+            .map(|r| {
+                if !r.enabled {
+                    return vec![Vec::new()];
+                }
+                if fields.single {
+                    vec![field_terms(&searchable(r))]
+                } else {
+                    field_texts(r)
+                        .iter()
+                        .zip(weights)
+                        .map(|(t, w)| if w > 0.0 { field_terms(t) } else { Vec::new() })
+                        .collect()
+                }
+            })
+            .collect();
         let mut avg = vec![0f32; nf];
         for r in &per_row {
             for (f, t) in r.iter().enumerate() {
@@ -136,22 +151,29 @@ impl Bm25f {
         for a in &mut avg {
             *a = (*a / rows.len().max(1) as f32).max(1.0);
         }
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        let mut lists: Vec<Vec<(u32, f32)>> = vec![Vec::new(); ids.len()];
+        let mut tf = vec![0f32; ids.len()];
+        let mut seen: Vec<u32> = Vec::new();
         for (doc, r) in per_row.iter().enumerate() {
-            let mut tf: HashMap<&str, f32> = HashMap::new();
             for (f, t) in r.iter().enumerate() {
                 let norm = 1.0 - B + B * t.len() as f32 / avg[f];
-                for term in t {
-                    *tf.entry(term.as_str()).or_default() += w[f] / norm;
+                for &term in t {
+                    if tf[term as usize] == 0.0 {
+                        seen.push(term);
+                    }
+                    tf[term as usize] += w[f] / norm;
                 }
             }
-            for (term, v) in tf {
-                postings
-                    .entry(term.to_string())
-                    .or_default()
-                    .push((doc as u32, v));
+            for &term in &seen {
+                lists[term as usize].push((doc as u32, tf[term as usize]));
+                tf[term as usize] = 0.0;
             }
+            seen.clear();
         }
+        let postings: HashMap<String, Vec<(u32, f32)>> = ids
+            .into_iter()
+            .map(|(term, id)| (term, std::mem::take(&mut lists[id as usize])))
+            .collect();
         Bm25f {
             postings,
             ranks: rows.iter().map(|r| r.planner_rank).collect(),

@@ -147,9 +147,32 @@ fn stemmer() -> &'static Stemmer {
 /// `api key`.
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    for_each_word(text, |w| out.push(w.to_string()));
+    out
+}
+
+/// Call `f` with each word of `text`, lower case (see [`words`]), reusing one buffer.
+fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    let mut buf = String::new();
+    let mut chars: Vec<char> = Vec::new();
     for chunk in text.split(|c: char| !c.is_alphanumeric()) {
-        let chars: Vec<char> = chunk.chars().collect();
+        if chunk.is_empty() {
+            continue;
+        }
+        chars.clear();
+        chars.extend(chunk.chars());
         let mut start = 0;
+        let mut emit = |from: usize, to: usize| {
+            buf.clear();
+            buf.extend(&chars[from..to]);
+            if buf.is_ascii() {
+                buf.make_ascii_lowercase();
+                f(&buf);
+            } else {
+                // Whole-string lower-casing: a final sigma is lowered as at the end of a word.
+                f(&buf.to_lowercase());
+            }
+        };
         for i in 1..chars.len() {
             let (a, b) = (chars[i - 1], chars[i]);
             let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
@@ -157,20 +180,21 @@ pub fn words(text: &str) -> Vec<String> {
                 || (a.is_uppercase() && b.is_uppercase() && next_lower)
                 || (a.is_alphabetic() != b.is_alphabetic());
             if boundary {
-                out.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                emit(start, i);
                 start = i;
             }
         }
         if start < chars.len() {
-            out.push(chars[start..].iter().collect::<String>().to_lowercase());
+            emit(start, chars.len());
         }
     }
-    out
 }
 
 /// Whether a lower-case word is a stop word.
 pub fn is_stop(word: &str) -> bool {
-    STOP.contains(&word)
+    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| STOP.iter().copied().collect())
+        .contains(word)
 }
 
 /// The Snowball English stem of a lower-case word.
@@ -180,11 +204,39 @@ pub fn stem(word: &str) -> String {
 
 /// Index terms: words, stop words dropped, stemmed.
 pub fn terms(text: &str) -> Vec<String> {
-    words(text)
-        .into_iter()
-        .filter(|w| !is_stop(w))
-        .map(|w| stem(&w))
-        .collect()
+    let mut out = Vec::new();
+    for_each_term(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// Call `f` with each index term of `text` ([`terms`]), in order, without allocating each.
+pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    // A catalogue repeats its words many times, so each word's term is remembered (per thread,
+    // and forgotten past a bound so memory stays flat whatever text comes in).
+    const MAX_REMEMBERED: usize = 1 << 16;
+    thread_local! {
+        static TERMS: std::cell::RefCell<std::collections::HashMap<String, Option<String>>> =
+            Default::default();
+    }
+    TERMS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        for_each_word(text, |w| {
+            if let Some(t) = memo.get(w) {
+                if let Some(t) = t {
+                    f(t);
+                }
+                return;
+            }
+            let t = (!is_stop(w)).then(|| stem(w));
+            if let Some(t) = &t {
+                f(t);
+            }
+            if memo.len() >= MAX_REMEMBERED {
+                memo.clear();
+            }
+            memo.insert(w.to_string(), t);
+        });
+    });
 }
 
 #[cfg(test)]

@@ -155,13 +155,13 @@ pub fn candidate(row: &Row, base: &str, score: f64) -> Value {
 pub fn search(st: &State, intent: &str, resolver: resolve::Kind, limit: usize) -> Vec<Value> {
     let snap = st.snapshot();
     let hits = match resolver {
-        resolve::Kind::Bm25 => snap.bm25.resolve(intent, limit),
-        resolve::Kind::Substring => snap.substring.resolve(intent, limit),
+        resolve::Kind::Bm25 => snap.bm25().resolve(intent, limit),
+        resolve::Kind::Substring => snap.substring().resolve(intent, limit),
         resolve::Kind::Bm25fWordnet => snap.best.resolve(intent, limit),
     };
     let base = st.base_url();
     hits.iter()
-        .map(|h| candidate(&snap.rows[h.row], &base, h.score))
+        .map(|h| candidate(&snap.rows()[h.row], &base, h.score))
         .collect()
 }
 
@@ -235,10 +235,10 @@ fn contract(st: &State, key: &str, markdown: bool) -> Response {
 
 fn counts(st: &State, registry: bool) -> Response {
     let snap = st.snapshot();
-    let rows = snap.rows.len();
-    let enabled = snap.rows.iter().filter(|r| r.enabled).count();
+    let rows = snap.rows().len();
+    let enabled = snap.rows().iter().filter(|r| r.enabled).count();
     let not_test = snap
-        .rows
+        .rows()
         .iter()
         .filter(|r| r.enabled && !r.key.starts_with("TEST_"))
         .count();

@@ -72,7 +72,7 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
             .best
             .resolve(&req.key, 3)
             .into_iter()
-            .map(|h| snap.rows[h.row].key.clone())
+            .map(|h| snap.rows()[h.row].key.clone())
             .collect();
         return Err(Refusal::UnknownKey {
             key: req.key,

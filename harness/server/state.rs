@@ -23,14 +23,17 @@ use tokio::sync::broadcast;
 
 /// Everything derived from the directory table at one moment.
 pub struct Snapshot {
-    pub rows: Vec<Row>,
-    /// The per-row projection (enabled, planner-visible rows).
+    /// The rows (all of them, in table order) and their per-row projection (enabled,
+    /// planner-visible rows).
     pub catalogue: Catalogue,
     pub by_key: HashMap<String, usize>,
-    pub bm25: Bm25,
-    /// The default resolver's index ([`crate::resolve::Kind::DEFAULT`]).
+    /// The default resolver's index ([`crate::resolve::Kind::DEFAULT`]), built with the
+    /// snapshot.
     pub best: Bm25f,
-    pub substring: Substring,
+    /// The other resolvers' indexes, built the first time a request names them: most servers
+    /// never get such a request, and building them would delay start-up and every swap.
+    bm25: OnceLock<Bm25>,
+    substring: OnceLock<Substring>,
     /// The tools of each MCP endpoint that lists its own (by path); the others list the
     /// projection.
     listings: HashMap<&'static str, Vec<Tool>>,
@@ -41,25 +44,28 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn new(rows: Vec<Row>) -> Snapshot {
-        // The projection and the three indexes are independent: built side by side.
-        let (catalogue, bm25, best, substring) = std::thread::scope(|s| {
-            let catalogue = s.spawn(|| Catalogue::from_rows("directory", rows.clone()));
-            let bm25 = s.spawn(|| Bm25::new(&rows));
+        // The projection (with the endpoints' own listings made from it) and the default index
+        // are independent: built side by side.
+        let (tools, listings, best) = std::thread::scope(|s| {
             let best = s.spawn(|| Bm25f::new(&rows, Fields::EXPANDED));
-            let substring = Substring::new(&rows);
-            fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
-                h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-            }
-            (join(catalogue), join(bm25), join(best), substring)
+            let mut tools = Catalogue::project(&rows);
+            let mut listings: HashMap<&'static str, Vec<Tool>> = crate::surface::REGISTRY
+                .iter()
+                .filter_map(|s| s.endpoint())
+                .filter_map(|e| match (e.tools)(&tools) {
+                    Listing::Projection => None,
+                    Listing::Tools(tools) => Some((e.path, tools)),
+                })
+                .collect();
+            // The server writes tools as their bytes; a parsed tree is made again only where a
+            // handler asks for one, so the snapshot does not hold every definition twice.
+            tools
+                .iter_mut()
+                .chain(listings.values_mut().flatten())
+                .for_each(Tool::forget_value);
+            let best = best.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (tools, listings, best)
         });
-        let listings = crate::surface::REGISTRY
-            .iter()
-            .filter_map(|s| s.endpoint())
-            .filter_map(|e| match (e.tools)(&catalogue.tools) {
-                Listing::Projection => None,
-                Listing::Tools(tools) => Some((e.path, tools)),
-            })
-            .collect();
         let tools_json = crate::surface::REGISTRY
             .iter()
             .filter_map(|s| s.endpoint())
@@ -73,12 +79,16 @@ impl Snapshot {
                 .enumerate()
                 .map(|(i, r)| (r.key.clone(), i))
                 .collect(),
-            bm25,
+            catalogue: Catalogue::with_projection("directory", rows, tools),
             best,
-            substring,
-            catalogue,
-            rows,
+            bm25: OnceLock::new(),
+            substring: OnceLock::new(),
         }
+    }
+
+    /// Every row of the directory, in table order.
+    pub fn rows(&self) -> &[Row] {
+        &self.catalogue.rows
     }
 
     /// The tools an MCP endpoint lists.
@@ -112,11 +122,21 @@ impl Snapshot {
         }
     }
 
+    /// The plain BM25 index, built on first use.
+    pub fn bm25(&self) -> &Bm25 {
+        self.bm25.get_or_init(|| Bm25::new(self.rows()))
+    }
+
+    /// The substring scorer's index, built on first use.
+    pub fn substring(&self) -> &Substring {
+        self.substring.get_or_init(|| Substring::new(self.rows()))
+    }
+
     /// An enabled row by key.
     pub fn row(&self, key: &str) -> Option<&Row> {
         self.by_key
             .get(key)
-            .map(|&i| &self.rows[i])
+            .map(|&i| &self.rows()[i])
             .filter(|r| r.enabled)
     }
 }
@@ -166,6 +186,17 @@ impl State {
         limits: Limits,
     ) -> Result<State> {
         let rows = store::rows(&conn)?;
+        Self::with_rows(conn, rows, token, allowlist, limits)
+    }
+
+    /// [`State::with_limits`] on rows the caller knows the store's table holds.
+    pub fn with_rows(
+        conn: Connection,
+        rows: Vec<Row>,
+        token: Option<String>,
+        allowlist: &[String],
+        limits: Limits,
+    ) -> Result<State> {
         Ok(State {
             db: Mutex::new(conn),
             writer: Mutex::new(()),
@@ -366,9 +397,9 @@ mod tests {
         assert!(st.db.is_poisoned(), "the panic poisoned the lock");
         assert_eq!(st.receipt_count().unwrap(), 0);
         assert!(st.receipt("inv_none").unwrap().is_none());
-        let key = st.snapshot().rows[0].key.clone();
+        let key = st.snapshot().rows()[0].key.clone();
         assert!(st.remove_row(&key).unwrap());
-        assert_eq!(st.snapshot().rows.len(), 4);
+        assert_eq!(st.snapshot().rows().len(), 4);
         let at = "2026-01-01T00:00:00Z";
         assert_eq!(st.record_outbox(&key, &Value::Null, at).unwrap(), 1);
     }
