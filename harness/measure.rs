@@ -187,7 +187,7 @@ fn measure_surface(
         let n = cat.tools.len();
         let warnings = limits(&built, bill.input_tokens, cfg);
         let refused = !warnings.is_empty();
-        let (warm, cold) = cache_usage_in_place(&mut built.request, cfg, tok);
+        let (warm, cold) = cache_usage_billed(&mut built.request, cfg, tok, &bill);
         let cost = |u: &Usage| {
             (!refused).then(|| {
                 cfg.model.cost(&Usage {
@@ -250,6 +250,18 @@ pub fn cache_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage
 /// [`cache_usage`] on a request it may change for a moment: the turn before is the same body
 /// with its newest text swapped, then swapped back, so no copy of the body is made.
 fn cache_usage_in_place(req: &mut Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage) {
+    let full = billed_input(req, cfg.model.render_model(), tok);
+    cache_usage_billed(req, cfg, tok, &full)
+}
+
+/// [`cache_usage_in_place`] for a request whose billing (`full`) is already counted: only the
+/// turn before is counted anew.
+fn cache_usage_billed(
+    req: &mut Request,
+    cfg: &Config,
+    tok: Tokenizer,
+    full: &crate::tokens::Billing,
+) -> (Usage, Usage) {
     let pricing = Pricing {
         rule: cfg.model.cache_rule(),
         render: cfg.model.render_model(),
@@ -257,20 +269,21 @@ fn cache_usage_in_place(req: &mut Request, cfg: &Config, tok: Tokenizer) -> (Usa
         min_cacheable: cfg.model.min_cacheable,
         model: &cfg.model.id,
     };
-    let bill = |cache: &mut PromptCache, r: &Request, now: f64| {
+    let bill = |cache: &mut PromptCache, r: &Request, now: f64, billed: &crate::tokens::Billing| {
         cache
-            .bill(r, &pricing, "measure", now, true)
+            .bill_billed(r, &pricing, "measure", now, true, billed)
             .unwrap_or(Usage {
-                uncached_input: billed_input(r, pricing.render, tok).input_tokens,
+                uncached_input: billed.input_tokens,
                 ..Usage::default()
             })
     };
-    let cold = bill(&mut PromptCache::default(), req, 0.0);
+    let cold = bill(&mut PromptCache::default(), req, 0.0, full);
     let mut cache = PromptCache::default();
     let newest = swap_newest_text(req, Some(Value::from("(the turn before)")));
-    bill(&mut cache, req, 0.0);
+    let before = billed_input(req, pricing.render, tok);
+    bill(&mut cache, req, 0.0, &before);
     swap_newest_text(req, newest);
-    let warm = bill(&mut cache, req, 1.0);
+    let warm = bill(&mut cache, req, 1.0, full);
     (warm, cold)
 }
 

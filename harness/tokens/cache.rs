@@ -314,6 +314,20 @@ impl PromptCache {
         commit: bool,
     ) -> Result<Usage, CacheError> {
         let full = billed_input(req, p.render, p.tokenizer);
+        self.bill_billed(req, p, scope, now, commit, &full)
+    }
+
+    /// [`PromptCache::bill`] for a request whose [`billed_input`] under `p` the caller already
+    /// holds (`full`), so it is not counted again.
+    pub fn bill_billed(
+        &mut self,
+        req: &Request,
+        p: &Pricing,
+        scope: &str,
+        now: f64,
+        commit: bool,
+        full: &super::Billing,
+    ) -> Result<Usage, CacheError> {
         let total = full.input_tokens;
         let none = Usage {
             uncached_input: total,
@@ -321,9 +335,9 @@ impl PromptCache {
         };
         match p.rule {
             CacheRule::None => Ok(none),
-            CacheRule::Marks => self.bill_marks(req, p, scope, now, commit, &full),
+            CacheRule::Marks => self.bill_marks(req, p, scope, now, commit, full),
             CacheRule::Automatic { step, ttl } => {
-                Ok(self.bill_automatic(req, p, scope, now, commit, &full, step, ttl as f64))
+                Ok(self.bill_automatic(req, p, scope, now, commit, full, step, ttl as f64))
             }
         }
     }

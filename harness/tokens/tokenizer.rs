@@ -100,7 +100,7 @@ impl Tokenizer {
             }
             match whole {
                 true => bpe.count(text.as_str()),
-                false => memo::count(which, &text, |t| bpe.count(t)),
+                false => memo::count(which, &text, |t| pieces::count(bpe, which, t)),
             }
         });
         self.scale(n)
@@ -111,7 +111,9 @@ impl Tokenizer {
         let bpe = self.bpe();
         match WHOLE.with(std::cell::Cell::get) {
             true => bpe.count(text),
-            false => memo::count(self.memo_key(), text, |t| bpe.count(t)),
+            false => memo::count(self.memo_key(), text, |t| {
+                pieces::count(bpe, self.memo_key(), t)
+            }),
         }
     }
 
@@ -175,7 +177,7 @@ pub enum Part<'a> {
 }
 
 mod join {
-    use super::{memo, Part};
+    use super::{memo, pieces, Part};
     use std::borrow::Cow;
 
     fn punct(s: &str) -> bool {
@@ -245,7 +247,7 @@ mod join {
         which: u8,
         parts: impl Iterator<Item = Part<'a>>,
     ) -> Option<usize> {
-        let count = |t: &str| memo::count(which, t, |t| bpe.count(t));
+        let count = |t: &str| memo::count(which, t, |t| pieces::count(bpe, which, t));
         let mut total = 0usize;
         let mut joint = String::new();
         // The piece not yet counted (glued from several where joins did not fit), and the length
@@ -282,12 +284,54 @@ mod join {
             joint.clear();
         }
         Some(match cur {
-            None => bpe.count(joint.as_str()),
+            None => pieces::count(bpe, which, joint.as_str()),
             Some((q, _)) if joint.is_empty() => total + count(q.as_ref()),
             Some((q, taken)) => match join(bpe, Some((q.as_ref(), taken)), &joint, None) {
                 Some((m, minus, _)) => (total + count(q.as_ref()) + m).checked_sub(minus)?,
                 None => total + count(&format!("{q}{joint}")),
             },
+        })
+    }
+}
+
+/// Counts of pretokens, remembered. A text's count is the sum of its pretokens' counts (BPE
+/// merges never cross a pretoken), and catalogue text is made of few distinct pretokens
+/// (`":"`, `"type`, ` the`, ...) repeated many times, so most are looked up rather than
+/// encoded. Short pretokens only (longer ones rarely repeat), per thread, and the table is
+/// emptied at its bound, so memory stays flat whatever is counted. Keys are compared whole:
+/// a lookup can only find the pretoken's own count.
+mod pieces {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    /// Longer pretokens are encoded every time.
+    const MAX_LEN: usize = 24;
+    const MAX_ENTRIES: usize = 1 << 16;
+
+    thread_local! {
+        static TABLES: [RefCell<HashMap<Box<str>, u32>>; 2] = Default::default();
+    }
+
+    /// The BPE count of `text` (o200k or cl100k by `which`), equal to `bpe.count(text)`.
+    pub fn count(bpe: &bpe_openai::Tokenizer, which: u8, text: &str) -> usize {
+        TABLES.with(|tables| {
+            let mut table = tables[which as usize].borrow_mut();
+            bpe.split(text)
+                .map(|p| {
+                    if p.len() > MAX_LEN {
+                        return bpe.bpe.count(p.as_bytes());
+                    }
+                    if let Some(&n) = table.get(p) {
+                        return n as usize;
+                    }
+                    let n = bpe.bpe.count(p.as_bytes());
+                    if table.len() >= MAX_ENTRIES {
+                        table.clear();
+                    }
+                    table.insert(p.into(), n as u32);
+                    n
+                })
+                .sum()
         })
     }
 }
