@@ -83,25 +83,25 @@ pub fn open(path: Option<&Path>) -> Result<Connection> {
 
 /// The sequence number the next receipt takes: one more than the last row's.
 pub fn next_receipt_seq(conn: &Connection) -> Result<u64> {
-    Ok(conn.query_row(
-        "SELECT COALESCE(MAX(rowid), 0) + 1 FROM receipts",
-        [],
-        |r| r.get::<_, i64>(0),
-    )? as u64)
+    // Statements run on every call are prepared once per connection (rusqlite's cache).
+    Ok(conn
+        .prepare_cached("SELECT COALESCE(MAX(rowid), 0) + 1 FROM receipts")?
+        .query_row([], |r| r.get::<_, i64>(0))? as u64)
 }
 
 /// Append a receipt.
 pub fn insert_receipt(conn: &Connection, r: &Receipt) -> Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO receipts (id, key, args_hash, result_hash, ok, repairs, created_at, args, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![r.id, r.key, r.args_hash, r.result_hash, r.ok, r.repairs, r.created_at, crate::json::compact(&r.args), crate::json::compact(&r.result)],
+    )?
+    .execute(params![r.id, r.key, r.args_hash, r.result_hash, r.ok, r.repairs, r.created_at, crate::json::compact(&r.args), crate::json::compact(&r.result)],
     )?;
     Ok(())
 }
 
 /// A receipt by id.
 pub fn receipt(conn: &Connection, id: &str) -> Result<Option<Receipt>> {
-    let mut stmt = conn.prepare("SELECT id, key, args_hash, result_hash, ok, repairs, created_at, args, result FROM receipts WHERE id = ?1")?;
+    let mut stmt = conn.prepare_cached("SELECT id, key, args_hash, result_hash, ok, repairs, created_at, args, result FROM receipts WHERE id = ?1")?;
     let mut q = stmt.query([id])?;
     let Some(r) = q.next()? else { return Ok(None) };
     let parse = |s: String| serde_json::from_str(&s).unwrap_or(serde_json::Value::String(s));
@@ -130,10 +130,10 @@ pub fn record_outbox(
     message: &serde_json::Value,
     at: &str,
 ) -> Result<i64> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO outbox (receipt_key, message, created_at) VALUES (?1, ?2, ?3)",
-        params![key, crate::json::compact(message), at],
-    )?;
+    )?
+    .execute(params![key, crate::json::compact(message), at])?;
     Ok(conn.last_insert_rowid())
 }
 
