@@ -59,10 +59,11 @@ fi
 # --- inputs --------------------------------------------------------------------------------
 [ -s "$work/cat856.jsonl" ] || "$bin" generate --rows 856 --output "$work/cat856.jsonl"
 [ -s "$work/cat$BIG.jsonl" ] || "$bin" generate --rows "$BIG" --output "$work/cat$BIG.jsonl"
-# tools/list captures of both catalogues, written by the reference server itself.
+# tools/list captures of both catalogues, written by the reference server itself (page size 0:
+# one answer holds every tool).
 capture() { # rows-file out-file
   local log=$work/capture.log
-  "$bin" serve --catalogue "$1" --listen 127.0.0.1:0 >"$log" 2>&1 &
+  "$bin" serve --catalogue "$1" --page-size 0 --listen 127.0.0.1:0 >"$log" 2>&1 &
   local pid=$!
   local url=""
   for _ in $(seq 600); do

@@ -2,7 +2,8 @@
 //! fixed concurrency, reporting requests per second and latency percentiles.
 //!
 //! `cargo run --release --example load -- URL BODY [--init] [--header 'K: V'] [-c 32] [-n 5000]`
-//! `--init` opens an MCP session first (initialize, initialized) and sends its id.
+//! `--init` opens an MCP session first (initialize, initialized) and sends its id. `--timeout S`
+//! (default 30) bounds each request: a peer that stops answering shows as errors, not a hang.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -19,7 +20,13 @@ async fn main() {
     };
     let concurrency: usize = flag("-c").map(|v| v.parse().unwrap()).unwrap_or(32);
     let total: usize = flag("-n").map(|v| v.parse().unwrap()).unwrap_or(5000);
-    let client = reqwest::Client::new();
+    let timeout: f64 = flag("--timeout")
+        .map(|v| v.parse().unwrap())
+        .unwrap_or(30.0);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs_f64(timeout))
+        .build()
+        .unwrap();
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert("content-type", "application/json".parse().unwrap());
     headers.insert(
