@@ -4,6 +4,7 @@
 //! modules say which), plus MCP over stdio. Every surface reads the same snapshot, rebuilt on
 //! each change, and every invocation goes through one path that writes a receipt first.
 
+pub mod batch;
 pub mod code;
 pub mod guard;
 pub mod listing;
@@ -73,6 +74,17 @@ pub struct Limits {
     /// Inbound: reading a request's headers, and its body.
     pub header_timeout: Duration,
     pub body_timeout: Duration,
+    /// Inbound: the body of a request without the token, where the headers cannot tell whether
+    /// it needs one (an MCP POST under `--token-required-for calls` or `list`), is read within
+    /// these bytes and this time. Everything such a caller may send (lists, initialize, ping,
+    /// notifications, a batch of them) is small, and a tokenless sender cannot hold a
+    /// connection slot for the full `body_timeout`.
+    pub open_body: usize,
+    pub open_body_timeout: Duration,
+    /// A JSON-RPC batch's budget: past this time, or this many bytes of answers, the requests
+    /// left are answered "not run" ([`batch`]).
+    pub batch_time: Duration,
+    pub batch_bytes: usize,
     /// Inbound connections served at once; the rest wait in the listen backlog.
     pub max_connections: usize,
     pub receipt_ids: ReceiptIds,
@@ -103,6 +115,10 @@ impl Default for Limits {
             memory_receipts: 200_000,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
+            open_body: 64 << 10,
+            open_body_timeout: Duration::from_secs(5),
+            batch_time: Duration::from_secs(30),
+            batch_bytes: 16 << 20,
             max_connections: 200,
             receipt_ids: ReceiptIds::Unguessable,
             tools_page: listing::DEFAULT_PAGE_SIZE,
@@ -157,6 +173,8 @@ struct App {
     sessions: std::collections::HashMap<&'static str, Sessions>,
     /// One permit per open event stream (`Limits::max_streams`).
     streams: Arc<tokio::sync::Semaphore>,
+    /// Largest request body (`--max-body`).
+    max_body: usize,
 }
 
 /// Every MCP endpoint the server mounts, from the surface registry.
@@ -174,6 +192,7 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
             .map(|e| (e.path, Sessions::default()))
             .collect(),
         streams,
+        max_body,
     });
     let dispatch = Router::new()
         .route(
@@ -183,6 +202,7 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
         .route("/api/directory", post(http::directory_post))
         .route("/api/directory/{key}", delete(http::directory_delete))
         .with_state(app.state.clone())
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), read_body))
         .route_layer(axum::middleware::from_fn_with_state(app.clone(), api_guard));
     let mut mcp = Router::new();
     for e in endpoints() {
@@ -205,8 +225,9 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
             ),
         );
     }
-    let body_timeout = app.state.limits.body_timeout;
+    // The guards run first and refuse from the headers alone; only then is a body read.
     let mcp = mcp
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), read_body))
         .route_layer(axum::middleware::from_fn_with_state(app.clone(), mcp_guard))
         .with_state(app);
     dispatch
@@ -225,25 +246,45 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
                 "this endpoint does not take that method; GET /api/dispatch lists the verbs",
             )
         })
-        .layer(axum::middleware::from_fn(
-            move |req: axum::extract::Request, next: axum::middleware::Next| {
-                read_body(req, next, max_body, body_timeout)
-            },
-        ))
         .layer(DefaultBodyLimit::max(max_body))
 }
 
-/// Read the whole request body before routing, within `limit` bytes and `timeout`: a client
-/// that trickles its body cannot hold a handler, and an over-long body gets a JSON 413 (a
-/// JSON-RPC error on the MCP endpoints) instead of axum's plain text.
+/// Read a POST's whole body, after the guards and before the handler, within a size and a time:
+/// a client that trickles its body cannot hold a handler, and an over-long body gets a JSON 413
+/// (a JSON-RPC error on the MCP endpoints) instead of axum's plain text. Other methods' bodies
+/// are never read.
+///
+/// A caller with the token gets `--max-body` and `Limits::body_timeout`. One without it got
+/// here only because the headers could not tell whether it needs the token (an MCP POST under
+/// `calls` or `list`: only the JSON-RPC method in the body says). Refusing it outright would
+/// refuse the open methods; reading its body as a token holder's would let anyone hold a
+/// connection slot for the whole body timeout. What it may send without the token is small,
+/// so its body gets `Limits::open_body` bytes within `Limits::open_body_timeout`.
 async fn read_body(
+    Extract(app): AppState,
     req: axum::extract::Request,
     next: axum::middleware::Next,
-    limit: usize,
-    timeout: Duration,
 ) -> Response {
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
     let (parts, body) = req.into_parts();
     let is_mcp = parts.uri.path().starts_with("/mcp");
+    let limits = &app.state.limits;
+    let open = !app.state.authorised(http::presented(&parts.headers));
+    let (limit, timeout) = if open {
+        (
+            app.max_body.min(limits.open_body),
+            limits.body_timeout.min(limits.open_body_timeout),
+        )
+    } else {
+        (app.max_body, limits.body_timeout)
+    };
+    let whose = if open {
+        " for a request without the token"
+    } else {
+        ""
+    };
     let refuse = |status: StatusCode, code: &str, message: String| {
         if is_mcp {
             let body = mcp::rpc_error(Value::Null, mcp::INVALID_REQUEST, message);
@@ -256,7 +297,11 @@ async fn read_body(
         refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             "body_too_large",
-            format!("the request body is larger than this server's --max-body of {limit} bytes"),
+            if open && limit < app.max_body {
+                format!("the request body is larger than the {limit} bytes this server reads{whose} (only tools/call, which needs the token, takes more)")
+            } else {
+                format!("the request body is larger than this server's --max-body of {limit} bytes")
+            },
         )
     };
     let declared = parts
@@ -272,7 +317,7 @@ async fn read_body(
             StatusCode::REQUEST_TIMEOUT,
             "body_timeout",
             format!(
-                "the request body did not arrive within {} s",
+                "the request body did not arrive within {} s{whose}",
                 timeout.as_secs_f64()
             ),
         ),
@@ -389,11 +434,10 @@ fn unauthorised(body: &Value, presented: bool) -> Response {
     resp
 }
 
-/// `Some(401)` when the access policy puts this request (`method`: its JSON-RPC method, `None`
-/// for a GET or DELETE) behind the token and the token is missing or wrong.
-fn token_gate(st: &State, headers: &HeaderMap, method: Option<&str>) -> Option<Response> {
+/// `Some(401)` when a token is configured and this request's is missing or wrong.
+fn token_gate(st: &State, headers: &HeaderMap) -> Option<Response> {
     let presented = http::presented(headers);
-    if st.token.is_none() || !st.access().token_for.covers(method) || st.authorised(presented) {
+    if st.token.is_none() || st.authorised(presented) {
         return None;
     }
     let body = mcp::rpc_error(
@@ -405,7 +449,8 @@ fn token_gate(st: &State, headers: &HeaderMap, method: Option<&str>) -> Option<R
 }
 
 /// Refuse, before anything else, a request whose `Host` or `Origin` the access policy does not
-/// allow (403, a JSON-RPC error without an id).
+/// allow (403, a JSON-RPC error without an id), then one that needs the token whatever its
+/// body says and lacks it (401), before its body is read.
 async fn mcp_guard(
     Extract(app): AppState,
     req: axum::extract::Request,
@@ -418,6 +463,12 @@ async fn mcp_guard(
             format!("forbidden: {why}"),
         );
         return rpc_response(StatusCode::FORBIDDEN, crate::json::compact(&body));
+    }
+    let st = &app.state;
+    if st.access().token_for.need_before_body(req.method()) == guard::Need::Always {
+        if let Some(denied) = token_gate(st, req.headers()) {
+            return denied;
+        }
     }
     next.run(req).await
 }
@@ -444,7 +495,8 @@ fn check_access(app: &App, req: &axum::extract::Request) -> std::result::Result<
 
 /// The same Host and Origin checks on the HTTP dispatch API, and its reads (manifest, ask,
 /// contracts, registry) behind the token when `--token-required-for` is `list` or `all`:
-/// they reveal the catalogue as `tools/list` does.
+/// they reveal the catalogue as `tools/list` does. Its writes (invoke, add and remove rows)
+/// always need the token: refused here, before their bodies are read.
 async fn api_guard(
     Extract(app): AppState,
     req: axum::extract::Request,
@@ -454,7 +506,7 @@ async fn api_guard(
         return http::error(StatusCode::FORBIDDEN, "forbidden", why);
     }
     let reads = req.method() == axum::http::Method::GET;
-    if reads && app.state.access().token_for != guard::TokenScope::Calls {
+    if !reads || app.state.access().token_for != guard::TokenScope::Calls {
         if let Some(denied) = http::require_token(&app.state, req.headers()) {
             return denied;
         }
@@ -496,12 +548,6 @@ async fn mcp_post(
             return rpc_response(status, crate::json::compact(&msg));
         }
     };
-    // Under `all`, nothing is read for a caller without the token.
-    if let Some(denied) =
-        token_gate(st, headers, None).filter(|_| st.access().token_for == guard::TokenScope::All)
-    {
-        return denied;
-    }
     let header = protocol_header(headers);
     let header_version = match header {
         None => None,
@@ -538,6 +584,10 @@ async fn mcp_post(
             return rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&msg));
         }
     };
+    if let Value::Array(items) = &msg {
+        let version = session_version.or(header_version);
+        return mcp_batch(app, endpoint, headers, items, version, session.is_some()).await;
+    }
     let method = msg.get("method").and_then(Value::as_str);
     // 2026-07-28 mirrors the method into `Mcp-Method`; a header that names another is refused
     // (HeaderMismatch). Its absence is tolerated (assumed: older clients never send it).
@@ -574,6 +624,7 @@ async fn mcp_post(
         presented: presented.is_some(),
         version: session_version.or(header_version.filter(|v| *v != mcp::MODERN)),
         header,
+        batch: false,
     };
     match mcp::handle(st, sessions(app, endpoint), endpoint, &msg, &ctx).await {
         Outcome::Reply { text, session } => {
@@ -607,12 +658,65 @@ async fn mcp_post(
     }
 }
 
+/// A POST whose body is a JSON array: a JSON-RPC batch, served where protocol 2025-03-26
+/// (which has batches) is spoken: a session at that version, or a request naming no version
+/// and no session (served as it). `version`: the session's, else the header's.
+async fn mcp_batch(
+    app: &App,
+    endpoint: Endpoint,
+    headers: &HeaderMap,
+    items: &[Value],
+    version: Option<&'static str>,
+    in_session: bool,
+) -> Response {
+    let served = version.unwrap_or(mcp::ASSUMED);
+    if served != mcp::ASSUMED {
+        return bad_request(format!(
+            "JSON-RPC batches belong to protocol {} (2025-06-18 removed them) and this request is served at {served}: send one message per request",
+            mcp::ASSUMED
+        ));
+    }
+    if !in_session && version.is_some() {
+        return bad_request(format!(
+            "this request names protocol version {served}, which has sessions: send the Mcp-Session-Id that initialize returned"
+        ));
+    }
+    // Mcp-Method (a 2026-07-28 header) names one method; on a batch it must name every one.
+    if let Some(h) = headers.get("mcp-method") {
+        if items.iter().any(|i| {
+            i.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|m| h.to_str().ok() != Some(m))
+        }) {
+            let e = mcp::rpc_error(
+                Value::Null,
+                mcp::HEADER_MISMATCH,
+                "the Mcp-Method header and a batched message's `method` differ",
+            );
+            return rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&e));
+        }
+    }
+    let st = &app.state;
+    let presented = http::presented(headers);
+    let ctx = mcp::Context {
+        authorised: st.authorised(presented),
+        presented: presented.is_some(),
+        version,
+        header: protocol_header(headers),
+        batch: true,
+    };
+    match batch::handle(st, sessions(app, endpoint), endpoint, items, &ctx).await {
+        batch::Batch::Answers(text) => rpc_response(StatusCode::OK, text),
+        batch::Batch::Accepted => StatusCode::ACCEPTED.into_response(),
+        batch::Batch::Refused(v) => rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&v)),
+        batch::Batch::Unauthorised { body, presented } => unauthorised(&body, presented),
+    }
+}
+
 /// `GET`: the event stream on which list_changed arrives (endpoints whose list follows the
 /// directory), for sessions of the versions that have one.
+/// The token, where the scope asks for it here, was checked by [`mcp_guard`].
 fn mcp_get(app: &Arc<App>, endpoint: Endpoint, headers: &HeaderMap) -> Response {
-    if let Some(denied) = token_gate(&app.state, headers, Some("subscriptions/listen")) {
-        return denied;
-    }
     if !mcp::list_changes(endpoint) {
         return http::error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -644,10 +748,8 @@ fn mcp_get(app: &Arc<App>, endpoint: Endpoint, headers: &HeaderMap) -> Response 
     )))
 }
 
+/// The token, where the scope asks for it here, was checked by [`mcp_guard`].
 fn mcp_delete(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
-    if let Some(denied) = token_gate(&app.state, headers, None) {
-        return denied;
-    }
     match session_header(headers) {
         Some(sid) if sessions(app, endpoint).close(sid) => StatusCode::OK.into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),
