@@ -1248,3 +1248,26 @@ fn a_caller_without_the_token_is_refused_before_its_body_is_read() {
     drop(entered);
     rt.shutdown_timeout(Duration::from_secs(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_is_guarded_like_get() {
+    use server::guard::TokenScope;
+    let s = start_scoped(TokenScope::List, Limits::default()).await;
+    for path in ["/mcp", "/api/dispatch"] {
+        let r = s
+            .http
+            .head(format!("{}{path}", s.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+    }
+    let s = start_scoped(TokenScope::Calls, Limits::default()).await;
+    let r = s
+        .http
+        .head(format!("{}/api/dispatch", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "a read stays open under calls");
+}

@@ -60,7 +60,8 @@ impl TokenScope {
     pub fn need_before_body(self, method: &Method) -> Need {
         match self {
             TokenScope::All => Need::Always,
-            TokenScope::List if method == Method::GET => Need::Always,
+            // axum answers HEAD with the GET handler.
+            TokenScope::List if method == Method::GET || method == Method::HEAD => Need::Always,
             TokenScope::List | TokenScope::Calls if method == Method::POST => Need::ByBody,
             TokenScope::List | TokenScope::Calls => Need::Never,
         }
@@ -397,6 +398,7 @@ mod tests {
         assert!(TokenScope::parse("everything").is_err());
         assert_eq!(All.need_before_body(&Method::POST), Need::Always);
         assert_eq!(List.need_before_body(&Method::GET), Need::Always);
+        assert_eq!(List.need_before_body(&Method::HEAD), Need::Always);
         assert_eq!(List.need_before_body(&Method::POST), Need::ByBody);
         assert_eq!(Calls.need_before_body(&Method::GET), Need::Never);
         assert_eq!(Calls.need_before_body(&Method::DELETE), Need::Never);

@@ -164,7 +164,12 @@ pub fn tools_list(
     let cursors = Cursors {
         key: cursor_key(st),
         path: endpoint.path,
-        generation,
+        // A list that never follows the directory keeps its cursors across changes.
+        generation: if super::mcp::list_changes(endpoint) {
+            generation
+        } else {
+            0
+        },
         size: st.limits.tools_page,
     };
     let page = cursors.page(cursor)?;

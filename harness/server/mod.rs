@@ -82,7 +82,9 @@ pub struct Limits {
     pub open_body: usize,
     pub open_body_timeout: Duration,
     /// A JSON-RPC batch's budget: past this time, or this many bytes of answers, the requests
-    /// left are answered "not run" ([`batch`]).
+    /// left are answered "not run" ([`batch`]). The bytes bound what one connection can make
+    /// the server hold: at most this plus one answer (a whole list at worst), so
+    /// `max_connections` batches hold at most that many times over.
     pub batch_time: Duration,
     pub batch_bytes: usize,
     /// Inbound connections served at once; the rest wait in the listen backlog.
@@ -118,7 +120,7 @@ impl Default for Limits {
             open_body: 64 << 10,
             open_body_timeout: Duration::from_secs(5),
             batch_time: Duration::from_secs(30),
-            batch_bytes: 16 << 20,
+            batch_bytes: 4 << 20,
             max_connections: 200,
             receipt_ids: ReceiptIds::Unguessable,
             tools_page: listing::DEFAULT_PAGE_SIZE,
@@ -505,7 +507,10 @@ async fn api_guard(
     if let Err(why) = check_access(&app, &req) {
         return http::error(StatusCode::FORBIDDEN, "forbidden", why);
     }
-    let reads = req.method() == axum::http::Method::GET;
+    let reads = matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
     if !reads || app.state.access().token_for != guard::TokenScope::Calls {
         if let Some(denied) = http::require_token(&app.state, req.headers()) {
             return denied;
