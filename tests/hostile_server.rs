@@ -1271,3 +1271,59 @@ async fn head_is_guarded_like_get() {
         .unwrap();
     assert_eq!(r.status(), 200, "a read stays open under calls");
 }
+
+#[test]
+fn peers_that_stop_reading_large_answers_cannot_hold_every_connection() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let entered = rt.enter();
+    let limits = Limits {
+        max_connections: 4,
+        write_stall: Duration::from_secs(1),
+        tools_page: 0,
+        batch_bytes: 64 << 20,
+        ..Limits::default()
+    };
+    let s = rt.block_on(start(rows(200), vec![], limits));
+    // Every slot asks for a batch of whole lists (megabytes, past the socket buffers) and
+    // reads none of it.
+    let batch = Value::Array(
+        (0..100)
+            .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "tools/list"}))
+            .collect(),
+    )
+    .to_string();
+    let stalled: Vec<std::net::TcpStream> = (0..4)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(s.addr).unwrap();
+            write!(
+                c,
+                "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{batch}",
+                batch.len()
+            )
+            .unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    // A reading client still gets in once the stalled writes time out.
+    let t = Instant::now();
+    let ok = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+        .get(format!("{}/api/dispatch", s.base))
+        .send();
+    assert!(
+        ok.as_ref().is_ok_and(|r| r.status() == 200),
+        "{ok:?} after {:?}",
+        t.elapsed()
+    );
+    drop(stalled);
+    drop(s);
+    drop(entered);
+    rt.shutdown_timeout(Duration::from_secs(1));
+}

@@ -9,6 +9,7 @@ pub mod code;
 pub mod guard;
 pub mod listing;
 pub mod sessions;
+mod stall;
 pub mod stdio;
 mod streams;
 use streams::{change_events, event_stream, stream_permit, too_many_streams};
@@ -89,6 +90,10 @@ pub struct Limits {
     pub batch_bytes: usize,
     /// Inbound connections served at once; the rest wait in the listen backlog.
     pub max_connections: usize,
+    /// Inbound: a connection whose peer reads nothing of the answer for this long is closed
+    /// ([`stall`]), so a client that asks for a large answer and stops reading cannot hold a
+    /// connection slot.
+    pub write_stall: Duration,
     pub receipt_ids: ReceiptIds,
     /// Tools per MCP `tools/list` page (0: the whole list in one answer).
     pub tools_page: usize,
@@ -122,6 +127,7 @@ impl Default for Limits {
             batch_time: Duration::from_secs(30),
             batch_bytes: 4 << 20,
             max_connections: 200,
+            write_stall: Duration::from_secs(30),
             receipt_ids: ReceiptIds::Unguessable,
             tools_page: listing::DEFAULT_PAGE_SIZE,
             max_streams: 32,
@@ -389,6 +395,7 @@ pub async fn run(
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         let mut stop = stop_rx.clone();
         let header_timeout = limits.header_timeout;
+        let stream = stall::StallGuard::new(stream, limits.write_stall);
         tokio::spawn(async move {
             let _permit = permit;
             let mut builder = hyper::server::conn::http1::Builder::new();
