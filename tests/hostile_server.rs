@@ -1327,3 +1327,41 @@ fn peers_that_stop_reading_large_answers_cannot_hold_every_connection() {
     drop(entered);
     rt.shutdown_timeout(Duration::from_secs(1));
 }
+
+#[test]
+fn a_body_left_unread_is_never_taken_for_the_next_request() {
+    use server::guard::TokenScope;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let entered = rt.enter();
+    let s = rt.block_on(start_scoped(TokenScope::All, Limits::default()));
+    let key = s.state.snapshot().rows[0].key.clone();
+    // The refused request's body is a whole request carrying the token.
+    let inner = format!(
+        "DELETE /api/directory/{key} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-length: 0\r\n\r\n"
+    );
+    let mut c = std::net::TcpStream::connect(s.addr).unwrap();
+    // A second answer would follow the first at once; 2 s of silence says there is none.
+    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    write!(
+        c,
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\n\r\n{inner}",
+        inner.len()
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    let text = String::from_utf8_lossy(&got);
+    assert_eq!(text.matches("HTTP/1.1 ").count(), 1, "{text}");
+    assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+    assert!(
+        s.state.snapshot().row(&key).is_some(),
+        "the smuggled DELETE did not run"
+    );
+    drop(s);
+    drop(entered);
+    rt.shutdown_timeout(Duration::from_secs(1));
+}
