@@ -959,7 +959,7 @@ fn slow_clients_are_cut_off_and_cannot_hold_every_connection() {
         .unwrap();
     write!(
         slow,
-        "POST /api/dispatch HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {TOKEN}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"key\""
+        "POST /api/dispatch HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"key\""
     )
     .unwrap();
     let mut answer = String::new();
@@ -1124,4 +1124,244 @@ fn stdio_survives_bytes_that_are_not_utf8_and_lines_over_the_limit() {
         .contains("limit"));
     assert_eq!(answers[3]["id"], 7);
     assert_eq!(answers[3]["result"]["tools"].as_array().unwrap().len(), 12);
+}
+
+// ---- hostile17: the token before the body ---------------------------------------------------
+
+/// A server whose token is required for `scope`, with these limits.
+async fn start_scoped(scope: server::guard::TokenScope, limits: Limits) -> Server {
+    let opts = server::Options {
+        rows: Some(rows(5)),
+        db: None,
+        token: Some(TOKEN.into()),
+        allowlist: vec![],
+        max_body: server::DEFAULT_MAX_BODY,
+    };
+    let state = server::state_with(&opts, limits).unwrap();
+    state.set_access(server::guard::Access {
+        token_for: scope,
+        ..Default::default()
+    });
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    common::serve_in_process(state, server::DEFAULT_MAX_BODY, http).await
+}
+
+/// Send `head` (and `body`, maybe less than it announces) on a fresh connection; the first
+/// line of the answer and how long it took to come (an empty line if none came in 20 s).
+fn first_line(addr: std::net::SocketAddr, head: &str, body: &str) -> (String, Duration) {
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let t = Instant::now();
+    c.write_all(format!("{head}\r\nhost: 127.0.0.1\r\n\r\n{body}").as_bytes())
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 512];
+    while !got.windows(2).any(|w| w == b"\r\n") {
+        match c.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&got);
+    (text.lines().next().unwrap_or("").to_string(), t.elapsed())
+}
+
+#[test]
+fn a_caller_without_the_token_is_refused_before_its_body_is_read() {
+    use server::guard::TokenScope;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // The in-process server and its client are dropped inside the runtime.
+    let entered = rt.enter();
+    // A token holder's body may take 30 s; one without the token gets 1 s.
+    let limits = Limits {
+        body_timeout: Duration::from_secs(30),
+        open_body_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let quick = Duration::from_secs(10);
+    let big = "content-type: application/json\r\ncontent-length: 100000";
+    let cases = [
+        // Needed whatever the body says: 401 from the headers, the body never read.
+        (TokenScope::All, "POST /mcp HTTP/1.1", "", "401"),
+        (
+            TokenScope::All,
+            "POST /mcp/small HTTP/1.1",
+            "authorization: Bearer wrong\r\n",
+            "401",
+        ),
+        (TokenScope::All, "DELETE /mcp HTTP/1.1", "", "401"),
+        (TokenScope::List, "GET /mcp HTTP/1.1", "", "401"),
+        (TokenScope::Calls, "POST /api/dispatch HTTP/1.1", "", "401"),
+        (
+            TokenScope::Calls,
+            "POST /api/directory HTTP/1.1",
+            "x-mcp-token: wrong\r\n",
+            "401",
+        ),
+        // Only the body can tell: a tokenless body is held to the small, quick budget.
+        (TokenScope::Calls, "POST /mcp HTTP/1.1", "", "413"),
+        (TokenScope::List, "POST /mcp HTTP/1.1", "", "413"),
+    ];
+    for (scope, line, auth, want) in cases {
+        let s = rt.block_on(start_scoped(scope, limits.clone()));
+        let (got, took) = first_line(s.addr, &format!("{line}\r\n{auth}{big}"), "{\"jsonrpc\"");
+        assert!(got.contains(want), "{scope:?} {line}: {got:?}");
+        assert!(took < quick, "{scope:?} {line}: {took:?}");
+        drop(s);
+    }
+    // A trickled tokenless body under `calls` is cut off after the short timeout.
+    let s = rt.block_on(start_scoped(TokenScope::Calls, limits.clone()));
+    let (got, took) = first_line(
+        s.addr,
+        "POST /mcp HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: 1000",
+        "{\"jsonrpc\"",
+    );
+    assert!(got.contains("408"), "{got:?}");
+    assert!(took < quick, "{took:?}");
+    // With the token, the same endpoint takes a body over the tokenless budget.
+    let message = "m".repeat(100_000);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ECHO", "arguments": {"message": message}}});
+    let (status, v) = rt.block_on(s.post("/mcp", call.clone()));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    // Without it, the 413 says why.
+    let r = rt
+        .block_on(
+            s.http
+                .post(format!("{}/mcp", s.base))
+                .header("content-type", "application/json")
+                .body(call.to_string())
+                .send(),
+        )
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let text = rt.block_on(r.text()).unwrap();
+    assert!(text.contains("without the token"), "{text}");
+    drop(s);
+    drop(entered);
+    rt.shutdown_timeout(Duration::from_secs(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_is_guarded_like_get() {
+    use server::guard::TokenScope;
+    let s = start_scoped(TokenScope::List, Limits::default()).await;
+    for path in ["/mcp", "/api/dispatch"] {
+        let r = s
+            .http
+            .head(format!("{}{path}", s.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+    }
+    let s = start_scoped(TokenScope::Calls, Limits::default()).await;
+    let r = s
+        .http
+        .head(format!("{}/api/dispatch", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "a read stays open under calls");
+}
+
+#[test]
+fn peers_that_stop_reading_large_answers_cannot_hold_every_connection() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let entered = rt.enter();
+    let limits = Limits {
+        max_connections: 4,
+        write_stall: Duration::from_secs(1),
+        tools_page: 0,
+        batch_bytes: 64 << 20,
+        ..Limits::default()
+    };
+    let s = rt.block_on(start(rows(200), vec![], limits));
+    // Every slot asks for a batch of whole lists (megabytes, past the socket buffers) and
+    // reads none of it.
+    let batch = Value::Array(
+        (0..100)
+            .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "tools/list"}))
+            .collect(),
+    )
+    .to_string();
+    let stalled: Vec<std::net::TcpStream> = (0..4)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(s.addr).unwrap();
+            write!(
+                c,
+                "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{batch}",
+                batch.len()
+            )
+            .unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    // A reading client still gets in once the stalled writes time out.
+    let t = Instant::now();
+    let ok = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+        .get(format!("{}/api/dispatch", s.base))
+        .send();
+    assert!(
+        ok.as_ref().is_ok_and(|r| r.status() == 200),
+        "{ok:?} after {:?}",
+        t.elapsed()
+    );
+    drop(stalled);
+    drop(s);
+    drop(entered);
+    rt.shutdown_timeout(Duration::from_secs(1));
+}
+
+#[test]
+fn a_body_left_unread_is_never_taken_for_the_next_request() {
+    use server::guard::TokenScope;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let entered = rt.enter();
+    let s = rt.block_on(start_scoped(TokenScope::All, Limits::default()));
+    let key = s.state.snapshot().rows[0].key.clone();
+    // The refused request's body is a whole request carrying the token.
+    let inner = format!(
+        "DELETE /api/directory/{key} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-length: 0\r\n\r\n"
+    );
+    let mut c = std::net::TcpStream::connect(s.addr).unwrap();
+    // A second answer would follow the first at once; 2 s of silence says there is none.
+    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    write!(
+        c,
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\n\r\n{inner}",
+        inner.len()
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    let text = String::from_utf8_lossy(&got);
+    assert_eq!(text.matches("HTTP/1.1 ").count(), 1, "{text}");
+    assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+    assert!(
+        s.state.snapshot().row(&key).is_some(),
+        "the smuggled DELETE did not run"
+    );
+    drop(s);
+    drop(entered);
+    rt.shutdown_timeout(Duration::from_secs(1));
 }

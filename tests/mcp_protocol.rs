@@ -766,3 +766,423 @@ async fn a_get_stream_ends_with_its_session() {
     .await;
     assert!(ended.is_ok(), "the stream outlived its session");
 }
+
+/// A `tools/list` at `path` with this cursor: (status, body).
+async fn list_at(s: &Server, path: &str, cursor: Option<&str>) -> Answer {
+    let mut msg = list();
+    if let Some(c) = cursor {
+        msg["params"] = json!({"cursor": c});
+    }
+    s.post(path, &msg, &[]).await
+}
+
+fn names(a: &Answer) -> Vec<String> {
+    a.body["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {}", a.text))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cursors_are_bound_to_their_endpoint_snapshot_and_server() {
+    let s = start(25, 10, Access::default()).await;
+    let first = list_at(&s, "/mcp", None).await;
+    let page1 = names(&first);
+    let c1 = first.body["result"]["nextCursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The cursor works where it was issued, and nowhere else.
+    let again = list_at(&s, "/mcp", Some(&c1)).await;
+    assert_eq!(names(&again).len(), 10, "{}", again.text);
+    assert!(names(&again).iter().all(|n| !page1.contains(n)));
+    let min = list_at(&s, "/mcp/min", Some(&c1)).await;
+    assert_eq!(min.body["error"]["code"], -32602, "{}", min.text);
+    assert!(min.text.contains("first page"), "{}", min.text);
+    // Forged, edited and old-style cursors.
+    let mut edited = c1.clone().into_bytes();
+    edited[0] = if edited[0] == b'1' { b'2' } else { b'1' };
+    let edited = String::from_utf8(edited).unwrap();
+    let long = "a".repeat(10_000);
+    for bad in ["t10", "t20", "", &edited, &c1[..c1.len() - 2], &long] {
+        let a = list_at(&s, "/mcp", Some(bad)).await;
+        assert_eq!(a.status, 200);
+        assert_eq!(a.body["error"]["code"], -32602, "{bad:.40}: {}", a.text);
+    }
+    // A cursor from another run of the server (another secret) is not one of this server's.
+    let other = start(25, 10, Access::default()).await;
+    let a = list_at(&other, "/mcp", Some(&c1)).await;
+    assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+    // A row removed between pages: the old cursor is refused as stale, where an offset would
+    // have skipped the tool that moved onto page 1.
+    let victim = &page1[0];
+    let r = s
+        .http
+        .delete(format!("{}/api/directory/{victim}", s.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let stale = list_at(&s, "/mcp", Some(&c1)).await;
+    assert_eq!(stale.body["error"]["code"], -32602, "{}", stale.text);
+    assert!(
+        stale.text.contains("changed") && stale.text.contains("first page"),
+        "{}",
+        stale.text
+    );
+    // Listing again from the start sees every tool once.
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..10 {
+        let a = list_at(&s, "/mcp", cursor.as_deref()).await;
+        seen.extend(names(&a));
+        cursor = a.body["result"]["nextCursor"].as_str().map(String::from);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 24);
+    assert!(!seen.contains(victim));
+    let unique: std::collections::HashSet<_> = seen.iter().collect();
+    assert_eq!(unique.len(), 24);
+    // The stateless revision pages with the same cursors.
+    let h = [("mcp-protocol-version", MODERN)];
+    let a = s.post("/mcp", &modern("tools/list", json!({})), &h).await;
+    let c = a.body["result"]["nextCursor"].as_str().unwrap().to_string();
+    let b = s
+        .post("/mcp", &modern("tools/list", json!({"cursor": c})), &h)
+        .await;
+    assert_eq!(b.body["result"]["tools"].as_array().unwrap().len(), 10);
+    // The small surface's list does not follow the directory: its cursors outlive a change.
+    let s = start(5, 1, Access::default()).await;
+    let small = list_at(&s, "/mcp/small", None).await;
+    let c_small = small.body["result"]["nextCursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let per_row = list_at(&s, "/mcp", None).await;
+    let c_row = per_row.body["result"]["nextCursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key = names(&per_row)[0].clone();
+    let r = s
+        .http
+        .delete(format!("{}/api/directory/{key}", s.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let a = list_at(&s, "/mcp/small", Some(&c_small)).await;
+    assert_eq!(names(&a).len(), 1, "{}", a.text);
+    let a = list_at(&s, "/mcp", Some(&c_row)).await;
+    assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+}
+
+fn req(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn ids(a: &Answer) -> Vec<Value> {
+    a.body
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {}", a.text))
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_are_answered_at_2025_03_26_and_refused_elsewhere() {
+    let s = start(12, 0, Access::default()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let auth = [("authorization", bearer.as_str())];
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let call = req(
+        3,
+        "tools/call",
+        json!({"name": "ECHO", "arguments": {"message": "x"}}),
+    );
+    // Sessionless (served as 2025-03-26): each request answered, in order; notifications not.
+    let batch = json!([
+        req(1, "tools/list", json!({})),
+        note,
+        req(2, "ping", json!({})),
+        call
+    ]);
+    let a = s.post("/mcp", &batch, &auth).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(ids(&a), vec![json!(1), json!(2), json!(3)]);
+    assert_eq!(a.body[0]["result"]["tools"].as_array().unwrap().len(), 12);
+    assert_eq!(a.body[2]["result"]["isError"], false, "{}", a.text);
+    // Each answer is what the request alone gets.
+    let alone = s.post("/mcp", &req(1, "tools/list", json!({})), &[]).await;
+    assert_eq!(a.body[0], alone.body);
+    // Only notifications, or only responses: 202 and no body.
+    for quiet in [
+        json!([note, note]),
+        json!([{"jsonrpc": "2.0", "id": 9, "result": {}}]),
+    ] {
+        let a = s.post("/mcp", &quiet, &[]).await;
+        assert_eq!(a.status, 202, "{}", a.text);
+        assert!(a.text.is_empty());
+    }
+    // In a 2025-03-26 session too.
+    let sid = s.initialize("/mcp", "2025-03-26").await;
+    let in_session = [
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-03-26"),
+    ];
+    let a = s
+        .post("/mcp", &json!([req(4, "ping", json!({}))]), &in_session)
+        .await;
+    assert_eq!(ids(&a), vec![json!(4)], "{}", a.text);
+    // Other versions keep a clear error.
+    for version in ["2025-06-18", "2025-11-25"] {
+        let sid = s.initialize("/mcp", version).await;
+        let h = [
+            ("mcp-session-id", sid.as_str()),
+            ("mcp-protocol-version", version),
+        ];
+        let a = s
+            .post("/mcp", &json!([req(5, "ping", json!({}))]), &h)
+            .await;
+        assert_eq!(a.status, 400, "{}", a.text);
+        assert_eq!(a.body["error"]["code"], -32600);
+        assert!(a.text.contains("removed"), "{}", a.text);
+    }
+    let modern_header = [("mcp-protocol-version", MODERN)];
+    let a = s
+        .post("/mcp", &json!([req(5, "ping", json!({}))]), &modern_header)
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    // Naming 2025-03-26 without its session is refused as a single request is.
+    let a = s
+        .post(
+            "/mcp",
+            &json!([req(5, "ping", json!({}))]),
+            &[("mcp-protocol-version", "2025-03-26")],
+        )
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert!(a.text.contains("Mcp-Session-Id"), "{}", a.text);
+    // Refused whole: empty, too long, with initialize.
+    let init = req(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let pings = |n: i64| Value::Array((0..n).map(|i| req(i, "ping", json!({}))).collect());
+    for (bad, says) in [
+        (json!([]), "empty"),
+        (pings(101), "100"),
+        (json!([req(1, "ping", json!({})), init]), "initialize"),
+    ] {
+        let a = s.post("/mcp", &bad, &[]).await;
+        assert_eq!(a.status, 400, "{}", a.text);
+        assert_eq!(a.body["error"]["code"], -32600);
+        assert!(a.body["id"].is_null());
+        assert!(a.text.contains(says), "{says}: {}", a.text);
+    }
+    let a = s.post("/mcp", &pings(100), &[]).await;
+    assert_eq!(a.body.as_array().unwrap().len(), 100, "{}", a.text);
+    // Bad messages inside get their own errors, in place.
+    let mixed = json!([
+        1,
+        req(5, "no/such", json!({})),
+        [],
+        modern("ping", json!({})),
+        {"jsonrpc": "2.0", "id": 6.5, "method": "ping"}
+    ]);
+    let a = s.post("/mcp", &mixed, &[]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let codes: Vec<_> = a
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["error"]["code"].clone())
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            json!(-32600),
+            json!(-32601),
+            json!(-32600),
+            json!(-32600),
+            json!(-32600)
+        ],
+        "{}",
+        a.text
+    );
+    assert_eq!(a.body[1]["id"], 5);
+    // Mcp-Method on a batch must name every message's method.
+    let a = s
+        .post(
+            "/mcp",
+            &json!([req(1, "ping", json!({})), req(2, "tools/list", json!({}))]),
+            &[("mcp-method", "ping")],
+        )
+        .await;
+    assert_eq!(a.body["error"]["code"], -32020, "{}", a.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_requests_get_the_token_checks_of_single_ones() {
+    let call = req(
+        2,
+        "tools/call",
+        json!({"name": "ECHO", "arguments": {"message": "x"}}),
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    for scope in [TokenScope::Calls, TokenScope::List, TokenScope::All] {
+        let s = start(
+            8,
+            0,
+            Access {
+                token_for: scope,
+                ..Access::default()
+            },
+        )
+        .await;
+        let before = s.state.receipt_count().unwrap();
+        for wrong in [None, Some("Bearer wrong")] {
+            let h: Vec<(&str, &str)> = wrong.map(|w| ("authorization", w)).into_iter().collect();
+            let a = s
+                .post("/mcp", &json!([req(1, "ping", json!({})), call]), &h)
+                .await;
+            assert_eq!(a.status, 401, "{scope:?}: {}", a.text);
+            assert_eq!(a.body["error"]["code"], -32001);
+            assert!(a.headers.contains_key("www-authenticate"));
+            let a = s
+                .post("/mcp", &json!([req(1, "tools/list", json!({}))]), &h)
+                .await;
+            assert_eq!(
+                a.status == 200,
+                scope == TokenScope::Calls,
+                "{scope:?} list: {}",
+                a.text
+            );
+            let a = s
+                .post("/mcp", &json!([req(1, "ping", json!({}))]), &h)
+                .await;
+            assert_eq!(
+                a.status == 200,
+                scope != TokenScope::All,
+                "{scope:?} ping: {}",
+                a.text
+            );
+        }
+        assert_eq!(s.state.receipt_count().unwrap(), before, "nothing ran");
+        let a = s
+            .post(
+                "/mcp",
+                &json!([call]),
+                &[("authorization", bearer.as_str())],
+            )
+            .await;
+        assert_eq!(a.body[0]["result"]["isError"], false, "{}", a.text);
+        assert_eq!(s.state.receipt_count().unwrap(), before + 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_stops_running_when_its_budget_is_spent() {
+    let bearer = format!("Bearer {TOKEN}");
+    let auth = [("authorization", bearer.as_str())];
+    let call = |id: i64| {
+        req(
+            id,
+            "tools/call",
+            json!({"name": "ECHO", "arguments": {"message": "x"}}),
+        )
+    };
+    // Bytes: the first whole list fills the budget, the rest are answered "not run".
+    let limits = server::Limits {
+        tools_page: 0,
+        batch_bytes: 1_000,
+        ..server::Limits::default()
+    };
+    let s = start_with(30, limits, Access::default()).await;
+    let lists = Value::Array((0..100).map(|i| req(i, "tools/list", json!({}))).collect());
+    let a = s.post("/mcp", &lists, &auth).await;
+    let answers = a.body.as_array().unwrap();
+    assert_eq!(answers.len(), 100);
+    assert!(answers[0]["result"]["tools"].is_array());
+    assert!(answers[1..].iter().all(|r| r["error"]["code"] == -32000));
+    assert!(
+        a.text.len() < 2 * answers[0].to_string().len() + 100 * 200,
+        "the answer stays near the budget"
+    );
+    assert!(answers[1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not run"));
+    // Time: a spent budget runs nothing more; notifications left are dropped.
+    let limits = server::Limits {
+        batch_time: std::time::Duration::ZERO,
+        ..server::Limits::default()
+    };
+    let s = start_with(8, limits, Access::default()).await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let a = s
+        .post("/mcp", &json!([call(1), note, call(2)]), &auth)
+        .await;
+    assert_eq!(ids(&a), vec![json!(1), json!(2)], "{}", a.text);
+    assert!(a
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["error"]["code"] == -32000));
+    assert_eq!(s.state.receipt_count().unwrap(), 0, "nothing ran");
+}
+
+#[test]
+fn over_stdio_a_batch_line_is_answered_at_2025_03_26_only() {
+    use std::io::Write;
+    let run = |lines: &[Value]| -> Vec<Value> {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+            .args(["serve", "--stdio", "--rows", "5"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for l in lines {
+            writeln!(stdin, "{l}").unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let init = |v: &str| {
+        req(
+            0,
+            "initialize",
+            json!({"protocolVersion": v, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        )
+    };
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let batch = json!([
+        req(1, "ping", json!({})),
+        note,
+        req(2, "tools/list", json!({}))
+    ]);
+    let out = run(&[init("2025-03-26"), batch.clone(), json!([note])]);
+    assert_eq!(out.len(), 2, "{out:?}");
+    let answers = out[1].as_array().unwrap();
+    assert_eq!(answers[0]["id"], 1);
+    assert_eq!(answers[1]["result"]["tools"].as_array().unwrap().len(), 5);
+    let out = run(&[init("2025-06-18"), batch]);
+    assert_eq!(out[1]["error"]["code"], -32600, "{out:?}");
+}

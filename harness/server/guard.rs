@@ -8,7 +8,12 @@
 //! and expects 403. A rebinding page's requests carry the attacker's host name in `Host`, so a
 //! `Host` that is an IP address cannot come from one; a name must be `localhost` or one the
 //! operator allowed.
+//!
+//! The token is compared as a SHA-256 digest, and the need for it is decided from the headers
+//! wherever the headers suffice, so that a caller without it is refused before its body is read.
 
+use axum::http::Method;
+use sha2::{Digest, Sha256};
 use std::net::{IpAddr, SocketAddr};
 
 /// Which MCP requests need the bearer token. Each level includes the ones before it.
@@ -49,6 +54,19 @@ impl TokenScope {
         }
     }
 
+    /// What the headers alone say about an MCP request's need for the token, by its HTTP
+    /// method. A POST's need depends on the JSON-RPC method in its body, except under `all`;
+    /// a GET opens the event stream (a listing under `list`); a DELETE closes a session.
+    pub fn need_before_body(self, method: &Method) -> Need {
+        match self {
+            TokenScope::All => Need::Always,
+            // axum answers HEAD with the GET handler.
+            TokenScope::List if method == Method::GET || method == Method::HEAD => Need::Always,
+            TokenScope::List | TokenScope::Calls if method == Method::POST => Need::ByBody,
+            TokenScope::List | TokenScope::Calls => Need::Never,
+        }
+    }
+
     /// Whether a JSON-RPC method needs the token at this level (`None`: a message that is
     /// not a request, or a GET/DELETE, which only `all` protects besides the GET stream).
     pub fn covers(self, method: Option<&str>) -> bool {
@@ -62,6 +80,35 @@ impl TokenScope {
             TokenScope::Calls => method == Some("tools/call"),
         }
     }
+}
+
+/// Whether a request needs the token, as far as its headers tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Whatever its body says: refused from the headers when the token is missing or wrong.
+    Always,
+    /// It depends on the JSON-RPC method in the body.
+    ByBody,
+    Never,
+}
+
+/// What the server keeps of its token: the SHA-256 digest it compares presented tokens with.
+pub fn token_digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// Whether a presented token is the one with this digest. Digests of a fixed size are compared
+/// in time that does not depend on where they differ, so neither the first wrong byte nor the
+/// token's length shows in how long the answer takes (hashing the presented token takes time by
+/// its own length, which its sender knows already).
+pub fn token_matches(expected: &[u8; 32], presented: &str) -> bool {
+    constant_time_eq(expected, &token_digest(presented))
+}
+
+/// Equal byte strings, compared without stopping at the first difference (`false` at once when
+/// the lengths differ: callers compare fixed-size digests or tags).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The HTTP access policy of the MCP endpoints.
@@ -349,6 +396,27 @@ mod tests {
         assert!(All.covers(Some("ping")) && All.covers(None));
         assert_eq!(TokenScope::parse("list"), Ok(List));
         assert!(TokenScope::parse("everything").is_err());
+        assert_eq!(All.need_before_body(&Method::POST), Need::Always);
+        assert_eq!(List.need_before_body(&Method::GET), Need::Always);
+        assert_eq!(List.need_before_body(&Method::HEAD), Need::Always);
+        assert_eq!(List.need_before_body(&Method::POST), Need::ByBody);
+        assert_eq!(Calls.need_before_body(&Method::GET), Need::Never);
+        assert_eq!(Calls.need_before_body(&Method::DELETE), Need::Never);
+    }
+
+    #[test]
+    fn tokens_compare_as_digests() {
+        let d = token_digest("s3cret-token-value");
+        assert!(token_matches(&d, "s3cret-token-value"));
+        for wrong in [
+            "",
+            "s3cret-token-valu",
+            "s3cret-token-value ",
+            "S3cret-token-value",
+        ] {
+            assert!(!token_matches(&d, wrong), "{wrong:?}");
+        }
+        assert!(!constant_time_eq(b"ab", b"abc") && constant_time_eq(b"", b""));
     }
 
     #[test]

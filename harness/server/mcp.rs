@@ -104,6 +104,8 @@ pub struct Context<'a> {
     pub version: Option<&'static str>,
     /// The `MCP-Protocol-Version` header as sent, if any.
     pub header: Option<&'a str>,
+    /// Whether the message is one of a JSON-RPC batch (served at [`ASSUMED`]).
+    pub batch: bool,
 }
 
 /// The version a message speaks: its own `_meta` (modern), else what the transport knows,
@@ -120,6 +122,13 @@ fn version_of(id: &Value, params: &Value, ctx: &Context) -> Result<&'static str,
         }
         return Ok(ctx.version.unwrap_or(ASSUMED));
     };
+    if ctx.batch {
+        return Err(Outcome::Invalid(rpc_error(
+            id.clone(),
+            INVALID_REQUEST,
+            format!("a batch is served at protocol {ASSUMED}; a request naming its version in `_meta.{META_VERSION}` cannot be batched"),
+        )));
+    }
     let Some(asked) = asked.as_str() else {
         return Err(Outcome::Invalid(rpc_error(
             id.clone(),
@@ -158,10 +167,10 @@ pub async fn handle(
     ctx: &Context<'_>,
 ) -> Outcome {
     let Some(obj) = msg.as_object() else {
-        let text = if msg.is_array() {
-            "batches are not supported; send one message per request"
-        } else {
-            "a message must be a JSON object"
+        let text = match (msg.is_array(), ctx.batch) {
+            (true, true) => "a batch cannot hold another batch",
+            (true, false) => "batches are not supported here; send one message per request",
+            (false, _) => "a message must be a JSON object",
         };
         return Outcome::Invalid(rpc_error(Value::Null, INVALID_REQUEST, text));
     };
@@ -276,11 +285,7 @@ pub async fn handle(
                     )
                 }
             };
-            let page = match listing::Page::at(cursor, st.limits.tools_page) {
-                Ok(p) => p,
-                Err(m) => return reply(rpc_error(id, INVALID_PARAMS, m), None),
-            };
-            match listing::tools_list(st, endpoint, &id, page, modern.then_some(&server_info)) {
+            match listing::tools_list(st, endpoint, &id, cursor, modern.then_some(&server_info)) {
                 Ok(text) => Outcome::Reply {
                     text,
                     session: None,

@@ -4,10 +4,12 @@
 //! modules say which), plus MCP over stdio. Every surface reads the same snapshot, rebuilt on
 //! each change, and every invocation goes through one path that writes a receipt first.
 
+pub mod batch;
 pub mod code;
 pub mod guard;
 pub mod listing;
 pub mod sessions;
+mod stall;
 pub mod stdio;
 mod streams;
 use streams::{change_events, event_stream, stream_permit, too_many_streams};
@@ -73,8 +75,25 @@ pub struct Limits {
     /// Inbound: reading a request's headers, and its body.
     pub header_timeout: Duration,
     pub body_timeout: Duration,
+    /// Inbound: the body of a request without the token, where the headers cannot tell whether
+    /// it needs one (an MCP POST under `--token-required-for calls` or `list`), is read within
+    /// these bytes and this time. Everything such a caller may send (lists, initialize, ping,
+    /// notifications, a batch of them) is small, and a tokenless sender cannot hold a
+    /// connection slot for the full `body_timeout`.
+    pub open_body: usize,
+    pub open_body_timeout: Duration,
+    /// A JSON-RPC batch's budget: past this time, or this many bytes of answers, the requests
+    /// left are answered "not run" ([`batch`]). The bytes bound what one connection can make
+    /// the server hold: at most this plus one answer (a whole list at worst), so
+    /// `max_connections` batches hold at most that many times over.
+    pub batch_time: Duration,
+    pub batch_bytes: usize,
     /// Inbound connections served at once; the rest wait in the listen backlog.
     pub max_connections: usize,
+    /// Inbound: a connection whose peer reads nothing of the answer for this long is closed
+    /// ([`stall`]), so a client that asks for a large answer and stops reading cannot hold a
+    /// connection slot.
+    pub write_stall: Duration,
     pub receipt_ids: ReceiptIds,
     /// Tools per MCP `tools/list` page (0: the whole list in one answer).
     pub tools_page: usize,
@@ -103,7 +122,12 @@ impl Default for Limits {
             memory_receipts: 200_000,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
+            open_body: 64 << 10,
+            open_body_timeout: Duration::from_secs(5),
+            batch_time: Duration::from_secs(30),
+            batch_bytes: 4 << 20,
             max_connections: 200,
+            write_stall: Duration::from_secs(30),
             receipt_ids: ReceiptIds::Unguessable,
             tools_page: listing::DEFAULT_PAGE_SIZE,
             max_streams: 32,
@@ -179,6 +203,8 @@ struct App {
     sessions: std::collections::HashMap<&'static str, Sessions>,
     /// One permit per open event stream (`Limits::max_streams`).
     streams: Arc<tokio::sync::Semaphore>,
+    /// Largest request body (`--max-body`).
+    max_body: usize,
 }
 
 /// Every MCP endpoint the server mounts, from the surface registry.
@@ -196,6 +222,7 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
             .map(|e| (e.path, Sessions::default()))
             .collect(),
         streams,
+        max_body,
     });
     let dispatch = Router::new()
         .route(
@@ -205,6 +232,7 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
         .route("/api/directory", post(http::directory_post))
         .route("/api/directory/{key}", delete(http::directory_delete))
         .with_state(app.state.clone())
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), read_body))
         .route_layer(axum::middleware::from_fn_with_state(app.clone(), api_guard));
     let mut mcp = Router::new();
     for e in endpoints() {
@@ -227,8 +255,9 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
             ),
         );
     }
-    let body_timeout = app.state.limits.body_timeout;
+    // The guards run first and refuse from the headers alone; only then is a body read.
     let mcp = mcp
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), read_body))
         .route_layer(axum::middleware::from_fn_with_state(app.clone(), mcp_guard))
         .with_state(app);
     dispatch
@@ -247,25 +276,45 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
                 "this endpoint does not take that method; GET /api/dispatch lists the verbs",
             )
         })
-        .layer(axum::middleware::from_fn(
-            move |req: axum::extract::Request, next: axum::middleware::Next| {
-                read_body(req, next, max_body, body_timeout)
-            },
-        ))
         .layer(DefaultBodyLimit::max(max_body))
 }
 
-/// Read the whole request body before routing, within `limit` bytes and `timeout`: a client
-/// that trickles its body cannot hold a handler, and an over-long body gets a JSON 413 (a
-/// JSON-RPC error on the MCP endpoints) instead of axum's plain text.
+/// Read a POST's whole body, after the guards and before the handler, within a size and a time:
+/// a client that trickles its body cannot hold a handler, and an over-long body gets a JSON 413
+/// (a JSON-RPC error on the MCP endpoints) instead of axum's plain text. Other methods' bodies
+/// are never read.
+///
+/// A caller with the token gets `--max-body` and `Limits::body_timeout`. One without it got
+/// here only because the headers could not tell whether it needs the token (an MCP POST under
+/// `calls` or `list`: only the JSON-RPC method in the body says). Refusing it outright would
+/// refuse the open methods; reading its body as a token holder's would let anyone hold a
+/// connection slot for the whole body timeout. What it may send without the token is small,
+/// so its body gets `Limits::open_body` bytes within `Limits::open_body_timeout`.
 async fn read_body(
+    Extract(app): AppState,
     req: axum::extract::Request,
     next: axum::middleware::Next,
-    limit: usize,
-    timeout: Duration,
 ) -> Response {
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
     let (parts, body) = req.into_parts();
     let is_mcp = parts.uri.path().starts_with("/mcp");
+    let limits = &app.state.limits;
+    let open = !app.state.authorised(http::presented(&parts.headers));
+    let (limit, timeout) = if open {
+        (
+            app.max_body.min(limits.open_body),
+            limits.body_timeout.min(limits.open_body_timeout),
+        )
+    } else {
+        (app.max_body, limits.body_timeout)
+    };
+    let whose = if open {
+        " for a request without the token"
+    } else {
+        ""
+    };
     let refuse = |status: StatusCode, code: &str, message: String| {
         if is_mcp {
             let body = mcp::rpc_error(Value::Null, mcp::INVALID_REQUEST, message);
@@ -278,7 +327,11 @@ async fn read_body(
         refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             "body_too_large",
-            format!("the request body is larger than this server's --max-body of {limit} bytes"),
+            if open && limit < app.max_body {
+                format!("the request body is larger than the {limit} bytes this server reads{whose} (only tools/call, which needs the token, takes more)")
+            } else {
+                format!("the request body is larger than this server's --max-body of {limit} bytes")
+            },
         )
     };
     let declared = parts
@@ -294,7 +347,7 @@ async fn read_body(
             StatusCode::REQUEST_TIMEOUT,
             "body_timeout",
             format!(
-                "the request body did not arrive within {} s",
+                "the request body did not arrive within {} s{whose}",
                 timeout.as_secs_f64()
             ),
         ),
@@ -364,6 +417,7 @@ pub async fn run(
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         let mut stop = stop_rx.clone();
         let header_timeout = limits.header_timeout;
+        let stream = stall::StallGuard::new(stream, limits.write_stall);
         tokio::spawn(async move {
             let _permit = permit;
             let mut builder = hyper::server::conn::http1::Builder::new();
@@ -411,11 +465,10 @@ fn unauthorised(body: &Value, presented: bool) -> Response {
     resp
 }
 
-/// `Some(401)` when the access policy puts this request (`method`: its JSON-RPC method, `None`
-/// for a GET or DELETE) behind the token and the token is missing or wrong.
-fn token_gate(st: &State, headers: &HeaderMap, method: Option<&str>) -> Option<Response> {
+/// `Some(401)` when a token is configured and this request's is missing or wrong.
+fn token_gate(st: &State, headers: &HeaderMap) -> Option<Response> {
     let presented = http::presented(headers);
-    if st.token.is_none() || !st.access().token_for.covers(method) || st.authorised(presented) {
+    if st.token.is_none() || st.authorised(presented) {
         return None;
     }
     let body = mcp::rpc_error(
@@ -427,7 +480,8 @@ fn token_gate(st: &State, headers: &HeaderMap, method: Option<&str>) -> Option<R
 }
 
 /// Refuse, before anything else, a request whose `Host` or `Origin` the access policy does not
-/// allow (403, a JSON-RPC error without an id).
+/// allow (403, a JSON-RPC error without an id), then one that needs the token whatever its
+/// body says and lacks it (401), before its body is read.
 async fn mcp_guard(
     Extract(app): AppState,
     req: axum::extract::Request,
@@ -440,6 +494,12 @@ async fn mcp_guard(
             format!("forbidden: {why}"),
         );
         return rpc_response(StatusCode::FORBIDDEN, crate::json::compact(&body));
+    }
+    let st = &app.state;
+    if st.access().token_for.need_before_body(req.method()) == guard::Need::Always {
+        if let Some(denied) = token_gate(st, req.headers()) {
+            return denied;
+        }
     }
     next.run(req).await
 }
@@ -466,7 +526,8 @@ fn check_access(app: &App, req: &axum::extract::Request) -> std::result::Result<
 
 /// The same Host and Origin checks on the HTTP dispatch API, and its reads (manifest, ask,
 /// contracts, registry) behind the token when `--token-required-for` is `list` or `all`:
-/// they reveal the catalogue as `tools/list` does.
+/// they reveal the catalogue as `tools/list` does. Its writes (invoke, add and remove rows)
+/// always need the token: refused here, before their bodies are read.
 async fn api_guard(
     Extract(app): AppState,
     req: axum::extract::Request,
@@ -475,8 +536,11 @@ async fn api_guard(
     if let Err(why) = check_access(&app, &req) {
         return http::error(StatusCode::FORBIDDEN, "forbidden", why);
     }
-    let reads = req.method() == axum::http::Method::GET;
-    if reads && app.state.access().token_for != guard::TokenScope::Calls {
+    let reads = matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
+    if !reads || app.state.access().token_for != guard::TokenScope::Calls {
         if let Some(denied) = http::require_token(&app.state, req.headers()) {
             return denied;
         }
@@ -518,12 +582,6 @@ async fn mcp_post(
             return rpc_response(status, crate::json::compact(&msg));
         }
     };
-    // Under `all`, nothing is read for a caller without the token.
-    if let Some(denied) =
-        token_gate(st, headers, None).filter(|_| st.access().token_for == guard::TokenScope::All)
-    {
-        return denied;
-    }
     let header = protocol_header(headers);
     let header_version = match header {
         None => None,
@@ -560,6 +618,10 @@ async fn mcp_post(
             return rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&msg));
         }
     };
+    if let Value::Array(items) = &msg {
+        let version = session_version.or(header_version);
+        return mcp_batch(app, endpoint, headers, items, version, session.is_some()).await;
+    }
     let method = msg.get("method").and_then(Value::as_str);
     // 2026-07-28 mirrors the method into `Mcp-Method`; a header that names another is refused
     // (HeaderMismatch). Its absence is tolerated (assumed: older clients never send it).
@@ -596,6 +658,7 @@ async fn mcp_post(
         presented: presented.is_some(),
         version: session_version.or(header_version.filter(|v| *v != mcp::MODERN)),
         header,
+        batch: false,
     };
     match mcp::handle(st, sessions(app, endpoint), endpoint, &msg, &ctx).await {
         Outcome::Reply { text, session } => {
@@ -629,12 +692,65 @@ async fn mcp_post(
     }
 }
 
+/// A POST whose body is a JSON array: a JSON-RPC batch, served where protocol 2025-03-26
+/// (which has batches) is spoken: a session at that version, or a request naming no version
+/// and no session (served as it). `version`: the session's, else the header's.
+async fn mcp_batch(
+    app: &App,
+    endpoint: Endpoint,
+    headers: &HeaderMap,
+    items: &[Value],
+    version: Option<&'static str>,
+    in_session: bool,
+) -> Response {
+    let served = version.unwrap_or(mcp::ASSUMED);
+    if served != mcp::ASSUMED {
+        return bad_request(format!(
+            "JSON-RPC batches belong to protocol {} (2025-06-18 removed them) and this request is served at {served}: send one message per request",
+            mcp::ASSUMED
+        ));
+    }
+    if !in_session && version.is_some() {
+        return bad_request(format!(
+            "this request names protocol version {served}, which has sessions: send the Mcp-Session-Id that initialize returned"
+        ));
+    }
+    // Mcp-Method (a 2026-07-28 header) names one method; on a batch it must name every one.
+    if let Some(h) = headers.get("mcp-method") {
+        if items.iter().any(|i| {
+            i.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|m| h.to_str().ok() != Some(m))
+        }) {
+            let e = mcp::rpc_error(
+                Value::Null,
+                mcp::HEADER_MISMATCH,
+                "the Mcp-Method header and a batched message's `method` differ",
+            );
+            return rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&e));
+        }
+    }
+    let st = &app.state;
+    let presented = http::presented(headers);
+    let ctx = mcp::Context {
+        authorised: st.authorised(presented),
+        presented: presented.is_some(),
+        version,
+        header: protocol_header(headers),
+        batch: true,
+    };
+    match batch::handle(st, sessions(app, endpoint), endpoint, items, &ctx).await {
+        batch::Batch::Answers(text) => rpc_response(StatusCode::OK, text),
+        batch::Batch::Accepted => StatusCode::ACCEPTED.into_response(),
+        batch::Batch::Refused(v) => rpc_response(StatusCode::BAD_REQUEST, crate::json::compact(&v)),
+        batch::Batch::Unauthorised { body, presented } => unauthorised(&body, presented),
+    }
+}
+
 /// `GET`: the event stream on which list_changed arrives (endpoints whose list follows the
 /// directory), for sessions of the versions that have one.
+/// The token, where the scope asks for it here, was checked by [`mcp_guard`].
 fn mcp_get(app: &Arc<App>, endpoint: Endpoint, headers: &HeaderMap) -> Response {
-    if let Some(denied) = token_gate(&app.state, headers, Some("subscriptions/listen")) {
-        return denied;
-    }
     if !mcp::list_changes(endpoint) {
         return http::error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -666,10 +782,8 @@ fn mcp_get(app: &Arc<App>, endpoint: Endpoint, headers: &HeaderMap) -> Response 
     )))
 }
 
+/// The token, where the scope asks for it here, was checked by [`mcp_guard`].
 fn mcp_delete(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> Response {
-    if let Some(denied) = token_gate(&app.state, headers, None) {
-        return denied;
-    }
     match session_header(headers) {
         Some(sid) if sessions(app, endpoint).close(sid) => StatusCode::OK.into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),

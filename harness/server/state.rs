@@ -17,7 +17,7 @@ use crate::sync;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use tokio::sync::broadcast;
 
@@ -148,8 +148,13 @@ pub struct State {
     /// turns and the served snapshot is always the table after the last acknowledged write.
     writer: Mutex<()>,
     snapshot: RwLock<Arc<Snapshot>>,
+    /// How many times the snapshot was replaced; bumped under its write lock, so a reader
+    /// holding the read lock sees the pair as one (`tools/list` cursors name it).
+    generation: AtomicU64,
     /// The bearer token; `None` refuses every call that invokes or changes rows.
     pub token: Option<String>,
+    /// The token's digest, which presented tokens are compared with.
+    token_digest: Option<[u8; 32]>,
     /// Hosts the http runner may send to.
     pub allowlist: Vec<String>,
     /// The http runner's client, which obeys the allowlist and the limits.
@@ -201,6 +206,8 @@ impl State {
             db: Mutex::new(conn),
             writer: Mutex::new(()),
             snapshot: RwLock::new(Arc::new(Snapshot::new(rows))),
+            generation: AtomicU64::new(0),
+            token_digest: token.as_deref().map(super::guard::token_digest),
             token,
             allowlist: allowlist.to_vec(),
             outbound: Outbound::new(allowlist, &limits)?,
@@ -220,6 +227,12 @@ impl State {
         sync::read(&self.snapshot).clone()
     }
 
+    /// The snapshot and its generation (how many times the snapshot was replaced before it).
+    pub fn snapshot_at(&self) -> (Arc<Snapshot>, u64) {
+        let snap = sync::read(&self.snapshot);
+        (snap.clone(), self.generation.load(Ordering::Relaxed))
+    }
+
     /// The store, locked. Private: handlers go through the methods below.
     fn db(&self) -> MutexGuard<'_, Connection> {
         sync::lock(&self.db)
@@ -234,7 +247,12 @@ impl State {
     /// Re-read and swap; the caller holds `writer`.
     fn reload_held(&self) -> Result<()> {
         let rows = store::rows(&self.db())?;
-        *sync::write(&self.snapshot) = Arc::new(Snapshot::new(rows));
+        let snap = Arc::new(Snapshot::new(rows));
+        {
+            let mut slot = sync::write(&self.snapshot);
+            *slot = snap;
+            self.generation.fetch_add(1, Ordering::Relaxed);
+        }
         let _ = self.changes.send(());
         Ok(())
     }
@@ -314,8 +332,8 @@ impl State {
 
     /// Whether a presented token is the server's.
     pub fn authorised(&self, presented: Option<&str>) -> bool {
-        match (&self.token, presented) {
-            (Some(t), Some(p)) => constant_time_eq(t.as_bytes(), p.as_bytes()),
+        match (&self.token_digest, presented) {
+            (Some(d), Some(p)) => super::guard::token_matches(d, p),
             _ => false,
         }
     }
@@ -365,10 +383,6 @@ pub(crate) fn random_hex() -> String {
         }
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

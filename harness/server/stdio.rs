@@ -1,6 +1,8 @@
 //! MCP over stdin and stdout: one JSON-RPC message per line, answers and change
-//! notifications written back as lines.
+//! notifications written back as lines. A line may be a JSON-RPC batch while the process
+//! speaks 2025-03-26 (or has not initialized yet), as that revision's stdio transport allows.
 
+use super::batch::{self, Batch};
 use super::mcp::{self, Outcome};
 use super::sessions::Sessions;
 use super::state::State;
@@ -54,8 +56,9 @@ pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
                     Ok(line) if line.trim().is_empty() => None,
                     Ok(line) => match serde_json::from_str::<Value>(line) {
                         Err(e) => Some(crate::json::compact(&mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}")))),
+                        Ok(Value::Array(items)) => batch_line(&state, &sessions, endpoint, &items, negotiated, authorised).await,
                         Ok(msg) => {
-                            let ctx = mcp::Context { authorised, presented: authorised, version: negotiated, header: None };
+                            let ctx = mcp::Context { authorised, presented: authorised, version: negotiated, header: None, batch: false };
                             match mcp::handle(&state, &sessions, endpoint, &msg, &ctx).await {
                                 Outcome::Reply { text, session } => {
                                     if let Some(v) = session.as_deref().and_then(|s| sessions.version(s)) {
@@ -84,6 +87,38 @@ pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
                 }
             }
         }
+    }
+}
+
+/// The line that answers a batch, if any.
+async fn batch_line(
+    state: &Arc<State>,
+    sessions: &Sessions,
+    endpoint: Endpoint,
+    items: &[Value],
+    negotiated: Option<&'static str>,
+    authorised: bool,
+) -> Option<String> {
+    let served = negotiated.unwrap_or(mcp::ASSUMED);
+    if served != mcp::ASSUMED {
+        let e = mcp::rpc_error(
+            Value::Null,
+            mcp::INVALID_REQUEST,
+            format!("JSON-RPC batches belong to protocol {} (2025-06-18 removed them) and this process speaks {served}: send one message per line", mcp::ASSUMED),
+        );
+        return Some(crate::json::compact(&e));
+    }
+    let ctx = mcp::Context {
+        authorised,
+        presented: authorised,
+        version: negotiated,
+        header: None,
+        batch: true,
+    };
+    match batch::handle(state, sessions, endpoint, items, &ctx).await {
+        Batch::Answers(text) => Some(text),
+        Batch::Accepted => None,
+        Batch::Refused(v) | Batch::Unauthorised { body: v, .. } => Some(crate::json::compact(&v)),
     }
 }
 
