@@ -1338,7 +1338,7 @@ fn a_body_left_unread_is_never_taken_for_the_next_request() {
         .unwrap();
     let entered = rt.enter();
     let s = rt.block_on(start_scoped(TokenScope::All, Limits::default()));
-    let key = s.state.snapshot().rows[0].key.clone();
+    let key = s.state.snapshot().rows()[0].key.clone();
     // The refused request's body is a whole request carrying the token.
     let inner = format!(
         "DELETE /api/directory/{key} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-length: 0\r\n\r\n"
