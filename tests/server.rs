@@ -751,3 +751,29 @@ fn stdio_server_weighs_like_the_projection() {
     );
     assert_eq!(v["server"], "toolcost");
 }
+
+/// The server `serve` starts (rows handed over by value) serves what its store's table holds,
+/// even where writing a schema and reading it back does not give the same number.
+#[test]
+fn the_first_snapshot_is_the_table_as_read_back() {
+    let mut rows = rows(5, false);
+    rows[0].input_schema = Some(json!({
+        "type": "object",
+        "properties": {"x": {"type": "number", "maximum": 99.92497928518063}}
+    }));
+    let state = server::state_from(
+        server::Options {
+            rows: Some(rows),
+            db: None,
+            token: None,
+            allowlist: vec![],
+            max_body: server::DEFAULT_MAX_BODY,
+        },
+        server::Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        state.snapshot().rows(),
+        state.table_rows().unwrap().as_slice()
+    );
+}

@@ -212,8 +212,11 @@ pub fn terms(text: &str) -> Vec<String> {
 /// Call `f` with each index term of `text` ([`terms`]), in order, without allocating each.
 pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
     // A catalogue repeats its words many times, so each word's term is remembered (per thread,
-    // and forgotten past a bound so memory stays flat whatever text comes in).
+    // and forgotten past a bound so memory stays flat whatever text comes in). Only short
+    // words: they are the ones that repeat, and a query could otherwise park megabytes of one
+    // long made-up word in every worker's table.
     const MAX_REMEMBERED: usize = 1 << 16;
+    const MAX_WORD: usize = 32;
     thread_local! {
         static TERMS: std::cell::RefCell<std::collections::HashMap<String, Option<String>>> =
             Default::default();
@@ -230,6 +233,9 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
             let t = (!is_stop(w)).then(|| stem(w));
             if let Some(t) = &t {
                 f(t);
+            }
+            if w.len() > MAX_WORD {
+                return;
             }
             if memo.len() >= MAX_REMEMBERED {
                 memo.clear();

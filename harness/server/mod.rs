@@ -172,22 +172,17 @@ pub fn state_with(opts: &Options, limits: Limits) -> Result<Arc<State>> {
     state_on(conn, opts, limits)
 }
 
-/// [`state_with`] for a server that owns its options: the rows written to the store become
-/// the first snapshot as they are (the table holds exactly them once the write commits), so a
-/// large catalogue is neither read back nor held twice while the server starts.
+/// [`state_with`] for a server that owns its options: the rows are let go once they are in
+/// the store, before the snapshot is read back from it, so a large catalogue is not held twice
+/// while the server starts. (The snapshot is always what the table gives back: a number the
+/// store writes and reads back need not be the one it was given, and a `--db` file may bring a
+/// table of its own making.)
 pub fn state_from(mut opts: Options, limits: Limits) -> Result<Arc<State>> {
     let mut conn = store::open(opts.db.as_deref())?;
-    let rows = match opts.rows.take() {
-        Some(rows) => {
-            store::replace_directory(&mut conn, &rows)?;
-            rows
-        }
-        None => store::rows(&conn)?,
-    };
-    let mut st = State::with_rows(conn, rows, opts.token.clone(), &opts.allowlist, limits)?;
-    st.max_body = opts.max_body;
-    st.in_memory = opts.db.is_none();
-    Ok(Arc::new(st))
+    if let Some(rows) = opts.rows.take() {
+        store::replace_directory(&mut conn, &rows)?;
+    }
+    state_on(conn, &opts, limits)
 }
 
 fn state_on(conn: rusqlite::Connection, opts: &Options, limits: Limits) -> Result<Arc<State>> {

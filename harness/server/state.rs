@@ -195,7 +195,7 @@ impl State {
     }
 
     /// [`State::with_limits`] on rows the caller knows the store's table holds.
-    pub fn with_rows(
+    fn with_rows(
         conn: Connection,
         rows: Vec<Row>,
         token: Option<String>,
