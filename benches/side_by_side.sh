@@ -119,7 +119,13 @@ start() { # log command...
   done
   echo "no address from: $*" >&2; cat "$log" >&2; return 1
 }
-stop() { kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; }
+# A peer that ignores SIGTERM while connections hang (the Python server does) is killed after 5 s.
+stop() {
+  kill "$spid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$spid" 2>/dev/null || true
+  wait "$spid" 2>/dev/null || true
+}
 
 # The load client: requests/s and p50 from one run.
 loaded() { # job side run url body concurrency [extra args]
