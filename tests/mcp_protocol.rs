@@ -1122,6 +1122,41 @@ async fn a_batch_stops_running_when_its_budget_is_spent() {
         .as_str()
         .unwrap()
         .contains("not run"));
+    // Without the token the budget is the smaller open one, whatever the limit says: a few
+    // hundred bytes of batch cannot make the server hold megabytes for a caller who then
+    // stops reading.
+    let limits = server::Limits {
+        tools_page: 0,
+        ..server::Limits::default()
+    };
+    let s = start_with(856, limits, Access::default()).await;
+    let a = s.post("/mcp", &lists, &[]).await;
+    let answers = a.body.as_array().unwrap();
+    let ran = answers.iter().filter(|r| r["result"].is_object()).count();
+    let whole = answers[0].to_string().len();
+    assert!(whole > 200_000, "a whole list of 856 rows: {whole} bytes");
+    assert_eq!(
+        ran,
+        toolcost::server::batch::OPEN_BATCH_BYTES.div_ceil(whole),
+        "{}",
+        answers[ran]["error"]["message"]
+    );
+    assert!(answers[ran]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("callers with the token get a larger budget"));
+    let a = s.post("/mcp", &lists, &auth).await;
+    let ran_with_token = a
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["result"].is_object())
+        .count();
+    assert!(
+        ran_with_token > ran,
+        "{ran_with_token} with the token, {ran} without"
+    );
     // Time: a spent budget runs nothing more; notifications left are dropped.
     let limits = server::Limits {
         batch_time: std::time::Duration::ZERO,

@@ -24,6 +24,9 @@ use std::time::Instant;
 
 /// Messages one batch may hold.
 pub const MAX_BATCH: usize = 100;
+/// The answer budget of a batch sent without a valid token (the limit's `batch_bytes` applies
+/// to callers with it): about one whole `tools/list` of a thousand rows.
+pub const OPEN_BATCH_BYTES: usize = 512 << 10;
 
 /// JSON-RPC's implementation-defined server error: a batched request that was not run because
 /// the batch spent its budget.
@@ -96,6 +99,13 @@ pub async fn handle(
         ..*ctx
     };
     let started = Instant::now();
+    // A caller without the token gets a smaller answer budget: a few hundred bytes of batch
+    // could otherwise make the server hold megabytes for each connection that asks and then
+    // does not read.
+    let budget = match ctx.authorised {
+        true => st.limits.batch_bytes,
+        false => st.limits.batch_bytes.min(OPEN_BATCH_BYTES),
+    };
     // The answer array, written as answers come; "[" alone while there is none.
     let mut out = String::from("[");
     for item in items {
@@ -104,10 +114,10 @@ pub async fn handle(
                 "not run: the batch ran for its {} s budget before reaching this request; send it again",
                 st.limits.batch_time.as_secs_f64()
             ))
-        } else if out.len() >= st.limits.batch_bytes {
+        } else if out.len() >= budget {
             Some(format!(
-                "not run: the batch's answer reached its {}-byte budget before this request; send it again",
-                st.limits.batch_bytes
+                "not run: the batch's answer reached its {budget}-byte budget before this request; send it again{}",
+                if ctx.authorised { "" } else { " (callers with the token get a larger budget)" }
             ))
         } else {
             None
