@@ -244,18 +244,13 @@ pub fn cost_label(cfg: &Config, tok: Tokenizer) -> String {
 /// Input-side usage of the request on a warm turn (the turn after one that differs only in its
 /// newest text) and on a cold one (nothing cached yet), under the card's cache rule.
 pub fn cache_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage) {
-    cache_usage_in_place(&mut req.clone(), cfg, tok)
-}
-
-/// [`cache_usage`] on a request it may change for a moment: the turn before is the same body
-/// with its newest text swapped, then swapped back, so no copy of the body is made.
-fn cache_usage_in_place(req: &mut Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage) {
     let full = billed_input(req, cfg.model.render_model(), tok);
-    cache_usage_billed(req, cfg, tok, &full)
+    cache_usage_billed(&mut req.clone(), cfg, tok, &full)
 }
 
-/// [`cache_usage_in_place`] for a request whose billing (`full`) is already counted: only the
-/// turn before is counted anew.
+/// [`cache_usage`] for a request whose billing (`full`) is already counted, so only the turn
+/// before is counted anew; the request may change for a moment: the turn before is the same
+/// body with its newest text swapped, then swapped back, so no copy of the body is made.
 fn cache_usage_billed(
     req: &mut Request,
     cfg: &Config,

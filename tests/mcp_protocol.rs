@@ -1137,7 +1137,7 @@ async fn a_batch_stops_running_when_its_budget_is_spent() {
     assert!(whole > 200_000, "a whole list of 856 rows: {whole} bytes");
     assert_eq!(
         ran,
-        toolcost::server::batch::OPEN_BATCH_BYTES.div_ceil(whole),
+        server::Limits::default().open_batch_bytes.div_ceil(whole),
         "{}",
         answers[ran]["error"]["message"]
     );

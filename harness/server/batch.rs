@@ -24,9 +24,6 @@ use std::time::Instant;
 
 /// Messages one batch may hold.
 pub const MAX_BATCH: usize = 100;
-/// The answer budget of a batch sent without a valid token (the limit's `batch_bytes` applies
-/// to callers with it): about one whole `tools/list` of a thousand rows.
-pub const OPEN_BATCH_BYTES: usize = 512 << 10;
 
 /// JSON-RPC's implementation-defined server error: a batched request that was not run because
 /// the batch spent its budget.
@@ -99,12 +96,10 @@ pub async fn handle(
         ..*ctx
     };
     let started = Instant::now();
-    // A caller without the token gets a smaller answer budget: a few hundred bytes of batch
-    // could otherwise make the server hold megabytes for each connection that asks and then
-    // does not read.
+    // A caller without the token gets the smaller of the two budgets.
     let budget = match ctx.authorised {
         true => st.limits.batch_bytes,
-        false => st.limits.batch_bytes.min(OPEN_BATCH_BYTES),
+        false => st.limits.batch_bytes.min(st.limits.open_batch_bytes),
     };
     // The answer array, written as answers come; "[" alone while there is none.
     let mut out = String::from("[");

@@ -191,17 +191,6 @@ impl State {
         limits: Limits,
     ) -> Result<State> {
         let rows = store::rows(&conn)?;
-        Self::with_rows(conn, rows, token, allowlist, limits)
-    }
-
-    /// [`State::with_limits`] on rows the caller knows the store's table holds.
-    fn with_rows(
-        conn: Connection,
-        rows: Vec<Row>,
-        token: Option<String>,
-        allowlist: &[String],
-        limits: Limits,
-    ) -> Result<State> {
         Ok(State {
             db: Mutex::new(conn),
             writer: Mutex::new(()),
