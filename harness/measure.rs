@@ -8,7 +8,7 @@ use crate::pricing::Usage;
 use crate::report::{Column, Tabular};
 use crate::surface::{Built, Context, SurfaceKind};
 use crate::tokens::cache::{Pricing, PromptCache};
-use crate::tokens::{billed_input, Tokenizer};
+use crate::tokens::{billed_input, billed_with, Tokenizer};
 use crate::wire::Request;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -248,9 +248,11 @@ pub fn cache_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage
     cache_usage_billed(&mut req.clone(), cfg, tok, &full)
 }
 
-/// [`cache_usage`] for a request whose billing (`full`) is already counted, so only the turn
-/// before is counted anew; the request may change for a moment: the turn before is the same
-/// body with its newest text swapped, then swapped back, so no copy of the body is made.
+/// [`cache_usage`] for a request whose billing (`full`) is already counted, so only the text
+/// of the turn before is counted anew: that turn differs in its newest text alone, which loads
+/// no definition, so its tools bill the same. The request may change for a moment: the turn
+/// before is the same body with its newest text swapped, then swapped back, so no copy of the
+/// body is made.
 fn cache_usage_billed(
     req: &mut Request,
     cfg: &Config,
@@ -275,7 +277,7 @@ fn cache_usage_billed(
     let cold = bill(&mut PromptCache::default(), req, 0.0, full);
     let mut cache = PromptCache::default();
     let newest = swap_newest_text(req, Some(Value::from("(the turn before)")));
-    let before = billed_input(req, pricing.render, tok);
+    let before = billed_with(req, pricing.render, tok, &full.tools);
     bill(&mut cache, req, 0.0, &before);
     swap_newest_text(req, newest);
     let warm = bill(&mut cache, req, 1.0, full);
@@ -341,4 +343,41 @@ impl Tabular for MeasureRow {
         "label",
         "warnings",
     ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::generate::generate;
+
+    /// The turn before a turn is billed with the turn's own tool side: on every surface and
+    /// client that gives the count of the turn before counted from scratch.
+    #[test]
+    fn the_turn_before_bills_its_tools_as_the_turn_does() {
+        let cat = Catalogue::from_rows(
+            "t",
+            generate(Profile::named("seed-2026-07").unwrap(), 40, 3),
+        );
+        for client in ["claude-cli", "openai-agent", "openai-responses-agent"] {
+            let client = Client::named(client).unwrap();
+            let render = PriceCard::named(&client.model).unwrap().render_model();
+            for surface in crate::surface::REGISTRY {
+                let ctx = Context {
+                    catalogue: &cat,
+                    client: &client,
+                    turn: DEFAULT_TURN,
+                    endpoint: crate::surface::DEFAULT_ENDPOINT,
+                };
+                let mut req = surface.build(&ctx).request;
+                let full = billed_input(&req, render, Tokenizer::O200k);
+                swap_newest_text(&mut req, Some(Value::from("(the turn before)")));
+                assert_eq!(
+                    billed_with(&req, render, Tokenizer::O200k, &full.tools),
+                    billed_input(&req, render, Tokenizer::O200k),
+                    "{} on {surface:?}",
+                    client.name
+                );
+            }
+        }
+    }
 }

@@ -59,21 +59,18 @@ pub fn server_name_from_file(file: &str) -> String {
 
 /// A catalogue whose projection is the captured tools, unchanged, and whose rows describe them.
 pub fn catalogue(source: String, server: String, tools: Vec<Tool>) -> Catalogue {
-    let rows = tools
-        .iter()
-        .map(|t| Row {
-            key: t.name.clone(),
-            runner: Runner::Fn,
-            target: None,
-            auth: None,
-            content: format!("# WHAT: {}", t.description().lines().next().unwrap_or("")),
-            category: Some(server.clone()),
-            planner_rank: 100,
-            enabled: true,
-            planner_visible: true,
-            input_schema: t.value().get("inputSchema").cloned(),
-        })
-        .collect();
+    let rows = crate::sync::map_on_cores(&tools, |t| Row {
+        key: t.name.clone(),
+        runner: Runner::Fn,
+        target: None,
+        auth: None,
+        content: format!("# WHAT: {}", t.description().lines().next().unwrap_or("")),
+        category: Some(server.clone()),
+        planner_rank: 100,
+        enabled: true,
+        planner_visible: true,
+        input_schema: t.value().get("inputSchema").cloned(),
+    });
     Catalogue {
         source,
         server,

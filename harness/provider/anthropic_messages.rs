@@ -47,13 +47,13 @@ impl Provider for AnthropicMessages {
     }
 
     fn request(&self, r: RequestParts) -> Value {
-        json!({
-            "model": r.model,
-            "max_tokens": r.max_tokens,
-            "tools": r.tools,
-            "system": [{"type": "text", "text": r.system}],
-            "messages": [r.user],
-        })
+        super::object([
+            ("model", r.model.into()),
+            ("max_tokens", r.max_tokens.into()),
+            ("tools", Value::Array(r.tools)),
+            ("system", json!([{"type": "text", "text": r.system}])),
+            ("messages", Value::Array(vec![r.user])),
+        ])
     }
 
     fn function_definition(
@@ -64,7 +64,11 @@ impl Provider for AnthropicMessages {
         defer: bool,
     ) -> Value {
         super::deferrable(
-            json!({"name": name, "description": description, "input_schema": schema}),
+            super::object([
+                ("name", name.into()),
+                ("description", description.into()),
+                ("input_schema", schema),
+            ]),
             defer,
         )
     }

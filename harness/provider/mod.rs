@@ -76,6 +76,17 @@ pub fn definition_parts(def: &Value) -> Option<(&str, &str, &Value)> {
     Some((name, desc, schema))
 }
 
+/// A JSON object of these members, in this order. The values are moved in: `json!` would
+/// serialise a copy of each, and a request carries every definition's schema.
+fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
 /// A definition, marked for deferred loading when `defer` (the mark goes last, after the
 /// format's own fields).
 fn deferrable(mut def: Value, defer: bool) -> Value {

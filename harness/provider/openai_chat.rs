@@ -67,12 +67,15 @@ impl Provider for OpenaiChat {
     }
 
     fn request(&self, r: RequestParts) -> Value {
-        json!({
-            "model": r.model,
-            "max_tokens": r.max_tokens,
-            "tools": r.tools,
-            "messages": [{"role": "system", "content": r.system}, r.user],
-        })
+        super::object([
+            ("model", r.model.into()),
+            ("max_tokens", r.max_tokens.into()),
+            ("tools", Value::Array(r.tools)),
+            (
+                "messages",
+                Value::Array(vec![json!({"role": "system", "content": r.system}), r.user]),
+            ),
+        ])
     }
 
     fn function_definition(
@@ -83,8 +86,17 @@ impl Provider for OpenaiChat {
         defer: bool,
     ) -> Value {
         super::deferrable(
-            json!({"type": "function",
-                   "function": {"name": name, "description": description, "parameters": schema}}),
+            super::object([
+                ("type", "function".into()),
+                (
+                    "function",
+                    super::object([
+                        ("name", name.into()),
+                        ("description", description.into()),
+                        ("parameters", schema),
+                    ]),
+                ),
+            ]),
             defer,
         )
     }

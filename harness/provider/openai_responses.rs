@@ -105,13 +105,13 @@ impl Provider for OpenaiResponses {
     }
 
     fn request(&self, r: RequestParts) -> Value {
-        json!({
-            "model": r.model,
-            "instructions": r.system,
-            "max_output_tokens": r.max_tokens,
-            "tools": r.tools,
-            "input": [r.user],
-        })
+        super::object([
+            ("model", r.model.into()),
+            ("instructions", r.system.into()),
+            ("max_output_tokens", r.max_tokens.into()),
+            ("tools", Value::Array(r.tools)),
+            ("input", Value::Array(vec![r.user])),
+        ])
     }
 
     fn function_definition(
@@ -122,7 +122,12 @@ impl Provider for OpenaiResponses {
         defer: bool,
     ) -> Value {
         super::deferrable(
-            json!({"type": "function", "name": name, "description": description, "parameters": schema}),
+            super::object([
+                ("type", "function".into()),
+                ("name", name.into()),
+                ("description", description.into()),
+                ("parameters", schema),
+            ]),
             defer,
         )
     }

@@ -220,13 +220,9 @@ impl Context<'_> {
 
     /// The catalogue's tools as the client presents them.
     pub fn catalogue_definitions(&self, defer: bool) -> Vec<Value> {
-        self.catalogue
-            .tools
-            .iter()
-            .map(|t| {
-                let name = self.client.tool_name(&self.catalogue.server, &t.name);
-                wire::tool_definition(self.client.format, &name, t, defer)
-            })
-            .collect()
+        crate::sync::map_on_cores(&self.catalogue.tools, |t| {
+            let name = self.client.tool_name(&self.catalogue.server, &t.name);
+            wire::tool_definition(self.client.format, &name, t, defer)
+        })
     }
 }

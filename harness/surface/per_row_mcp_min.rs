@@ -61,7 +61,7 @@ impl Surface for PerRowMcpMin {
             source: ctx.catalogue.source.clone(),
             server: ctx.catalogue.server.clone(),
             rows: Vec::new(),
-            tools: ctx.catalogue.tools.iter().map(minimise).collect(),
+            tools: crate::sync::map_on_cores(&ctx.catalogue.tools, minimise),
         };
         let defs = Context {
             catalogue: &trimmed,

@@ -17,7 +17,7 @@
 //! Time is whatever the caller says it is (seconds), so the driver can run on a virtual clock
 //! and stay deterministic. Entries are kept per scope (an API key's organisation, or one task).
 
-use super::{billed_input, RenderModel, Tokenizer};
+use super::{billed_input, billed_with, RenderModel, Tokenizer};
 use crate::provider::Usage;
 use crate::wire::Request;
 use serde_json::{json, Value};
@@ -132,7 +132,8 @@ fn ttl_of(mark: &Value) -> Option<f64> {
 }
 
 /// The prompt's blocks in cache order (tools, system, messages), each with the hash of the
-/// prefix that ends with it.
+/// prefix that ends with it: the hash of the prefix before it and of the block's own digest.
+/// The blocks' digests do not depend on each other, so the tools' are taken on all cores.
 fn blocks(req: &Request) -> Vec<Block> {
     let body = &req.body;
     let mut out = Vec::new();
@@ -140,58 +141,71 @@ fn blocks(req: &Request) -> Vec<Block> {
         crate::json::compact(&json!([body.get("model"), body.get("tool_choice")])).as_bytes(),
     )
     .into();
-    // A mark is not part of the prompt: moving it does not change the prefix it marks.
-    let unmarked = |v: &Value| -> Value {
-        let mut o = v.as_object().cloned().unwrap_or_default();
-        o.remove("cache_control");
-        Value::Object(o)
-    };
-    let marked = |v: &Value| v.get("cache_control").is_some();
-    let mut push = |at: Pos, v: &Value, mark: Option<f64>| {
+    let mut push = |at: Pos, digest: [u8; 32], mark: Option<f64>| {
         let mut d = Sha256::new();
         d.update(h);
-        // Hashed as it is written, without a copy, unless a mark has to come off first.
-        let mut w = DigestWriter(&mut d);
-        match marked(v) {
-            true => serde_json::to_writer(&mut w, &unmarked(v)),
-            false => serde_json::to_writer(&mut w, v),
-        }
-        .expect("hashing a JSON value cannot fail");
+        d.update(digest);
         h = d.finalize().into();
         out.push(Block { at, hash: h, mark });
     };
-    for (i, t) in req.tools().iter().enumerate() {
-        push(Pos::Tool(i), t, ttl_of(t));
+    let tools = req.tools();
+    for (i, (t, digest)) in tools
+        .iter()
+        .zip(crate::sync::map_on_cores(tools, digest))
+        .enumerate()
+    {
+        push(Pos::Tool(i), digest, ttl_of(t));
     }
     // Anthropic's `system`, or the Responses `instructions`.
     match body.get("system").or_else(|| body.get("instructions")) {
         Some(Value::Array(blocks)) => {
             for (i, b) in blocks.iter().enumerate() {
-                push(Pos::System(i), b, ttl_of(b));
+                push(Pos::System(i), digest(b), ttl_of(b));
             }
         }
-        Some(s @ Value::String(_)) => push(Pos::System(0), s, None),
+        Some(s @ Value::String(_)) => push(Pos::System(0), digest(s), None),
         _ => {}
     }
     for (m, msg) in req.messages().iter().enumerate() {
         match msg.get("content") {
             Some(Value::Array(blocks)) => {
                 for (b, block) in blocks.iter().enumerate() {
-                    let plain = match marked(block) {
+                    let plain = match block.get("cache_control").is_some() {
                         true => unmarked(block),
                         false => block.clone(),
                     };
                     push(
                         Pos::Message(m, b),
-                        &json!([msg["role"], plain]),
+                        digest(&json!([msg["role"], plain])),
                         ttl_of(block),
                     );
                 }
             }
-            _ => push(Pos::Message(m, 0), msg, None),
+            _ => push(Pos::Message(m, 0), digest(msg), None),
         }
     }
     out
+}
+
+/// The SHA-256 of a block as it is written, without its mark: a mark is not part of the
+/// prompt, so moving it does not change the prefix it marks. Hashed without a copy unless the
+/// mark has to come off first.
+fn digest(v: &Value) -> [u8; 32] {
+    let mut d = Sha256::new();
+    let mut w = DigestWriter(&mut d);
+    match v.get("cache_control").is_some() {
+        true => serde_json::to_writer(&mut w, &unmarked(v)),
+        false => serde_json::to_writer(&mut w, v),
+    }
+    .expect("hashing a JSON value cannot fail");
+    d.finalize().into()
+}
+
+/// An object without its `cache_control`.
+fn unmarked(v: &Value) -> Value {
+    let mut o = v.as_object().cloned().unwrap_or_default();
+    o.remove("cache_control");
+    Value::Object(o)
 }
 
 /// Feeds serialised JSON straight into a digest.
@@ -207,15 +221,23 @@ impl std::io::Write for DigestWriter<'_> {
     }
 }
 
-/// The request cut after `at`.
+/// The request cut after `at`. A cut after the tools (in the system prompt or the
+/// conversation) leaves the tools out: its definitions are billed from the whole request's
+/// count ([`Pricing::tokens_at`]).
 fn truncated(req: &Request, at: Pos) -> Request {
-    let mut body = req.body.clone();
-    let key = req.format.spec().conversation_key();
-    let cut_tools = |body: &mut Value, n: usize| {
-        if let Some(t) = body.get_mut("tools").and_then(Value::as_array_mut) {
-            t.truncate(n);
-        }
+    let mut body = match at {
+        Pos::Tool(_) => req.body.clone(),
+        Pos::System(_) | Pos::Message(..) => Value::Object(
+            req.body
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| *k != "tools")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
     };
+    let key = req.format.spec().conversation_key();
     let cut_messages = |body: &mut Value, n: usize| {
         if let Some(m) = body.get_mut(key).and_then(Value::as_array_mut) {
             m.truncate(n);
@@ -223,7 +245,9 @@ fn truncated(req: &Request, at: Pos) -> Request {
     };
     match at {
         Pos::Tool(i) => {
-            cut_tools(&mut body, i + 1);
+            if let Some(t) = body.get_mut("tools").and_then(Value::as_array_mut) {
+                t.truncate(i + 1);
+            }
             if let Some(o) = body.as_object_mut() {
                 o.remove("system");
                 o.remove("instructions");
@@ -253,51 +277,26 @@ fn truncated(req: &Request, at: Pos) -> Request {
 }
 
 impl Pricing<'_> {
-    fn tokens(&self, req: &Request) -> u64 {
-        billed_input(req, self.render, self.tokenizer).input_tokens
-    }
-
-    /// Tokens of the prefix that ends at `at`, without counting the whole prefix again where
-    /// the request's own count already holds it: the whole request, everything up to the end
-    /// of the system prompt (Anthropic order), or whole messages off the end (no tool
-    /// references among them, so nothing expands there).
+    /// Tokens of the prefix that ends at `at`: the request cut there, billed. A cut in the
+    /// system prompt or the conversation keeps every tool and the `tool_choice`, so its
+    /// definitions bill as in the whole request (`total`), loaded where the kept messages load
+    /// them; only a cut among the tools counts definitions again.
     fn tokens_at(&self, req: &Request, at: Pos, last: bool, total: &super::Billing) -> u64 {
         if last {
             return total.input_tokens;
         }
-        let messages = req.messages();
-        let system_blocks = match req
-            .body
-            .get("system")
-            .or_else(|| req.body.get("instructions"))
-        {
-            Some(Value::Array(b)) => b.len(),
-            Some(_) => 1,
-            None => 0,
-        };
+        let cut = truncated(req, at);
         match at {
-            Pos::System(i) if i + 1 == system_blocks && total.tools_deferred == 0 => {
-                total.input_tokens - total.message_tokens
+            Pos::Tool(_) => billed_input(&cut, self.render, self.tokenizer).input_tokens,
+            Pos::System(_) | Pos::Message(..) => {
+                let tools = total.tools.clone().expanding(
+                    req.tools(),
+                    cut.messages(),
+                    self.render,
+                    self.tokenizer,
+                );
+                billed_with(&cut, self.render, self.tokenizer, &tools).input_tokens
             }
-            Pos::Message(m, b)
-                if matches!(self.render, RenderModel::Openai { .. })
-                    && messages.get(m).is_some_and(|msg| {
-                        !msg["content"].is_array()
-                            || msg["content"].as_array().is_some_and(|c| c.len() == b + 1)
-                    })
-                    // Later items that load definitions are billed by the full walk.
-                    && messages[m + 1..]
-                        .iter()
-                        .all(|x| x["type"] != "tool_search_output") =>
-            {
-                let later: f64 = messages[m + 1..]
-                    .iter()
-                    .filter(|x| x["role"] != "system")
-                    .map(|x| 3.0 + self.tokenizer.count(&super::render::message_text(x)))
-                    .sum();
-                total.input_tokens.saturating_sub(later.round() as u64)
-            }
-            Pos::Tool(_) | Pos::System(_) | Pos::Message(..) => self.tokens(&truncated(req, at)),
         }
     }
 }
@@ -532,6 +531,55 @@ mod tests {
         json!([{"role": "user", "content": [{"type": "text", "text": "context ".repeat(200)}, {"type": "text", "text": "what time is it"}]},
                {"role": "assistant", "content": [{"type": "tool_use", "id": "1", "name": "t", "input": {}}]},
                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1", "content": "12:00", "cache_control": {"type": "ephemeral"}}]}])
+    }
+
+    /// A prefix's count taken from the whole request's tool side is the count of the request
+    /// cut there, tools and all, at every block, with deferred definitions loaded before and
+    /// after the cut, under each render model.
+    #[test]
+    fn a_prefix_bills_as_the_request_cut_there() {
+        let def = |n: &str, defer: bool| {
+            let mut d = json!({"name": n, "description": format!("{n} reads the ledger of the day"),
+                "input_schema": {"type": "object", "properties": {"q": {"type": "string", "enum": ["a", "b"]}}}});
+            if defer {
+                d["defer_loading"] = json!(true);
+            }
+            d
+        };
+        let reference = |n: &str| {
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1",
+                "content": [{"type": "tool_reference", "tool_name": n}]}]})
+        };
+        let r = Request {
+            format: Format::AnthropicMessages,
+            body: json!({"model": "m", "tool_choice": {"type": "any"},
+                "tools": [def("a", false), def("b", true), def("c", true), def("d", false)],
+                "system": [{"type": "text", "text": "Be brief."}, {"type": "text", "text": "Be kind."}],
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "find it"}]},
+                    reference("b"),
+                    {"role": "assistant", "content": "ok"},
+                    reference("c")]}),
+        };
+        for render in ["anthropic:claude-4.6", "openai:gpt-4o", "kimi"] {
+            let render = RenderModel::parse(render).unwrap();
+            let p = Pricing {
+                render,
+                ..pricing(CacheRule::Marks, 0)
+            };
+            let total = billed_input(&r, render, p.tokenizer);
+            for b in blocks(&r) {
+                let mut cut = truncated(&r, b.at);
+                if !matches!(b.at, Pos::Tool(_)) {
+                    cut.body["tools"] = r.body["tools"].clone();
+                }
+                assert_eq!(
+                    p.tokens_at(&r, b.at, false, &total),
+                    billed_input(&cut, render, p.tokenizer).input_tokens,
+                    "{render:?} at {:?}",
+                    b.at
+                );
+            }
+        }
     }
 
     #[test]

@@ -6,5 +6,5 @@ pub mod render;
 mod tokenizer;
 
 pub use cache::{CacheRule, PromptCache};
-pub use render::{billed_input, Billing, RenderModel};
+pub use render::{billed_input, billed_with, Billing, RenderModel, ToolsBilling};
 pub use tokenizer::{counting_whole, Part, Tokenizer, KIMI_PER_O200K};

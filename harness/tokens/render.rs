@@ -96,21 +96,37 @@ pub struct Billing {
     pub prefix_tokens: u64,
     pub tools_billed: usize,
     pub tools_deferred: usize,
+    /// The tool side these figures were made with.
+    #[serde(skip)]
+    pub tools: ToolsBilling,
 }
 
 /// Count the billed input tokens of a request under a render model.
 pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billing {
+    billed_with(req, render, tok, &tools_billing(req, render, tok))
+}
+
+/// What the tool definitions of a request bill: those the model sees from the start, those the
+/// conversation loads where it loads them, and the provider's fixed overhead. The first and
+/// the last change only with the tools and `tool_choice`, so a request that differs from
+/// another only in its conversation bills them the same ([`ToolsBilling::expanding`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolsBilling {
+    /// Tokens of the definitions the model sees from the start (deferred ones excluded).
+    seen_tokens: f64,
+    seen: usize,
+    deferred: usize,
+    overhead: f64,
+    /// Tokens of the definitions the conversation loads (billed with the messages).
+    expanded_tokens: f64,
+    expanded: usize,
+}
+
+/// The tool side of [`billed_input`].
+pub fn tools_billing(req: &Request, render: RenderModel, tok: Tokenizer) -> ToolsBilling {
     let tools = req.tools();
-    let deferred: HashMap<&str, &Value> = wire::deferred_definitions(tools)
-        .into_iter()
-        .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
-        .collect();
-    let mut b = Billing {
-        tools_deferred: deferred.len(),
-        ..Default::default()
-    };
-    let mut tool_tokens = 0.0;
-    let mut billed_defs: Vec<&Value> = Vec::new();
+    let mut seen_tokens = 0.0;
+    let mut seen: Vec<&Value> = Vec::new();
     for d in tools {
         if wire::is_namespace(d) {
             // A namespace with searchable members shows only its own name and description
@@ -120,67 +136,33 @@ pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billi
                 if let RenderModel::Openai { func_init } = render {
                     let name = d["name"].as_str().unwrap_or("");
                     let desc = d["description"].as_str().unwrap_or("");
-                    tool_tokens += func_init as f64
+                    seen_tokens += func_init as f64
                         + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
                 }
             }
-            billed_defs.extend(members.iter().filter(|m| !wire::is_deferred(m)));
+            seen.extend(members.iter().filter(|m| !wire::is_deferred(m)));
             continue;
         }
         if wire::is_deferred(d) {
             if let RenderModel::Openai { func_init } = render {
                 // Name and description stay visible; the schema is deferred.
                 if let Some((name, desc, _)) = wire::definition_parts(d) {
-                    tool_tokens += func_init as f64
+                    seen_tokens += func_init as f64
                         + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
                 }
             }
             continue;
         }
-        billed_defs.push(d);
+        seen.push(d);
     }
-    let messages = req.messages();
-    // tool_reference blocks (Anthropic) and tool_search_output items (OpenAI Responses)
-    // load deferred definitions where they appear.
-    let mut expanded: Vec<&Value> = Vec::new();
-    for m in messages {
-        for block in m
-            .get("content")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            for r in references(block) {
-                if let Some(d) = deferred.get(r.as_str()) {
-                    expanded.push(d);
-                }
-            }
-        }
-        expanded.extend(loaded(m, &deferred));
-    }
-    b.tools_billed = billed_defs.len() + expanded.len();
-    tool_tokens += defs_tokens(&billed_defs, render, tok);
-    let expanded_tokens = defs_tokens(&expanded, render, tok)
-        - if expanded.is_empty() {
-            0.0
-        } else {
-            fixed_defs_tokens(render)
-        };
-
-    let system = system_text(&req.body);
-    let system_tokens = tok.count(&system);
-    let per_message = matches!(render, RenderModel::Openai { .. }) as u8 as f64 * 3.0;
-    let mut message_tokens = 0.0;
-    let mut last_user = 0.0;
-    for m in messages.iter().filter(|m| m["role"] != "system") {
-        let t = per_message + tok.count(&message_text(m));
-        message_tokens += t;
-        last_user = if m["role"] == "user" { t } else { 0.0 };
-    }
-    message_tokens += expanded_tokens;
-    if matches!(render, RenderModel::Openai { .. }) {
-        message_tokens += 3.0 + per_message; // the system message's framing and the reply primer
-    }
+    // Deferred definitions that can be loaded, counted once by name (members of namespaces
+    // included).
+    let deferred = wire::deferred_definitions(tools)
+        .into_iter()
+        .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| n))
+        .collect::<std::collections::HashSet<&str>>()
+        .len();
+    seen_tokens += defs_tokens(&seen, render, tok);
     let overhead = match render {
         RenderModel::Anthropic { auto, any, .. } if !tools.is_empty() => {
             let choice = req
@@ -196,14 +178,96 @@ pub fn billed_input(req: &Request, render: RenderModel, tok: Tokenizer) -> Billi
         }
         _ => 0,
     } as f64;
-    let total = system_tokens + message_tokens + tool_tokens + overhead;
-    b.system_tokens = system_tokens.round() as u64;
-    b.message_tokens = message_tokens.round() as u64;
-    b.tool_tokens = tool_tokens.round() as u64;
-    b.overhead_tokens = overhead as u64;
-    b.input_tokens = total.round() as u64;
-    b.prefix_tokens = (total - last_user).round().max(0.0) as u64;
-    b
+    ToolsBilling {
+        seen_tokens,
+        seen: seen.len(),
+        deferred,
+        overhead,
+        ..Default::default()
+    }
+    .expanding(tools, req.messages(), render, tok)
+}
+
+impl ToolsBilling {
+    /// The same definitions, loaded where `messages` load them: tool_reference blocks
+    /// (Anthropic) and tool_search_output items (OpenAI Responses) bring in deferred
+    /// definitions from `tools` where they appear.
+    pub fn expanding(
+        self,
+        tools: &[Value],
+        messages: &[Value],
+        render: RenderModel,
+        tok: Tokenizer,
+    ) -> ToolsBilling {
+        let deferred: HashMap<&str, &Value> = wire::deferred_definitions(tools)
+            .into_iter()
+            .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
+            .collect();
+        let mut expanded: Vec<&Value> = Vec::new();
+        for m in messages {
+            for block in m
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                for r in references(block) {
+                    if let Some(d) = deferred.get(r.as_str()) {
+                        expanded.push(d);
+                    }
+                }
+            }
+            expanded.extend(loaded(m, &deferred));
+        }
+        let expanded_tokens = defs_tokens(&expanded, render, tok)
+            - if expanded.is_empty() {
+                0.0
+            } else {
+                fixed_defs_tokens(render)
+            };
+        ToolsBilling {
+            expanded_tokens,
+            expanded: expanded.len(),
+            ..self
+        }
+    }
+}
+
+/// [`billed_input`] for a request whose tool side is `tools` ([`tools_billing`] of this request,
+/// or of one with the same tools, `tool_choice` and loads): only its text is counted, and its
+/// `tools` are not read.
+pub fn billed_with(
+    req: &Request,
+    render: RenderModel,
+    tok: Tokenizer,
+    tools: &ToolsBilling,
+) -> Billing {
+    let system = system_text(&req.body);
+    let system_tokens = tok.count(&system);
+    let per_message = matches!(render, RenderModel::Openai { .. }) as u8 as f64 * 3.0;
+    let mut message_tokens = 0.0;
+    let mut last_user = 0.0;
+    for m in req.messages().iter().filter(|m| m["role"] != "system") {
+        let t = per_message + tok.count(&message_text(m));
+        message_tokens += t;
+        last_user = if m["role"] == "user" { t } else { 0.0 };
+    }
+    message_tokens += tools.expanded_tokens;
+    if matches!(render, RenderModel::Openai { .. }) {
+        message_tokens += 3.0 + per_message; // the system message's framing and the reply primer
+    }
+    let total = system_tokens + message_tokens + tools.seen_tokens + tools.overhead;
+    Billing {
+        input_tokens: total.round() as u64,
+        system_tokens: system_tokens.round() as u64,
+        message_tokens: message_tokens.round() as u64,
+        tool_tokens: tools.seen_tokens.round() as u64,
+        overhead_tokens: tools.overhead as u64,
+        prefix_tokens: (total - last_user).round().max(0.0) as u64,
+        tools_billed: tools.seen + tools.expanded,
+        tools_deferred: tools.deferred,
+        tools: tools.clone(),
+    }
 }
 
 /// The definitions a Responses `tool_search_output` item loads: those it carries in full
@@ -264,12 +328,13 @@ fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
         return 0.0;
     }
     match render {
-        RenderModel::Anthropic { .. } => defs
-            .iter()
-            .map(|d| tok.count_parts(Framed::anthropic(d).parts()))
-            .sum(),
+        RenderModel::Anthropic { .. } => {
+            crate::sync::map_on_cores(defs, |d| tok.count_parts(Framed::anthropic(d).parts()))
+                .into_iter()
+                .sum()
+        }
         RenderModel::Kimi => {
-            let framed: Vec<Framed> = defs.iter().map(|d| Framed::kimi(d)).collect();
+            let framed: Vec<Framed> = crate::sync::map_on_cores(defs, |d| Framed::kimi(d));
             let members = framed.iter().enumerate().flat_map(|(i, f)| {
                 let comma = (i > 0).then_some(Part::Joint(","));
                 comma.into_iter().chain(f.parts())
@@ -280,10 +345,10 @@ fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
             tok.count_parts(parts)
         }
         RenderModel::Openai { func_init } => {
-            let mut n = 0.0;
-            for d in defs {
-                n += openai_function_tokens(d, func_init, tok);
-            }
+            let n: f64 =
+                crate::sync::map_on_cores(defs, |d| openai_function_tokens(d, func_init, tok))
+                    .into_iter()
+                    .sum();
             n + 12.0 // func_end
         }
     }

@@ -89,7 +89,13 @@ impl Tokenizer {
         let whole = WHOLE.with(std::cell::Cell::get);
         let assembled = match whole {
             true => None,
-            false => join::assemble(bpe, which, parts.clone()),
+            false => {
+                let parts: Vec<Part> = parts.clone().collect();
+                if parts.len() >= WARM_PARTS {
+                    memo::warm(bpe, which, &parts);
+                }
+                join::assemble(bpe, which, parts.into_iter())
+            }
         };
         let n = assembled.unwrap_or_else(|| {
             let mut text = String::new();
@@ -140,6 +146,10 @@ impl Tokenizer {
         }
     }
 }
+
+/// A text of at least this many parts has its pieces counted on all cores before it is
+/// assembled (an assumed threshold: a few hundred definitions' worth).
+const WARM_PARTS: usize = 512;
 
 thread_local! {
     /// Set inside [`counting_whole`]: count every text whole, remembering nothing.
@@ -356,9 +366,14 @@ mod memo {
 
     type Key = (u8, usize, u64, u64);
 
-    fn table() -> &'static Mutex<HashMap<Key, usize>> {
-        static T: OnceLock<Mutex<HashMap<Key, usize>>> = OnceLock::new();
-        T.get_or_init(|| Mutex::new(HashMap::new()))
+    /// The table is split in shards by key, so threads counting side by side rarely wait on
+    /// each other's lock.
+    const SHARDS: usize = 64;
+
+    fn table(key: &Key) -> &'static Mutex<HashMap<Key, usize>> {
+        static T: OnceLock<Vec<Mutex<HashMap<Key, usize>>>> = OnceLock::new();
+        let shards = T.get_or_init(|| (0..SHARDS).map(|_| Mutex::default()).collect());
+        &shards[key.2 as usize % SHARDS]
     }
 
     fn hash(seed: u64, text: &str) -> u64 {
@@ -371,17 +386,33 @@ mod memo {
         h.finish()
     }
 
+    /// Count the pieces among `parts` on the machine's cores, so that assembling them (one
+    /// pass, in order) finds their counts here.
+    pub fn warm(bpe: &bpe_openai::Tokenizer, which: u8, parts: &[super::Part]) {
+        let pieces: Vec<&str> = parts
+            .iter()
+            .filter_map(|p| match p {
+                super::Part::Piece(t) if t.len() >= MIN_LEN => Some(*t),
+                super::Part::Piece(_) | super::Part::Joint(_) => None,
+            })
+            .collect();
+        crate::sync::map_on_cores(&pieces, |t| {
+            count(which, t, |t| super::pieces::count(bpe, which, t))
+        });
+    }
+
     pub fn count(which: u8, text: &str, f: impl Fn(&str) -> usize) -> usize {
         if text.len() < MIN_LEN {
             return f(text);
         }
         let key = (which, text.len(), hash(1, text), hash(2, text));
-        if let Some(n) = table().lock().unwrap().get(&key) {
+        let table = table(&key);
+        if let Some(n) = crate::sync::lock(table).get(&key) {
             return *n;
         }
         let n = f(text);
-        let mut t = table().lock().unwrap();
-        if t.len() >= MAX_ENTRIES {
+        let mut t = crate::sync::lock(table);
+        if t.len() >= MAX_ENTRIES / SHARDS {
             t.clear();
         }
         t.insert(key, n);
