@@ -134,7 +134,7 @@ fn ttl_of(mark: &Value) -> Option<f64> {
 /// The prompt's blocks in cache order (tools, system, messages), each with the hash of the
 /// prefix that ends with it: the hash of the prefix before it and of the block's own digest.
 /// The blocks' digests do not depend on each other, so the tools' are taken on all cores.
-fn blocks(req: &Request) -> Vec<Block> {
+fn blocks(req: &Request, tools_seen: &ToolDigests) -> Vec<Block> {
     let body = &req.body;
     let mut out = Vec::new();
     let mut h: [u8; 32] = Sha256::digest(
@@ -149,12 +149,9 @@ fn blocks(req: &Request) -> Vec<Block> {
         out.push(Block { at, hash: h, mark });
     };
     let tools = req.tools();
-    for (i, (t, digest)) in tools
-        .iter()
-        .zip(crate::sync::map_on_cores(tools, digest))
-        .enumerate()
-    {
-        push(Pos::Tool(i), digest, ttl_of(t));
+    let digests = tools_seen.of(tools);
+    for (i, (t, digest)) in tools.iter().zip(digests.iter()).enumerate() {
+        push(Pos::Tool(i), *digest, ttl_of(t));
     }
     // Anthropic's `system`, or the Responses `instructions`.
     match body.get("system").or_else(|| body.get("instructions")) {
@@ -185,6 +182,38 @@ fn blocks(req: &Request) -> Vec<Block> {
         }
     }
     out
+}
+
+/// The digests of a request's tools ([`digest`]), made the first time the cache asks and kept
+/// with the billing of the request, so the turn before and the warm turn, which carry the same
+/// tools, do not hash them again. A memo, not a figure: it takes no part in comparisons.
+#[derive(Clone, Default)]
+pub struct ToolDigests(std::sync::Arc<std::sync::OnceLock<Vec<[u8; 32]>>>);
+
+impl ToolDigests {
+    /// The digests of `tools`, in order, hashed on all cores the first time. Tools of another
+    /// length than those first hashed are hashed anew, not looked up.
+    fn of(&self, tools: &[Value]) -> std::borrow::Cow<'_, [[u8; 32]]> {
+        let made = self
+            .0
+            .get_or_init(|| crate::sync::map_on_cores(tools, digest));
+        match made.len() == tools.len() {
+            true => made.as_slice().into(),
+            false => crate::sync::map_on_cores(tools, digest).into(),
+        }
+    }
+}
+
+impl PartialEq for ToolDigests {
+    fn eq(&self, _: &ToolDigests) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for ToolDigests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolDigests")
+    }
 }
 
 /// The SHA-256 of a block as it is written, without its mark: a mark is not part of the
@@ -362,7 +391,7 @@ impl PromptCache {
         full: &super::Billing,
     ) -> Result<Usage, CacheError> {
         let total = full.input_tokens;
-        let mut bl = blocks(req);
+        let mut bl = blocks(req, &full.tools.digests);
         if req.body.get("cache_control").is_some() {
             // Automatic caching: the breakpoint sits on the last block.
             if let Some(last) = bl.last_mut() {
@@ -451,7 +480,7 @@ impl PromptCache {
     ) -> Usage {
         let total = full.input_tokens;
         // Prefixes at message granularity: tools and system first, then each whole message.
-        let bl = blocks(req);
+        let bl = blocks(req, &full.tools.digests);
         let mut ends: Vec<usize> = Vec::new();
         for (i, b) in bl.iter().enumerate() {
             let next_is_new_message = match (b.at, bl.get(i + 1).map(|n| n.at)) {
@@ -567,7 +596,7 @@ mod tests {
                 ..pricing(CacheRule::Marks, 0)
             };
             let total = billed_input(&r, render, p.tokenizer);
-            for b in blocks(&r) {
+            for b in blocks(&r, &ToolDigests::default()) {
                 let mut cut = truncated(&r, b.at);
                 if !matches!(b.at, Pos::Tool(_)) {
                     cut.body["tools"] = r.body["tools"].clone();
@@ -580,6 +609,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn kept_digests_are_those_of_the_tools_asked_about() {
+        let a = [json!({"name": "a"}), json!({"name": "b"})];
+        let kept = ToolDigests::default();
+        let first = kept.of(&a).to_vec();
+        assert_eq!(first, vec![digest(&a[0]), digest(&a[1])]);
+        assert_ne!(first[0], first[1]);
+        // Other tools of another length are hashed, not looked up.
+        let b = [json!({"name": "c"})];
+        assert_eq!(kept.of(&b).to_vec(), vec![digest(&b[0])]);
+        // A mark is not part of the prompt.
+        assert_eq!(
+            digest(&json!({"name": "a", "cache_control": {"type": "ephemeral"}})),
+            first[0]
+        );
     }
 
     #[test]

@@ -120,6 +120,8 @@ pub struct ToolsBilling {
     /// Tokens of the definitions the conversation loads (billed with the messages).
     expanded_tokens: f64,
     expanded: usize,
+    /// The tools' digests, for the prompt cache.
+    pub(super) digests: super::cache::ToolDigests,
 }
 
 /// The tool side of [`billed_input`].
@@ -199,10 +201,22 @@ impl ToolsBilling {
         render: RenderModel,
         tok: Tokenizer,
     ) -> ToolsBilling {
-        let deferred: HashMap<&str, &Value> = wire::deferred_definitions(tools)
-            .into_iter()
-            .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
-            .collect();
+        // The deferred definitions by name, looked up only when some message loads one (a
+        // tool_search_output item can also carry definitions in full).
+        let loads = |m: &Value| {
+            m["type"] == "tool_search_output"
+                || m.get("content")
+                    .and_then(Value::as_array)
+                    .is_some_and(|blocks| blocks.iter().any(|b| !references(b).is_empty()))
+        };
+        let deferred: HashMap<&str, &Value> = match self.deferred > 0 && messages.iter().any(loads)
+        {
+            false => HashMap::new(),
+            true => wire::deferred_definitions(tools)
+                .into_iter()
+                .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
+                .collect(),
+        };
         let mut expanded: Vec<&Value> = Vec::new();
         for m in messages {
             for block in m
