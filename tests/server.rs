@@ -761,6 +761,15 @@ fn the_first_snapshot_is_the_table_as_read_back() {
         "type": "object",
         "properties": {"x": {"type": "number", "maximum": 99.92497928518063}}
     }));
+    // Numbers at the edges of what JSON and f64 hold, and text that JSON escapes.
+    rows[1].input_schema = Some(json!({
+        "type": "object",
+        "properties": {"y": {"type": "number", "enum": [
+            5e-324, 1.7976931348623157e308, -0.0, 0.1, 1e21, 2.5e-8, 0.30000000000000004,
+            18446744073709551615u64, -9223372036854775808i64, 123456789012345678u64
+        ], "description": "tab\tquote\"nul\u{0}é😀\u{2028}"}}
+    }));
+    rows[2].content = "# WHAT: line\u{0}with a NUL and \u{feff} a BOM".into();
     let state = server::state_from(
         server::Options {
             rows: Some(rows),

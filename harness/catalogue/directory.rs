@@ -168,13 +168,15 @@ pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
     let mut stmt = conn.prepare(
         "SELECT key, type, target, auth, content, category, planner_rank, enabled, planner_visible, input_schema FROM directory ORDER BY rowid",
     )?;
-    let mut out = Vec::new();
+    // The table is read in order; the schemas (most of the work) are parsed afterwards on all
+    // cores.
+    let mut read = Vec::new();
     let mut q = stmt.query([])?;
     while let Some(r) = q.next()? {
         let key: String = r.get(0)?;
         let runner: String = r.get(1)?;
         let schema: Option<String> = r.get(9)?;
-        out.push(Row {
+        let row = Row {
             runner: serde_json::from_value(serde_json::Value::String(runner.clone())).map_err(
                 |_| Error::input(format!("row `{key}`: unknown runner type `{runner}`")),
             )?,
@@ -186,16 +188,25 @@ pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
             enabled: r.get::<_, Option<bool>>(7)?.unwrap_or(true),
             planner_visible: r.get::<_, Option<bool>>(8)?.unwrap_or(true),
             key,
-            input_schema: match schema {
-                Some(s) if !s.trim().is_empty() => Some(
-                    serde_json::from_str(&s)
-                        .map_err(|e| Error::input(format!("input_schema is not JSON: {e}")))?,
-                ),
-                _ => None,
-            },
-        });
+            input_schema: None,
+        };
+        read.push((row, schema));
     }
-    Ok(out)
+    crate::sync::map_on_cores(&read, |(row, schema)| match schema {
+        Some(s) if !s.trim().is_empty() => serde_json::from_str(s)
+            .map(Some)
+            .map_err(|e| Error::input(format!("row `{}`: input_schema is not JSON: {e}", row.key))),
+        _ => Ok(None),
+    })
+    .into_iter()
+    .zip(read)
+    .map(|(schema, (row, _))| {
+        Ok(Row {
+            input_schema: schema?,
+            ..row
+        })
+    })
+    .collect()
 }
 
 /// Replace the whole directory with these rows, in one transaction: a failure leaves the

@@ -111,6 +111,34 @@ impl Row {
     /// The MCP tool this row projects to: name = key; description = first doc line plus
     /// `[type · category]`; inputSchema = the row's schema after normalisation.
     pub fn to_tool(&self) -> Tool {
+        let (description, schema) = self.tool_parts();
+        let mut obj = Map::new();
+        obj.insert("name".into(), Value::String(self.key.clone()));
+        obj.insert("description".into(), Value::String(description));
+        obj.insert("inputSchema".into(), schema);
+        Tool::from_value(Value::Object(obj)).expect("a projected row is a valid tool")
+    }
+
+    /// [`Row::to_tool`] as its text alone, the same bytes: its parsed value is made from the
+    /// text if it is ever asked for. For a holder that writes tools as their bytes (the
+    /// server), which would otherwise make every definition's tree only to free it.
+    pub fn to_tool_text(&self) -> Tool {
+        let (description, schema) = self.tool_parts();
+        let raw = format!(
+            "{{\"name\":{},\"description\":{},\"inputSchema\":{}}}",
+            json::compact(&self.key),
+            json::compact(&description),
+            json::compact(&schema)
+        );
+        Tool {
+            name: self.key.clone(),
+            raw,
+            value: Default::default(),
+        }
+    }
+
+    /// The projected tool's description and normalised schema.
+    fn tool_parts(&self) -> (String, Value) {
         let category = self.category.as_deref().unwrap_or("general");
         let description = format!(
             "{} [{} · {}]",
@@ -122,11 +150,7 @@ impl Row {
             Some(s) => schema::normalise(s),
             None => json!({"type": "object", "properties": {}}),
         };
-        let mut obj = Map::new();
-        obj.insert("name".into(), Value::String(self.key.clone()));
-        obj.insert("description".into(), Value::String(description));
-        obj.insert("inputSchema".into(), schema);
-        Tool::from_value(Value::Object(obj)).expect("a projected row is a valid tool")
+        (description, schema)
     }
 }
 
@@ -175,6 +199,15 @@ impl Tool {
             // `raw` is compact JSON written or checked when the tool was made.
             serde_json::from_str(&self.raw).unwrap_or(Value::Null)
         })
+    }
+
+    /// The same tool as its text alone (the parsed value is not copied).
+    pub fn text_copy(&self) -> Tool {
+        Tool {
+            name: self.name.clone(),
+            raw: self.raw.clone(),
+            value: Default::default(),
+        }
     }
 
     /// Let go of the parsed value (it is made again from the text when next asked for).
@@ -235,13 +268,26 @@ impl Catalogue {
 
     /// The per-row projection of `rows`: tools in `planner_rank`, then key order.
     pub fn project(rows: &[Row]) -> Vec<Tool> {
+        Self::projected(rows).iter().map(|r| r.to_tool()).collect()
+    }
+
+    /// [`Catalogue::project`] with each tool as its text alone ([`Row::to_tool_text`]).
+    pub fn project_text(rows: &[Row]) -> Vec<Tool> {
+        Self::projected(rows)
+            .iter()
+            .map(|r| r.to_tool_text())
+            .collect()
+    }
+
+    /// The rows the projection shows, in its order.
+    fn projected(rows: &[Row]) -> Vec<&Row> {
         let mut visible: Vec<&Row> = rows.iter().filter(|r| r.projected()).collect();
         visible.sort_by(|a, b| {
             a.planner_rank
                 .cmp(&b.planner_rank)
                 .then_with(|| a.key.cmp(&b.key))
         });
-        visible.iter().map(|r| r.to_tool()).collect()
+        visible
     }
 
     /// Rows and the projection [`Catalogue::project`] made of them.
@@ -338,6 +384,24 @@ fn looks_like_row(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The projection written as text is the projection, byte for byte, and parses back to
+    /// the same value, on generated rows and on rows with text JSON escapes.
+    #[test]
+    fn a_projection_as_text_is_the_projection() {
+        let mut rows = generate::generate(profile::Profile::named("seed-2026-07").unwrap(), 300, 9);
+        let mut odd = row("odd\"key\u{0}é");
+        odd.content = "# WHAT: tab\t, quote \", line\u{2028}😀".into();
+        odd.input_schema = Some(
+            json!({"type": "object", "properties": {"n": {"type": "number", "minimum": 0.1, "maximum": 99.92497928518063}}}),
+        );
+        rows.push(odd);
+        let (values, texts) = (Catalogue::project(&rows), Catalogue::project_text(&rows));
+        assert_eq!(values, texts);
+        for (v, t) in values.iter().zip(&texts) {
+            assert_eq!(v.value(), t.value());
+        }
+    }
 
     fn row(key: &str) -> Row {
         Row {

@@ -70,21 +70,40 @@ pub fn state_with(opts: &Options, limits: Limits) -> Result<Arc<State>> {
     state_on(conn, opts, limits)
 }
 
-/// [`state_with`] for a server that owns its options: the rows are let go once they are in
-/// the store, before the snapshot is read back from it, so a large catalogue is not held twice
-/// while the server starts. (The snapshot is always what the table gives back: a number the
-/// store writes and reads back need not be the one it was given, and a `--db` file may bring a
-/// table of its own making.)
+/// [`state_with`] for a server that owns its options, so a large catalogue is not held twice
+/// while the server starts. The first snapshot must be what the table gives back:
+/// - In memory, the table is the one this server made, and what it gives back equals what it
+///   was given (JSON numbers are written and read exactly), so the snapshot is made from the
+///   rows while they are written (a test compares the two).
+/// - A `--db` file may bring a table of its own making (its own column types), so the rows
+///   are written, let go, and the snapshot is read back from the table.
 pub fn state_from(mut opts: Options, limits: Limits) -> Result<Arc<State>> {
     let mut conn = store::open(opts.db.as_deref())?;
-    if let Some(rows) = opts.rows.take() {
-        store::replace_directory(&mut conn, &rows)?;
-    }
-    state_on(conn, &opts, limits)
+    let (token, allowlist) = (opts.token.clone(), &opts.allowlist);
+    let st = match opts.rows.take() {
+        Some(rows) if opts.db.is_none() => {
+            let (first, written) =
+                state::Snapshot::new_beside(rows, |rows| store::replace_directory(&mut conn, rows));
+            written?;
+            State::with_snapshot(conn, first, token, allowlist, limits)?
+        }
+        Some(rows) => {
+            store::replace_directory(&mut conn, &rows)?;
+            drop(rows);
+            State::with_limits(conn, token, allowlist, limits)?
+        }
+        None => State::with_limits(conn, token, allowlist, limits)?,
+    };
+    finish(st, &opts)
 }
 
 fn state_on(conn: rusqlite::Connection, opts: &Options, limits: Limits) -> Result<Arc<State>> {
-    let mut st = State::with_limits(conn, opts.token.clone(), &opts.allowlist, limits)?;
+    let st = State::with_limits(conn, opts.token.clone(), &opts.allowlist, limits)?;
+    finish(st, opts)
+}
+
+/// The options a state takes after it is made.
+fn finish(mut st: State, opts: &Options) -> Result<Arc<State>> {
     st.max_body = opts.max_body;
     st.in_memory = opts.db.is_none();
     Ok(Arc::new(st))

@@ -34,44 +34,58 @@ pub struct Snapshot {
     /// never get such a request, and building them would delay start-up and every swap.
     bm25: OnceLock<Bm25>,
     substring: OnceLock<Substring>,
-    /// The tools of each MCP endpoint that lists its own (by path); the others list the
-    /// projection.
-    listings: HashMap<&'static str, Vec<Tool>>,
+    /// The tools of each MCP endpoint (by path), made from the projection the first time the
+    /// endpoint is listed or called: `None` where it lists the projection itself.
+    listings: HashMap<&'static str, Own>,
     /// Each endpoint's `tools` array as JSON text, written on the first `tools/list` that asks
     /// for it and then served as bytes until the next directory change replaces the snapshot.
     tools_json: HashMap<&'static str, OnceLock<String>>,
 }
 
+/// An endpoint's own tools, made when first asked for.
+struct Own {
+    make: fn(&[Tool]) -> Listing,
+    tools: OnceLock<Option<Vec<Tool>>>,
+}
+
 impl Snapshot {
     pub fn new(rows: Vec<Row>) -> Snapshot {
-        // The projection (with the endpoints' own listings made from it) and the default index
-        // are independent: built side by side.
-        let (tools, listings, best) = std::thread::scope(|s| {
+        Self::new_beside(rows, |_| ()).0
+    }
+
+    /// A snapshot of `rows`, with `beside` run on them while it is made (the first snapshot
+    /// is made while the rows are written to the store).
+    pub fn new_beside<T: Send>(
+        rows: Vec<Row>,
+        beside: impl FnOnce(&[Row]) -> T + Send,
+    ) -> (Snapshot, T) {
+        // The projection and the default index are independent: built side by side. The
+        // server writes tools as their bytes, so the projection is made as text: a parsed tree
+        // is made again only where a handler asks for one.
+        let (tools, best, beside) = std::thread::scope(|s| {
             let best = s.spawn(|| Bm25f::new(&rows, Fields::EXPANDED));
-            let mut tools = Catalogue::project(&rows);
-            let mut listings: HashMap<&'static str, Vec<Tool>> = crate::surface::REGISTRY
-                .iter()
-                .filter_map(|s| s.endpoint())
-                .filter_map(|e| match (e.tools)(&tools) {
-                    Listing::Projection => None,
-                    Listing::Tools(tools) => Some((e.path, tools)),
-                })
-                .collect();
-            // The server writes tools as their bytes; a parsed tree is made again only where a
-            // handler asks for one, so the snapshot does not hold every definition twice.
-            tools
-                .iter_mut()
-                .chain(listings.values_mut().flatten())
-                .for_each(Tool::forget_value);
-            let best = best.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (tools, listings, best)
+            let beside = s.spawn(|| beside(&rows));
+            let tools = Catalogue::project_text(&rows);
+            (
+                tools,
+                best.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                beside
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            )
         });
-        let tools_json = crate::surface::REGISTRY
-            .iter()
-            .filter_map(|s| s.endpoint())
-            .map(|e| (e.path, OnceLock::new()))
+        let endpoints = || crate::surface::REGISTRY.iter().filter_map(|s| s.endpoint());
+        let listings = endpoints()
+            .map(|e| {
+                let own = Own {
+                    make: e.tools,
+                    tools: OnceLock::new(),
+                };
+                (e.path, own)
+            })
             .collect();
-        Snapshot {
+        let tools_json = endpoints().map(|e| (e.path, OnceLock::new())).collect();
+        let snapshot = Snapshot {
             listings,
             tools_json,
             by_key: rows
@@ -83,7 +97,8 @@ impl Snapshot {
             best,
             bm25: OnceLock::new(),
             substring: OnceLock::new(),
-        }
+        };
+        (snapshot, beside)
     }
 
     /// Every row of the directory, in table order.
@@ -93,9 +108,28 @@ impl Snapshot {
 
     /// The tools an MCP endpoint lists.
     pub fn listing(&self, path: &str) -> &[Tool] {
-        self.listings
-            .get(path)
-            .map_or(&self.catalogue.tools, |t| t.as_slice())
+        let projection = &self.catalogue.tools;
+        let own = self.listings.get(path).and_then(|own| {
+            own.tools
+                .get_or_init(|| {
+                    // An endpoint that lists the projection does so whatever it holds.
+                    if let Listing::Projection = (own.make)(&[]) {
+                        return None;
+                    }
+                    // Made from copies of the projection's text, so the trees parsed on the
+                    // way are freed with the copies and the projection stays text.
+                    let copies: Vec<Tool> = projection.iter().map(Tool::text_copy).collect();
+                    match (own.make)(&copies) {
+                        Listing::Projection => None,
+                        Listing::Tools(mut tools) => {
+                            tools.iter_mut().for_each(Tool::forget_value);
+                            Some(tools)
+                        }
+                    }
+                })
+                .as_deref()
+        });
+        own.unwrap_or(projection)
     }
 
     /// The `tools` array an MCP endpoint lists, as the JSON text `tools/list` answers with: each
@@ -184,17 +218,29 @@ impl State {
         State::with_limits(conn, token, &allowlist, Limits::default())
     }
 
+    /// A state on the store's table as it is.
     pub fn with_limits(
         conn: Connection,
         token: Option<String>,
         allowlist: &[String],
         limits: Limits,
     ) -> Result<State> {
-        let rows = store::rows(&conn)?;
+        let first = Snapshot::new(store::rows(&conn)?);
+        State::with_snapshot(conn, first, token, allowlist, limits)
+    }
+
+    /// A state whose first snapshot is `first`, which must be the store's table.
+    pub fn with_snapshot(
+        conn: Connection,
+        first: Snapshot,
+        token: Option<String>,
+        allowlist: &[String],
+        limits: Limits,
+    ) -> Result<State> {
         Ok(State {
             db: Mutex::new(conn),
             writer: Mutex::new(()),
-            snapshot: RwLock::new(Arc::new(Snapshot::new(rows))),
+            snapshot: RwLock::new(Arc::new(first)),
             generation: AtomicU64::new(0),
             token_digest: token.as_deref().map(super::guard::token_digest),
             token,
