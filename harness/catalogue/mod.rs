@@ -268,7 +268,7 @@ impl Catalogue {
 
     /// The per-row projection of `rows`: tools in `planner_rank`, then key order.
     pub fn project(rows: &[Row]) -> Vec<Tool> {
-        Self::projected(rows).iter().map(|r| r.to_tool()).collect()
+        crate::sync::map_on_cores(&Self::projected(rows), |r| r.to_tool())
     }
 
     /// [`Catalogue::project`] with each tool as its text alone ([`Row::to_tool_text`]).

@@ -187,26 +187,30 @@ impl Session {
             .iter()
             .map(|r| (r.key.as_str(), r.category.as_deref().unwrap_or("general")))
             .collect();
-        for (index, tool) in ctx.catalogue.tools.iter().enumerate() {
+        // Each tool's entry is made on the machine's cores; the maps are filled in order.
+        let indexed: Vec<(usize, &crate::catalogue::Tool)> =
+            ctx.catalogue.tools.iter().enumerate().collect();
+        let made = crate::sync::map_on_cores(&indexed, |&(index, tool)| {
             let name = ctx.client.tool_name(&ctx.catalogue.server, &tool.name);
             let server = rows
                 .get(tool.name.as_str())
                 .copied()
                 .unwrap_or(&ctx.catalogue.server)
                 .to_string();
+            let entry = Entry {
+                server,
+                summary: cut(tool.description(), SUMMARY_CHARS),
+                required: tool.required().into_iter().take(MAX_REQUIRED).collect(),
+                tool: index,
+            };
+            (name, entry)
+        });
+        for (name, entry) in made {
             servers
-                .entry(server.clone())
+                .entry(entry.server.clone())
                 .or_default()
                 .push(name.clone());
-            entries.insert(
-                name.clone(),
-                Entry {
-                    server,
-                    summary: cut(tool.description(), SUMMARY_CHARS),
-                    required: tool.required().into_iter().take(MAX_REQUIRED).collect(),
-                    tool: index,
-                },
-            );
+            entries.insert(name, entry);
         }
         let list = render_list(&entries, &servers);
         let mut s = Session {
@@ -311,9 +315,10 @@ impl Session {
             NameListMode::Hidden => {
                 // Definitions in name order; enabled ones by reference, except those enabled
                 // up front (`@server`), which are declared expanded from the first request.
-                for name in self.entries.keys() {
-                    tools.push(definition(name, !self.up_front.contains(name)));
-                }
+                let names: Vec<&String> = self.entries.keys().collect();
+                tools.extend(crate::sync::map_on_cores(&names, |name| {
+                    definition(name, !self.up_front.contains(*name))
+                }));
             }
             NameListMode::Append => {
                 for name in &self.order {
