@@ -105,11 +105,13 @@ timed() { # job side run command...
   record "$job" "$side" "$run" peak_mb "$((kb / 1024))" "$*"
 }
 
-# A server started in the background; sets $url (printed address) and $spid.
+# A server started in the background, in a process group of its own (so that stop reaches
+# every process it starts: LiteLLM's workers outlived its shell and took the CPU of the runs
+# after it); sets $url (printed address) and $spid.
 start() { # log command...
   local log=$1
   shift
-  "$@" >"$log" 2>&1 &
+  setsid "$@" >"$log" 2>&1 &
   spid=$!
   url=""
   for _ in $(seq 1200); do
@@ -121,9 +123,9 @@ start() { # log command...
 }
 # A peer that ignores SIGTERM while connections hang (the Python server does) is killed after 5 s.
 stop() {
-  kill "$spid" 2>/dev/null || true
+  kill -- "-$spid" 2>/dev/null || kill "$spid" 2>/dev/null || true
   for _ in $(seq 50); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$spid" 2>/dev/null || true
+  kill -9 -- "-$spid" 2>/dev/null || kill -9 "$spid" 2>/dev/null || true
   wait "$spid" 2>/dev/null || true
 }
 

@@ -368,16 +368,46 @@ mod tests {
                     turn: DEFAULT_TURN,
                     endpoint: crate::surface::DEFAULT_ENDPOINT,
                 };
-                let mut req = surface.build(&ctx).request;
-                let full = billed_input(&req, render, Tokenizer::O200k);
-                swap_newest_text(&mut req, Some(Value::from("(the turn before)")));
-                assert_eq!(
-                    billed_with(&req, render, Tokenizer::O200k, &full.tools),
-                    billed_input(&req, render, Tokenizer::O200k),
-                    "{} on {surface:?}",
-                    client.name
-                );
+                check(surface.build(&ctx).request, render);
             }
+        }
+        // A conversation that has loaded deferred definitions before its newest text.
+        let def = |n: &str| {
+            serde_json::json!({"name": n, "description": "reads the day's ledger",
+                "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+                "defer_loading": true})
+        };
+        let req = Request {
+            format: crate::provider::Format::AnthropicMessages,
+            body: serde_json::json!({"model": "m", "tools": [def("a"), def("b")],
+                "system": "Be brief.",
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "find the ledger"}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1",
+                        "content": [{"type": "tool_reference", "tool_name": "b"}]}]},
+                    {"role": "user", "content": [{"type": "text", "text": "now read it"}]}]}),
+        };
+        for render in ["anthropic:claude-4.6", "kimi"] {
+            check(
+                req.clone(),
+                crate::tokens::RenderModel::parse(render).unwrap(),
+            );
+        }
+    }
+
+    /// The turn before `req`, billed with `req`'s tool side, is billed as if counted afresh,
+    /// under o200k and the Kimi estimate (whose counts are fractional until rounded).
+    fn check(mut req: Request, render: crate::tokens::RenderModel) {
+        for tok in [Tokenizer::O200k, Tokenizer::KimiEst] {
+            let full = billed_input(&req, render, tok);
+            let newest = swap_newest_text(&mut req, Some(Value::from("(the turn before)")));
+            assert_eq!(
+                billed_with(&req, render, tok, &full.tools),
+                billed_input(&req, render, tok),
+                "{render:?} {tok:?}: {}",
+                req.body
+            );
+            swap_newest_text(&mut req, newest);
         }
     }
 }

@@ -29,13 +29,20 @@ pub fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 /// than the split saves (an assumed figure; the items here are rows, tools or lines).
 const MIN_SPLIT: usize = 64;
 
+/// The machine's cores, asked once: the answer comes from reading control-group files, which
+/// costs more than a small request's whole handling.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
 /// `f` applied to every item, the items split into one contiguous share per core and worked on
 /// side by side; the results come back in the items' order. A panic in `f` is raised here.
 pub fn map_on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if cores < 2 || items.len() < MIN_SPLIT {
+    if items.len() < MIN_SPLIT || cores() < 2 {
         return items.iter().map(f).collect();
     }
+    let cores = cores();
     let share = items.len().div_ceil(cores);
     let f = &f;
     std::thread::scope(|s| {

@@ -169,30 +169,21 @@ pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
         "SELECT key, type, target, auth, content, category, planner_rank, enabled, planner_visible, input_schema FROM directory ORDER BY rowid",
     )?;
     // The table is read in order; the schemas (most of the work) are parsed afterwards on all
-    // cores.
+    // cores. The first bad row in table order is the one reported: a row that cannot be read
+    // ends the reading, and is reported unless an earlier row's schema is bad.
     let mut read = Vec::new();
     let mut q = stmt.query([])?;
+    let mut unread = None;
     while let Some(r) = q.next()? {
-        let key: String = r.get(0)?;
-        let runner: String = r.get(1)?;
-        let schema: Option<String> = r.get(9)?;
-        let row = Row {
-            runner: serde_json::from_value(serde_json::Value::String(runner.clone())).map_err(
-                |_| Error::input(format!("row `{key}`: unknown runner type `{runner}`")),
-            )?,
-            target: r.get(2)?,
-            auth: r.get(3)?,
-            content: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-            category: r.get(5)?,
-            planner_rank: r.get::<_, Option<i64>>(6)?.unwrap_or(100),
-            enabled: r.get::<_, Option<bool>>(7)?.unwrap_or(true),
-            planner_visible: r.get::<_, Option<bool>>(8)?.unwrap_or(true),
-            key,
-            input_schema: None,
-        };
-        read.push((row, schema));
+        match read_row(r) {
+            Ok(row) => read.push(row),
+            Err(e) => {
+                unread = Some(e);
+                break;
+            }
+        }
     }
-    crate::sync::map_on_cores(&read, |(row, schema)| match schema {
+    let rows = crate::sync::map_on_cores(&read, |(row, schema)| match schema {
         Some(s) if !s.trim().is_empty() => serde_json::from_str(s)
             .map(Some)
             .map_err(|e| Error::input(format!("row `{}`: input_schema is not JSON: {e}", row.key))),
@@ -206,7 +197,32 @@ pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
             ..row
         })
     })
-    .collect()
+    .collect::<Result<Vec<Row>>>()?;
+    match unread {
+        Some(e) => Err(e),
+        None => Ok(rows),
+    }
+}
+
+/// One row of the table as read, its schema still text.
+fn read_row(r: &rusqlite::Row<'_>) -> Result<(Row, Option<String>)> {
+    let key: String = r.get(0)?;
+    let runner: String = r.get(1)?;
+    let schema: Option<String> = r.get(9)?;
+    let row = Row {
+        runner: serde_json::from_value(serde_json::Value::String(runner.clone()))
+            .map_err(|_| Error::input(format!("row `{key}`: unknown runner type `{runner}`")))?,
+        target: r.get(2)?,
+        auth: r.get(3)?,
+        content: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+        category: r.get(5)?,
+        planner_rank: r.get::<_, Option<i64>>(6)?.unwrap_or(100),
+        enabled: r.get::<_, Option<bool>>(7)?.unwrap_or(true),
+        planner_visible: r.get::<_, Option<bool>>(8)?.unwrap_or(true),
+        key,
+        input_schema: None,
+    };
+    Ok((row, schema))
 }
 
 /// Replace the whole directory with these rows, in one transaction: a failure leaves the

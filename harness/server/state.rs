@@ -112,7 +112,10 @@ impl Snapshot {
         let own = self.listings.get(path).and_then(|own| {
             own.tools
                 .get_or_init(|| {
-                    // An endpoint that lists the projection does so whatever it holds.
+                    // An endpoint that lists the projection does so whatever it is given
+                    // (`Listing::Projection`): asked with nothing, it says so cheaply. The
+                    // first list after a directory change makes any other listing here, on
+                    // the request's worker (once per snapshot).
                     if let Listing::Projection = (own.make)(&[]) {
                         return None;
                     }

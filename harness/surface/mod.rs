@@ -164,7 +164,8 @@ pub enum Calls {
 
 /// The tools an endpoint lists.
 pub enum Listing {
-    /// The per-row projection itself.
+    /// The per-row projection itself. An endpoint that lists the projection does so whatever
+    /// tools it is given (the server asks with none before it makes anything).
     Projection,
     /// Its own tools.
     Tools(Vec<Tool>),

@@ -191,13 +191,22 @@ fn blocks(req: &Request, tools_seen: &ToolDigests) -> Vec<Block> {
 pub struct ToolDigests(std::sync::Arc<std::sync::OnceLock<Vec<[u8; 32]>>>);
 
 impl ToolDigests {
-    /// The digests of `tools`, in order, hashed on all cores the first time. Tools of another
-    /// length than those first hashed are hashed anew, not looked up.
+    /// The digests of `tools`, in order, hashed on all cores the first time. Tools that are
+    /// not those first hashed (another count, another first or last tool) are hashed anew,
+    /// not looked up.
     fn of(&self, tools: &[Value]) -> std::borrow::Cow<'_, [[u8; 32]]> {
         let made = self
             .0
             .get_or_init(|| crate::sync::map_on_cores(tools, digest));
-        match made.len() == tools.len() {
+        let same = made.len() == tools.len()
+            && [
+                made.first().zip(tools.first()),
+                made.last().zip(tools.last()),
+            ]
+            .into_iter()
+            .flatten()
+            .all(|(d, t)| *d == digest(t));
+        match same {
             true => made.as_slice().into(),
             false => crate::sync::map_on_cores(tools, digest).into(),
         }
@@ -306,13 +315,50 @@ fn truncated(req: &Request, at: Pos) -> Request {
 }
 
 impl Pricing<'_> {
-    /// Tokens of the prefix that ends at `at`: the request cut there, billed. A cut in the
-    /// system prompt or the conversation keeps every tool and the `tool_choice`, so its
-    /// definitions bill as in the whole request (`total`), loaded where the kept messages load
-    /// them; only a cut among the tools counts definitions again.
+    /// Tokens of the prefix that ends at `at`, without counting the whole prefix again where
+    /// the request's own count already holds it: the whole request, everything up to the end
+    /// of the system prompt (Anthropic order), or whole messages off the end (no tool
+    /// references among them, so nothing expands there). Otherwise the request cut there,
+    /// billed: a cut in the system prompt or the conversation keeps every tool and the
+    /// `tool_choice`, so its definitions bill as in the whole request (`total`), loaded where
+    /// the kept messages load them; only a cut among the tools counts definitions again.
     fn tokens_at(&self, req: &Request, at: Pos, last: bool, total: &super::Billing) -> u64 {
         if last {
             return total.input_tokens;
+        }
+        let messages = req.messages();
+        let system_blocks = match req
+            .body
+            .get("system")
+            .or_else(|| req.body.get("instructions"))
+        {
+            Some(Value::Array(b)) => b.len(),
+            Some(_) => 1,
+            None => 0,
+        };
+        match at {
+            Pos::System(i) if i + 1 == system_blocks && total.tools_deferred == 0 => {
+                return total.input_tokens - total.message_tokens
+            }
+            Pos::Message(m, b)
+                if matches!(self.render, RenderModel::Openai { .. })
+                    && messages.get(m).is_some_and(|msg| {
+                        !msg["content"].is_array()
+                            || msg["content"].as_array().is_some_and(|c| c.len() == b + 1)
+                    })
+                    // Later items that load definitions are billed by the full walk.
+                    && messages[m + 1..]
+                        .iter()
+                        .all(|x| x["type"] != "tool_search_output") =>
+            {
+                let later: f64 = messages[m + 1..]
+                    .iter()
+                    .filter(|x| x["role"] != "system")
+                    .map(|x| 3.0 + self.tokenizer.count(&super::render::message_text(x)))
+                    .sum();
+                return total.input_tokens.saturating_sub(later.round() as u64);
+            }
+            Pos::Tool(_) | Pos::System(_) | Pos::Message(..) => {}
         }
         let cut = truncated(req, at);
         match at {
@@ -564,7 +610,8 @@ mod tests {
 
     /// A prefix's count taken from the whole request's tool side is the count of the request
     /// cut there, tools and all, at every block, with deferred definitions loaded before and
-    /// after the cut, under each render model.
+    /// after the cut. (Deferred tools and the Anthropic and Kimi renderings keep the shortcuts
+    /// of `tokens_at` out of the way: this is the general path.)
     #[test]
     fn a_prefix_bills_as_the_request_cut_there() {
         let def = |n: &str, defer: bool| {
@@ -589,24 +636,27 @@ mod tests {
                     {"role": "assistant", "content": "ok"},
                     reference("c")]}),
         };
-        for render in ["anthropic:claude-4.6", "openai:gpt-4o", "kimi"] {
-            let render = RenderModel::parse(render).unwrap();
-            let p = Pricing {
-                render,
-                ..pricing(CacheRule::Marks, 0)
-            };
-            let total = billed_input(&r, render, p.tokenizer);
-            for b in blocks(&r, &ToolDigests::default()) {
-                let mut cut = truncated(&r, b.at);
-                if !matches!(b.at, Pos::Tool(_)) {
-                    cut.body["tools"] = r.body["tools"].clone();
+        for render in ["anthropic:claude-4.6", "kimi"] {
+            for tokenizer in [Tokenizer::O200k, Tokenizer::KimiEst] {
+                let render = RenderModel::parse(render).unwrap();
+                let p = Pricing {
+                    render,
+                    tokenizer,
+                    ..pricing(CacheRule::Marks, 0)
+                };
+                let total = billed_input(&r, render, p.tokenizer);
+                for b in blocks(&r, &ToolDigests::default()) {
+                    let mut cut = truncated(&r, b.at);
+                    if !matches!(b.at, Pos::Tool(_)) {
+                        cut.body["tools"] = r.body["tools"].clone();
+                    }
+                    assert_eq!(
+                        p.tokens_at(&r, b.at, false, &total),
+                        billed_input(&cut, render, p.tokenizer).input_tokens,
+                        "{render:?} {tokenizer:?} at {:?}",
+                        b.at
+                    );
                 }
-                assert_eq!(
-                    p.tokens_at(&r, b.at, false, &total),
-                    billed_input(&cut, render, p.tokenizer).input_tokens,
-                    "{render:?} at {:?}",
-                    b.at
-                );
             }
         }
     }
@@ -618,9 +668,11 @@ mod tests {
         let first = kept.of(&a).to_vec();
         assert_eq!(first, vec![digest(&a[0]), digest(&a[1])]);
         assert_ne!(first[0], first[1]);
-        // Other tools of another length are hashed, not looked up.
+        // Other tools, of another count or the same, are hashed, not looked up.
         let b = [json!({"name": "c"})];
         assert_eq!(kept.of(&b).to_vec(), vec![digest(&b[0])]);
+        let c = [json!({"name": "a"}), json!({"name": "d"})];
+        assert_eq!(kept.of(&c).to_vec(), vec![digest(&c[0]), digest(&c[1])]);
         // A mark is not part of the prompt.
         assert_eq!(
             digest(&json!({"name": "a", "cache_control": {"type": "ephemeral"}})),

@@ -343,7 +343,7 @@ fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
     }
     match render {
         RenderModel::Anthropic { .. } => {
-            crate::sync::map_on_cores(defs, |d| tok.count_parts(Framed::anthropic(d).parts()))
+            super::tokenizer::on_cores(defs, |d| tok.count_parts(Framed::anthropic(d).parts()))
                 .into_iter()
                 .sum()
         }
@@ -360,7 +360,7 @@ fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
         }
         RenderModel::Openai { func_init } => {
             let n: f64 =
-                crate::sync::map_on_cores(defs, |d| openai_function_tokens(d, func_init, tok))
+                super::tokenizer::on_cores(defs, |d| openai_function_tokens(d, func_init, tok))
                     .into_iter()
                     .sum();
             n + 12.0 // func_end

@@ -165,6 +165,15 @@ pub fn counting_whole<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// [`crate::sync::map_on_cores`] for counting work: inside [`counting_whole`], the workers
+/// count whole too.
+pub fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    match WHOLE.with(std::cell::Cell::get) {
+        true => crate::sync::map_on_cores(items, |x| counting_whole(|| f(x))),
+        false => crate::sync::map_on_cores(items, f),
+    }
+}
+
 /// One part of a text counted from its parts ([`Tokenizer::count_parts`]).
 ///
 /// The pretokenizers of o200k and cl100k start a new pretoken after a letter or digit that is
@@ -417,5 +426,22 @@ mod memo {
         }
         t.insert(key, n);
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Work spread over the cores inside [`counting_whole`] counts whole too, so the whole
+    /// counts that assembled ones are tested against are not assembled themselves.
+    #[test]
+    fn workers_count_whole_inside_counting_whole() {
+        let items: Vec<u32> = (0..500).collect();
+        let whole = || WHOLE.with(std::cell::Cell::get);
+        assert!(counting_whole(|| on_cores(&items, |_| whole()))
+            .into_iter()
+            .all(|w| w));
+        assert!(on_cores(&items, |_| whole()).into_iter().all(|w| !w));
     }
 }
