@@ -32,5 +32,8 @@ app = server.streamable_http_app(json_response=True)
 sock = socket.socket()
 sock.bind(("127.0.0.1", 0))
 port = sock.getsockname()[1]
+# Listening before the address is printed: a client that connects at once is queued, not
+# refused, while the server starts.
+sock.listen(128)
 print(f"listening on http://127.0.0.1:{port}/mcp", flush=True)
 uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
