@@ -154,7 +154,9 @@ impl Bm25f {
         let mut lists: Vec<Vec<(u32, f32)>> = vec![Vec::new(); ids.len()];
         let mut tf = vec![0f32; ids.len()];
         let mut seen: Vec<u32> = Vec::new();
-        for (doc, r) in per_row.iter().enumerate() {
+        // Each row's term lists are let go as its postings are written, so the two are not
+        // held in full at once.
+        for (doc, r) in per_row.into_iter().enumerate() {
             for (f, t) in r.iter().enumerate() {
                 let norm = 1.0 - B + B * t.len() as f32 / avg[f];
                 for &term in t {
