@@ -67,7 +67,8 @@ pub fn state_with(opts: &Options, limits: Limits) -> Result<Arc<State>> {
     if let Some(rows) = &opts.rows {
         store::replace_directory(&mut conn, rows)?;
     }
-    state_on(conn, opts, limits)
+    let st = State::with_limits(conn, opts.token.clone(), &opts.allowlist, limits)?;
+    finish(st, opts)
 }
 
 /// [`state_with`] for a server that owns its options, so a large catalogue is not held twice
@@ -95,11 +96,6 @@ pub fn state_from(mut opts: Options, limits: Limits) -> Result<Arc<State>> {
         None => State::with_limits(conn, token, allowlist, limits)?,
     };
     finish(st, &opts)
-}
-
-fn state_on(conn: rusqlite::Connection, opts: &Options, limits: Limits) -> Result<Arc<State>> {
-    let st = State::with_limits(conn, opts.token.clone(), &opts.allowlist, limits)?;
-    finish(st, opts)
 }
 
 /// The options a state takes after it is made.

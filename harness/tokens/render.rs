@@ -121,7 +121,7 @@ pub struct ToolsBilling {
     expanded_tokens: f64,
     expanded: usize,
     /// The tools' digests, for the prompt cache.
-    pub(super) digests: super::cache::ToolDigests,
+    pub(super) digests: super::prompt::ToolDigests,
 }
 
 /// The tool side of [`billed_input`].
