@@ -44,7 +44,7 @@ pub struct Snapshot {
 
 /// An endpoint's own tools, made when first asked for.
 struct Own {
-    make: fn(&[Tool]) -> Listing,
+    listing: Listing,
     tools: OnceLock<Option<Vec<Tool>>>,
 }
 
@@ -78,7 +78,7 @@ impl Snapshot {
         let listings = endpoints()
             .map(|e| {
                 let own = Own {
-                    make: e.tools,
+                    listing: e.tools,
                     tools: OnceLock::new(),
                 };
                 (e.path, own)
@@ -112,23 +112,19 @@ impl Snapshot {
         let own = self.listings.get(path).and_then(|own| {
             own.tools
                 .get_or_init(|| {
-                    // An endpoint that lists the projection does so whatever it is given
-                    // (`Listing::Projection`): asked with nothing, it says so cheaply. The
-                    // first list after a directory change makes any other listing here, on
-                    // the request's worker (once per snapshot).
-                    if let Listing::Projection = (own.make)(&[]) {
-                        return None;
-                    }
-                    // Made from copies of the projection's text, so the trees parsed on the
-                    // way are freed with the copies and the projection stays text.
-                    let copies: Vec<Tool> = projection.iter().map(Tool::text_copy).collect();
-                    match (own.make)(&copies) {
-                        Listing::Projection => None,
-                        Listing::Tools(mut tools) => {
-                            tools.iter_mut().for_each(Tool::forget_value);
-                            Some(tools)
+                    // The first list after a directory change makes the listing here, on the
+                    // request's worker (once per snapshot).
+                    let mut tools = match own.listing {
+                        Listing::Projection => return None,
+                        Listing::Fixed(make) => make(),
+                        // Made from copies of the projection's text, so the trees parsed on
+                        // the way are freed with the copies and the projection stays text.
+                        Listing::Derived(make) => {
+                            make(&projection.iter().map(Tool::text_copy).collect::<Vec<_>>())
                         }
-                    }
+                    };
+                    tools.iter_mut().for_each(Tool::forget_value);
+                    Some(tools)
                 })
                 .as_deref()
         });

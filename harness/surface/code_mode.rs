@@ -16,7 +16,7 @@ pub const ENDPOINT: Endpoint = Endpoint {
     server_name: "toolcost-code",
     instructions: "Write one program that searches, reads contracts and dispatches; loops run inside one call. The tool never changes; the catalogue behind it does.",
     calls: Calls::Program,
-    tools: |_| Listing::Tools(vec![tool()]),
+    tools: Listing::Fixed(|| vec![tool()]),
 };
 
 /// The execute tool's description: what the sandbox offers, as TypeScript declarations.

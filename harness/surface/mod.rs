@@ -145,8 +145,8 @@ pub struct Endpoint {
     pub instructions: &'static str,
     /// How the server answers `tools/call` on it.
     pub calls: Calls,
-    /// The tools it lists, from the catalogue's per-row projection.
-    pub tools: fn(&[Tool]) -> Listing,
+    /// The tools it lists.
+    pub tools: Listing,
 }
 
 /// How an endpoint's `tools/call` is answered.
@@ -163,12 +163,14 @@ pub enum Calls {
 }
 
 /// The tools an endpoint lists.
+#[derive(Debug, Clone, Copy)]
 pub enum Listing {
-    /// The per-row projection itself. An endpoint that lists the projection does so whatever
-    /// tools it is given (the server asks with none before it makes anything).
+    /// The per-row projection itself.
     Projection,
-    /// Its own tools.
-    Tools(Vec<Tool>),
+    /// Tools of its own, whatever the catalogue holds.
+    Fixed(fn() -> Vec<Tool>),
+    /// Tools made from the per-row projection.
+    Derived(fn(&[Tool]) -> Vec<Tool>),
 }
 
 /// What a surface is built from.

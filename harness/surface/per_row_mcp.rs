@@ -15,7 +15,7 @@ pub const ENDPOINT: Endpoint = Endpoint {
     server_name: "toolcost",
     instructions: "One tool per capability row. Tools change while you are connected; the server sends notifications/tools/list_changed.",
     calls: Calls::ByKey,
-    tools: |_| Listing::Projection,
+    tools: Listing::Projection,
 };
 
 impl Surface for PerRowMcp {

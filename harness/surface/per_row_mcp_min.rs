@@ -40,7 +40,7 @@ pub const ENDPOINT: Endpoint = Endpoint {
     server_name: "toolcost-min",
     instructions: "One tool per capability row, each trimmed to its first sentence and its schema's structure. Tools change while you are connected; the server sends notifications/tools/list_changed.",
     calls: Calls::ByKey,
-    tools: |projection| Listing::Tools(projection.iter().map(minimise).collect()),
+    tools: Listing::Derived(|projection| projection.iter().map(minimise).collect()),
 };
 
 impl Surface for PerRowMcpMin {

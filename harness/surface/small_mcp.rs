@@ -16,7 +16,7 @@ pub const ENDPOINT: Endpoint = Endpoint {
     server_name: "toolcost-small",
     instructions: "Search the directory, read a contract, then dispatch by key. The tools never change; the catalogue behind them does.",
     calls: Calls::Generic,
-    tools: |_| Listing::Tools(tools()),
+    tools: Listing::Fixed(tools),
 };
 
 /// The small surface's `tools/list`, as the reference server serves it.

@@ -96,17 +96,21 @@ impl ToolDigests {
     /// not those first hashed (another count, another first or last tool) are hashed anew,
     /// not looked up.
     fn of(&self, tools: &[Value]) -> std::borrow::Cow<'_, [[u8; 32]]> {
-        let made = self
-            .0
-            .get_or_init(|| crate::sync::map_on_cores(tools, digest));
-        let same = made.len() == tools.len()
-            && [
-                made.first().zip(tools.first()),
-                made.last().zip(tools.last()),
-            ]
-            .into_iter()
-            .flatten()
-            .all(|(d, t)| *d == digest(t));
+        let mut fresh = false;
+        let made = self.0.get_or_init(|| {
+            fresh = true;
+            crate::sync::map_on_cores(tools, digest)
+        });
+        // Digests made just now are these tools'; kept ones are checked first.
+        let same = fresh
+            || made.len() == tools.len()
+                && [
+                    made.first().zip(tools.first()),
+                    made.last().zip(tools.last()),
+                ]
+                .into_iter()
+                .flatten()
+                .all(|(d, t)| *d == digest(t));
         match same {
             true => made.as_slice().into(),
             false => crate::sync::map_on_cores(tools, digest).into(),

@@ -159,11 +159,7 @@ pub fn tools_billing(req: &Request, render: RenderModel, tok: Tokenizer) -> Tool
     }
     // Deferred definitions that can be loaded, counted once by name (members of namespaces
     // included).
-    let deferred = wire::deferred_definitions(tools)
-        .into_iter()
-        .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| n))
-        .collect::<std::collections::HashSet<&str>>()
-        .len();
+    let deferred = deferred_by_name(tools).len();
     seen_tokens += defs_tokens(&seen, render, tok);
     let overhead = match render {
         RenderModel::Anthropic { auto, any, .. } if !tools.is_empty() => {
@@ -212,10 +208,7 @@ impl ToolsBilling {
         let deferred: HashMap<&str, &Value> = match self.deferred > 0 && messages.iter().any(loads)
         {
             false => HashMap::new(),
-            true => wire::deferred_definitions(tools)
-                .into_iter()
-                .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
-                .collect(),
+            true => deferred_by_name(tools),
         };
         let mut expanded: Vec<&Value> = Vec::new();
         for m in messages {
@@ -282,6 +275,14 @@ pub fn billed_with(
         tools_deferred: tools.deferred,
         tools: tools.clone(),
     }
+}
+
+/// The deferred definitions that can be loaded, by name (namespaces' members included).
+fn deferred_by_name(tools: &[Value]) -> HashMap<&str, &Value> {
+    wire::deferred_definitions(tools)
+        .into_iter()
+        .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
+        .collect()
 }
 
 /// The definitions a Responses `tool_search_output` item loads: those it carries in full

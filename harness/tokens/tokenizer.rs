@@ -90,11 +90,10 @@ impl Tokenizer {
         let assembled = match whole {
             true => None,
             false => {
-                let parts: Vec<Part> = parts.clone().collect();
-                if parts.len() >= WARM_PARTS {
-                    memo::warm(bpe, which, &parts);
+                if parts.clone().nth(WARM_PARTS - 1).is_some() {
+                    memo::warm(bpe, which, parts.clone());
                 }
-                join::assemble(bpe, which, parts.into_iter())
+                join::assemble(bpe, which, parts.clone())
             }
         };
         let n = assembled.unwrap_or_else(|| {
@@ -397,11 +396,14 @@ mod memo {
 
     /// Count the pieces among `parts` on the machine's cores, so that assembling them (one
     /// pass, in order) finds their counts here.
-    pub fn warm(bpe: &bpe_openai::Tokenizer, which: u8, parts: &[super::Part]) {
+    pub fn warm<'a>(
+        bpe: &bpe_openai::Tokenizer,
+        which: u8,
+        parts: impl Iterator<Item = super::Part<'a>>,
+    ) {
         let pieces: Vec<&str> = parts
-            .iter()
             .filter_map(|p| match p {
-                super::Part::Piece(t) if t.len() >= MIN_LEN => Some(*t),
+                super::Part::Piece(t) if t.len() >= MIN_LEN => Some(t),
                 super::Part::Piece(_) | super::Part::Joint(_) => None,
             })
             .collect();
