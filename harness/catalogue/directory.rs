@@ -254,3 +254,46 @@ pub fn insert_row(conn: &mut Connection, row: &Row) -> Result<bool> {
 pub fn delete_row(conn: &Connection, key: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM directory WHERE key = ?1", [key])? > 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table of someone else's making with bad rows: reading it reports the first bad row in
+    /// table order, whether its schema or another column is what is wrong, and names the row.
+    #[test]
+    fn the_first_bad_row_in_table_order_is_reported() {
+        let table = |rows: &[(&str, &str, &str)]| {
+            let conn = Connection::open_in_memory().unwrap();
+            // Its own table: the runner column without toolcost's check.
+            let ddl = DIRECTORY_DDL.replace(" CHECK (type IN ('fn','http','agent','flow'))", "");
+            assert_ne!(ddl, DIRECTORY_DDL);
+            conn.execute_batch(&ddl).unwrap();
+            for (key, runner, schema) in rows {
+                conn.execute(
+                    "INSERT INTO directory (key, type, content, input_schema) VALUES (?1, ?2, '# WHAT: x', ?3)",
+                    rusqlite::params![key, runner, schema],
+                )
+                .unwrap();
+            }
+            rows_of(&conn)
+        };
+        let good = r#"{"type":"object"}"#;
+        let err = table(&[
+            ("a", "fn", good),
+            ("b", "fn", "{not json"),
+            ("c", "nope", good),
+        ]);
+        assert!(err.contains("row `b`: input_schema is not JSON"), "{err}");
+        let err = table(&[("a", "nope", "{not json"), ("b", "fn", "{not json")]);
+        assert!(err.contains("row `a`: unknown runner type `nope`"), "{err}");
+        let err = table(&[("a", "fn", good), ("b", "nope", good), ("c", "fn", "{")]);
+        assert!(err.contains("row `b`: unknown runner type"), "{err}");
+    }
+
+    fn rows_of(conn: &Connection) -> String {
+        rows(conn)
+            .map(|r| format!("{} rows", r.len()))
+            .unwrap_or_else(|e| e.to_string())
+    }
+}
