@@ -71,6 +71,18 @@ pub fn python_spaced(value: &Value) -> String {
     String::from_utf8(out).expect("ASCII output")
 }
 
+/// Length of [`python_spaced`]'s text, without writing it.
+pub fn python_spaced_len(value: &Value) -> usize {
+    let mut counter = ByteCounter(0);
+    value
+        .serialize(&mut Serializer::with_formatter(
+            &mut counter,
+            PythonFormatter,
+        ))
+        .expect("counting cannot fail");
+    counter.0
+}
+
 /// Length of a string value once Python's `json.dumps` has escaped it, quotes excluded.
 pub fn python_string_len(s: &str) -> usize {
     python_spaced(&Value::String(s.to_string())).len() - 2

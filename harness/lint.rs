@@ -45,8 +45,8 @@ pub fn lint(cat: &Catalogue) -> Vec<ToolReport> {
         .filter_map(|r| {
             let schema = r
                 .input_schema
-                .clone()
-                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+                .as_ref()
+                .map_or_else(crate::catalogue::empty_schema, |s| s.value());
             let violations = schema::validate(&schema);
             (!violations.is_empty()).then(|| ToolReport {
                 name: r.key.clone(),

@@ -150,21 +150,23 @@ pub fn weigh(
     crate::lint::unique_names(cat.tools.iter().map(|t| t.name.as_str()))?;
     let mut tools: Vec<ToolWeight> = crate::sync::map_on_cores(&cat.tools, |t| {
         let bytes = t.bytes();
+        let parsed = t.parsed();
+        let schema = parsed.get("inputSchema");
         ToolWeight {
             name: t.name.clone(),
             bytes,
             o200k_tokens: Tokenizer::O200k.count(&t.raw) as u64,
             cl100k_tokens: Tokenizer::Cl100k.count(&t.raw) as u64,
             name_pct: pct(t.name.len(), bytes),
-            description_pct: pct(t.description().len(), bytes),
-            schema_pct: pct(
-                t.value()
-                    .get("inputSchema")
-                    .map(json::compact_len)
-                    .unwrap_or(0),
+            description_pct: pct(
+                parsed
+                    .get("description")
+                    .and_then(serde_json::Value::as_str)
+                    .map_or(0, str::len),
                 bytes,
             ),
-            violations: schema::validate(&t.input_schema())
+            schema_pct: pct(schema.map(json::compact_len).unwrap_or(0), bytes),
+            violations: schema::validate(schema.unwrap_or(&crate::catalogue::empty_schema()))
                 .iter()
                 .map(ToString::to_string)
                 .collect(),
@@ -173,16 +175,33 @@ pub fn weigh(
     });
     tools.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
 
+    let surfaces = measure::measure(
+        cat,
+        &config(client.clone(), model.clone(), SurfaceKind::all()),
+        &|_| {},
+    );
     let mut limits = Vec::new();
     let mut marginal = Vec::new();
     for (provider, client_name, model_name) in PROVIDERS {
         let card = PriceCard::named(model_name)?;
-        let cfg = config(
-            Client::named(client_name)?,
-            card.clone(),
-            vec![SurfaceKind::PER_ROW_MCP],
-        );
-        let row = measure::measure(cat, &cfg, &|_| {}).remove(0);
+        // The one-turn rows already hold the per-row surface for the chosen client and card
+        // (by default, one of these providers): measured once, it is not measured again.
+        let same = |r: &&MeasureRow| {
+            r.surface == SurfaceKind::PER_ROW_MCP.name()
+                && r.client == client_name
+                && r.model == card.id
+        };
+        let row = match surfaces.iter().find(same) {
+            Some(r) => r.clone(),
+            None => {
+                let cfg = config(
+                    Client::named(client_name)?,
+                    card.clone(),
+                    vec![SurfaceKind::PER_ROW_MCP],
+                );
+                measure::measure(cat, &cfg, &|_| {}).remove(0)
+            }
+        };
         limits.extend(row.warnings.iter().map(|w| format!("{provider}: {w}")));
         marginal.push(Marginal {
             provider: provider.into(),
@@ -192,11 +211,6 @@ pub fn weigh(
             label: row.label.clone(),
         });
     }
-    let surfaces = measure::measure(
-        cat,
-        &config(client.clone(), model.clone(), SurfaceKind::all()),
-        &|_| {},
-    );
     for r in &surfaces {
         for w in &r.warnings {
             let line = format!("{}: {w}", r.surface);

@@ -68,7 +68,8 @@ impl Request {
 
 /// An MCP tool as the client presents it to the model, renamed by the client's rule.
 pub fn tool_definition(format: Format, name: &str, tool: &Tool, defer: bool) -> Value {
-    function_definition(format, name, tool.description(), tool.input_schema(), defer)
+    let (description, schema) = tool.definition_parts();
+    function_definition(format, name, &description, schema, defer)
 }
 
 /// A function definition in the format's shape.

@@ -33,7 +33,8 @@ fn http_row(key: &str, target: &str) -> Row {
         enabled: true,
         planner_visible: true,
         input_schema: Some(
-            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]})
+                .into(),
         ),
     }
 }
@@ -254,7 +255,7 @@ async fn a_row_with_a_ref_bomb_is_refused_before_it_is_stored() {
     )
     .await;
     let mut row = http_row("BOMB", "GET https://example.com/x");
-    row.input_schema = Some(ref_bomb(40));
+    row.input_schema = Some(ref_bomb(40).into());
     let posted = tokio::time::timeout(
         Duration::from_secs(60),
         s.post("/api/directory", serde_json::to_value(&row).unwrap()),

@@ -185,7 +185,8 @@ async fn runners_http_shape_allowlist_flow_agent() {
         enabled: true,
         planner_visible: true,
         input_schema: Some(
-            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]})
+                .into(),
         ),
     };
     rs.push(http_row(
@@ -757,18 +758,24 @@ fn stdio_server_weighs_like_the_projection() {
 #[test]
 fn the_first_snapshot_is_the_table_as_read_back() {
     let mut rows = rows(5, false);
-    rows[0].input_schema = Some(json!({
-        "type": "object",
-        "properties": {"x": {"type": "number", "maximum": 99.92497928518063}}
-    }));
+    rows[0].input_schema = Some(
+        json!({
+            "type": "object",
+            "properties": {"x": {"type": "number", "maximum": 99.92497928518063}}
+        })
+        .into(),
+    );
     // Numbers at the edges of what JSON and f64 hold, and text that JSON escapes.
-    rows[1].input_schema = Some(json!({
-        "type": "object",
-        "properties": {"y": {"type": "number", "enum": [
-            5e-324, 1.7976931348623157e308, -0.0, 0.1, 1e21, 2.5e-8, 0.30000000000000004,
-            18446744073709551615u64, -9223372036854775808i64, 123456789012345678u64
-        ], "description": "tab\tquote\"nul\u{0}é😀\u{2028}"}}
-    }));
+    rows[1].input_schema = Some(
+        json!({
+            "type": "object",
+            "properties": {"y": {"type": "number", "enum": [
+                5e-324, 1.7976931348623157e308, -0.0, 0.1, 1e21, 2.5e-8, 0.30000000000000004,
+                18446744073709551615u64, -9223372036854775808i64, 123456789012345678u64
+            ], "description": "tab\tquote\"nul\u{0}é😀\u{2028}"}}
+        })
+        .into(),
+    );
     rows[2].content = "# WHAT: line\u{0}with a NUL and \u{feff} a BOM".into();
     let state = server::state_from(
         server::Options {
@@ -784,8 +791,5 @@ fn the_first_snapshot_is_the_table_as_read_back() {
     let table = state.table_rows().unwrap();
     assert_eq!(state.snapshot().rows(), table.as_slice());
     // Compared as bytes too: values compare -0.0 and 0.0 equal.
-    assert_eq!(
-        state.snapshot().catalogue.tools,
-        Catalogue::project_text(&table)
-    );
+    assert_eq!(state.snapshot().catalogue.tools, Catalogue::project(&table));
 }

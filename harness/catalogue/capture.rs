@@ -3,7 +3,7 @@
 //! Each tool's JSON text is kept as the server wrote it (whitespace removed), because
 //! re-serialising through typed structs drops or reorders fields.
 
-use super::{Catalogue, Row, Runner, Tool};
+use super::{Catalogue, Row, RowSchema, Runner, Tool};
 use crate::json;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -23,8 +23,37 @@ struct Envelope<'a> {
     result: Option<&'a RawValue>,
 }
 
-/// Parse a capture into tools, keeping each one's bytes.
+/// Parse a capture into tools, keeping each one's bytes (and no parsed tree).
 pub fn parse(text: &str) -> Result<Vec<Tool>, String> {
+    Ok(read(text)?.into_iter().map(|d| d.tool).collect())
+}
+
+/// Parse a capture into a catalogue ([`catalogue`]), each tool parsed once.
+pub fn parse_catalogue(source: String, server: String, text: &str) -> Result<Catalogue, String> {
+    let (tools, rows) = read(text)?
+        .into_iter()
+        .map(|d| {
+            let row = row(&server, d.tool.name.clone(), &d.summary, d.schema);
+            (d.tool, row)
+        })
+        .unzip();
+    Ok(Catalogue {
+        source,
+        server,
+        rows,
+        tools,
+    })
+}
+
+/// One captured tool: its text, and what its row is made of.
+struct Described {
+    tool: Tool,
+    /// The first line of the description.
+    summary: String,
+    schema: Option<Value>,
+}
+
+fn read(text: &str) -> Result<Vec<Described>, String> {
     const HINT: &str = "expected a tools/list result ({\"tools\": [...]}) or a JSON-RPC response whose result has `tools`";
     let envelope: Envelope =
         serde_json::from_str(text).map_err(|e| format!("malformed JSON ({e}); {HINT}"))?;
@@ -38,17 +67,64 @@ pub fn parse(text: &str) -> Result<Vec<Tool>, String> {
         (None, None) => return Err(format!("no `tools` array; {HINT}")),
     };
     // Each tool is parsed on its own, on the machine's cores; the first bad one (in order) is
-    // the one reported.
+    // the one reported. The parsed tree gives up its parts and is dropped: the tool keeps its
+    // text alone.
     let numbered: Vec<(usize, &RawValue)> = raws.into_iter().enumerate().collect();
     crate::sync::map_on_cores(&numbered, |&(i, raw)| {
         let value: Value = serde_json::from_str(raw.get()).map_err(|e| format!("tool {i}: {e}"))?;
-        if !value.is_object() {
-            return Err(format!("tool {i} is not an object; {HINT}"));
-        }
-        Tool::with_raw(value, json::minify(raw.get())).map_err(|e| format!("tool {i}: {e}"))
+        let (name, summary, schema) = describe(value).map_err(|e| match e {
+            Odd::NotAnObject => format!("tool {i} is not an object; {HINT}"),
+            Odd::NoName => format!("tool {i}: a tool definition has no string `name`"),
+        })?;
+        Ok(Described {
+            tool: Tool::text(name, json::minify(raw.get())),
+            summary,
+            schema,
+        })
     })
     .into_iter()
     .collect()
+}
+
+/// Why a captured definition is not a tool.
+enum Odd {
+    NotAnObject,
+    NoName,
+}
+
+/// A definition's name, the first line of its description and its input schema (moved out of
+/// the tree, which is then dropped).
+fn describe(value: Value) -> Result<(String, String, Option<Value>), Odd> {
+    let Value::Object(mut m) = value else {
+        return Err(Odd::NotAnObject);
+    };
+    let name = match m.swap_remove("name") {
+        Some(Value::String(n)) => n,
+        _ => return Err(Odd::NoName),
+    };
+    let summary = m
+        .get("description")
+        .and_then(Value::as_str)
+        .and_then(|d| d.lines().next())
+        .unwrap_or("")
+        .to_string();
+    Ok((name, summary, m.swap_remove("inputSchema")))
+}
+
+/// The row that describes a captured tool.
+fn row(server: &str, key: String, summary: &str, schema: Option<Value>) -> Row {
+    Row {
+        key,
+        runner: Runner::Fn,
+        target: None,
+        auth: None,
+        content: format!("# WHAT: {summary}"),
+        category: Some(server.to_string()),
+        planner_rank: 100,
+        enabled: true,
+        planner_visible: true,
+        input_schema: schema.as_ref().map(RowSchema::new),
+    }
 }
 
 /// `owner__server.tools.json` -> `server`.
@@ -59,17 +135,14 @@ pub fn server_name_from_file(file: &str) -> String {
 
 /// A catalogue whose projection is the captured tools, unchanged, and whose rows describe them.
 pub fn catalogue(source: String, server: String, tools: Vec<Tool>) -> Catalogue {
-    let rows = crate::sync::map_on_cores(&tools, |t| Row {
-        key: t.name.clone(),
-        runner: Runner::Fn,
-        target: None,
-        auth: None,
-        content: format!("# WHAT: {}", t.description().lines().next().unwrap_or("")),
-        category: Some(server.clone()),
-        planner_rank: 100,
-        enabled: true,
-        planner_visible: true,
-        input_schema: t.value().get("inputSchema").cloned(),
+    let rows = crate::sync::map_on_cores(&tools, |t| {
+        // A tool's text was checked to be a named object when it was made.
+        let value = serde_json::from_str(&t.raw).unwrap_or(Value::Null);
+        let (summary, schema) = match describe(value) {
+            Ok((_, summary, schema)) => (summary, schema),
+            Err(_) => (String::new(), None),
+        };
+        row(&server, t.name.clone(), &summary, schema)
     });
     Catalogue {
         source,

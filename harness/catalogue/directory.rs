@@ -140,7 +140,7 @@ fn insert_rows<R: std::borrow::Borrow<Row>>(
                 r.planner_rank,
                 r.enabled,
                 r.planner_visible,
-                r.input_schema.as_ref().map(crate::json::compact),
+                r.input_schema.as_ref().map(super::RowSchema::text),
             ])?;
         }
     }
@@ -184,8 +184,8 @@ pub fn rows(conn: &Connection) -> Result<Vec<Row>> {
         }
     }
     let rows = crate::sync::map_on_cores(&read, |(row, schema)| match schema {
-        Some(s) if !s.trim().is_empty() => serde_json::from_str(s)
-            .map(Some)
+        Some(s) if !s.trim().is_empty() => serde_json::from_str::<serde_json::Value>(s)
+            .map(|v| Some(v.into()))
             .map_err(|e| Error::input(format!("row `{}`: input_schema is not JSON: {e}", row.key))),
         _ => Ok(None),
     })

@@ -6,7 +6,7 @@
 
 use super::profile::{KeyStyle, Profile};
 use super::words::*;
-use super::{Row, Runner};
+use super::{Row, RowSchema, Runner};
 use crate::error::{Error, Result};
 use crate::json;
 use crate::rng::Rng;
@@ -126,6 +126,37 @@ pub struct Generator {
     size_counts: [usize; 3],
     keys: HashSet<String>,
     services: Vec<Service>,
+    /// Rows made and not yet returned, with their intents, in order.
+    ready: std::collections::VecDeque<(Row, Option<Intent>)>,
+}
+
+/// Rows planned and made together: the plans one after another, the rows on the machine's
+/// cores (an assumed size: large enough to keep both cores busy, small enough to stream).
+const BATCH: usize = 4096;
+
+/// What a generated row takes from the rows before it (its runner and size class by quota, its
+/// unique key) and the random draws made to decide them. The rest of the row depends only on
+/// the plan, so rows are made from their plans on any core, in any order, with the same bytes.
+struct Plan {
+    /// The row's random stream, where the plan left it.
+    rng: Rng,
+    runner: Runner,
+    service: usize,
+    resource: (&'static str, &'static str, &'static str),
+    verb: (&'static str, &'static str, &'static str),
+    res_word: &'static str,
+    /// The key the row is made with (its content names it).
+    key: String,
+    class: usize,
+    /// What an inactive row becomes once made.
+    inactive: Option<Inactive>,
+}
+
+enum Inactive {
+    Disabled,
+    Hidden,
+    /// A hidden test-shaped row: renamed after it is made.
+    Probe(String),
 }
 
 impl Generator {
@@ -152,6 +183,7 @@ impl Generator {
             size_counts: [0; 3],
             keys: HashSet::new(),
             services,
+            ready: Default::default(),
         }
     }
 
@@ -204,26 +236,54 @@ impl Generator {
         unreachable!()
     }
 
-    fn generated_row(&mut self, i: usize) -> Row {
+    /// Decide, in order, what a generated row takes from the rows before it.
+    fn plan(&mut self, i: usize) -> Plan {
         let mut rng = Rng::new(mix(self.seed, i as u64, 1));
         let runner = self.runner_for_next();
         self.count(runner);
-        let svc = self.services[rng.below(self.services.len())].clone();
-        let (res_key, res_phrase, id_arg) = RESOURCES[*rng.pick(&svc.resources)];
-        let (verb_key, verb_phrase, returns) = *rng.pick(VERBS);
-        self.last_intent = Some(Intent {
-            verb: verb_key,
-            resource: res_phrase,
-            service: svc.display.clone(),
-        });
+        let service = rng.below(self.services.len());
+        let resource = RESOURCES[*rng.pick(&self.services[service].resources)];
+        let verb = *rng.pick(VERBS);
         let res_word = if rng.chance(self.profile.short_resource_share) {
-            res_key.split('_').next().unwrap()
+            resource.0.split('_').next().unwrap()
         } else {
-            res_key
+            resource.0
         };
-        let base = self.base_key(&mut rng, &svc.prefix, res_word, verb_key);
+        let prefix = self.services[service].prefix.clone();
+        let base = self.base_key(&mut rng, &prefix, res_word, verb.0);
         let key = self.unique_key(base);
+        // The size class is by quota too; it draws nothing, so it may be decided here.
+        let class = self.size_class_for_next();
+        Plan {
+            rng,
+            runner,
+            service,
+            resource,
+            verb,
+            res_word,
+            key,
+            class,
+            inactive: None,
+        }
+    }
 
+    /// The intent a plan's row is generated from.
+    fn intent(&self, plan: &Plan) -> Intent {
+        Intent {
+            verb: plan.verb.0,
+            resource: plan.resource.1,
+            service: self.services[plan.service].display.clone(),
+        }
+    }
+
+    /// The row a plan describes (the rest of its random draws are its own).
+    fn make(&self, plan: &Plan) -> Row {
+        let mut rng = plan.rng.clone();
+        let runner = plan.runner;
+        let svc = &self.services[plan.service];
+        let (_, res_phrase, id_arg) = plan.resource;
+        let (verb_key, verb_phrase, returns) = plan.verb;
+        let (res_word, key) = (plan.res_word, plan.key.clone());
         let what = self.what_line(
             &mut rng,
             runner,
@@ -233,8 +293,11 @@ impl Generator {
             returns,
         );
         let needs_id = matches!(verb_key, "GET" | "UPDATE" | "DELETE" | "ARCHIVE" | "SEND");
-        let class = self.size_class_for_next();
-        let mut schema = self.schema(&mut rng, class, needs_id.then_some((id_arg, res_phrase)));
+        let mut schema = self.schema(
+            &mut rng,
+            plan.class,
+            needs_id.then_some((id_arg, res_phrase)),
+        );
         let args: Vec<String> = schema["properties"]
             .as_object()
             .map(|m| m.keys().cloned().collect())
@@ -248,7 +311,7 @@ impl Generator {
             svc.display
         );
         let (target, payload) =
-            target_and_payload(runner, &svc, verb_key, res_phrase, res_word, &key, needs_id);
+            target_and_payload(runner, svc, verb_key, res_phrase, res_word, &key, needs_id);
         let content = format!(
             "# WHAT: {what}\n# WHEN_TO_USE: {when}\n# ARGS: {}\n# EX: [{key}]{}[/{key}]\n{payload}\n",
             if args.is_empty() { "none".to_string() } else { args.join(", ") },
@@ -273,9 +336,61 @@ impl Generator {
             planner_rank: if rng.chance(0.1) { 50 } else { 100 },
             enabled: true,
             planner_visible: true,
-            input_schema: Some(schema),
+            input_schema: None,
         };
-        self.fit(row)
+        let mut row = self.fit(row, schema);
+        match &plan.inactive {
+            None => {}
+            Some(Inactive::Disabled) => row.enabled = false,
+            Some(Inactive::Hidden) => row.planner_visible = false,
+            Some(Inactive::Probe(key)) => {
+                row.key = key.clone();
+                row.planner_visible = false;
+            }
+        }
+        row
+    }
+
+    /// Make the next batch of rows: plans (and fixed rows) in order, then the planned rows on
+    /// the machine's cores.
+    fn refill(&mut self) {
+        enum Next {
+            Fixed(Row),
+            Planned(Plan),
+        }
+        let end = self.len().min(self.next + BATCH);
+        let mut batch = Vec::with_capacity(end - self.next);
+        for i in self.next..end {
+            if i < self.rows {
+                if let Some(row) = fixed_row(i) {
+                    self.keys.insert(row.key.clone());
+                    self.count(row.runner);
+                    batch.push(Next::Fixed(row));
+                    continue;
+                }
+                batch.push(Next::Planned(self.plan(i)));
+                continue;
+            }
+            let mut plan = self.plan(i);
+            let j = i - self.rows;
+            plan.inactive = Some(if j < self.extra[0] {
+                Inactive::Disabled
+            } else if j < self.extra[0] + self.extra[1] {
+                Inactive::Hidden
+            } else {
+                // The generated key is given up for a probe's name.
+                self.keys.remove(&plan.key);
+                Inactive::Probe(self.unique_key(format!("TEST_PROBE_{j}")))
+            });
+            batch.push(Next::Planned(plan));
+        }
+        self.next = end;
+        let this = &*self;
+        let made = crate::sync::map_on_cores(&batch, |n| match n {
+            Next::Fixed(row) => (row.clone(), None),
+            Next::Planned(plan) => (this.make(plan), Some(this.intent(plan))),
+        });
+        self.ready.extend(made);
     }
 
     /// The key before it is made unique: service prefix, resource and verb in the profile's style.
@@ -299,24 +414,23 @@ impl Generator {
         }
     }
 
-    /// Drop trailing arguments until the projected definition fits the profile's cap.
-    fn fit(&self, mut row: Row) -> Row {
+    /// Drop trailing arguments until the projected definition fits the profile's cap; the
+    /// row keeps the schema that fits.
+    fn fit(&self, mut row: Row, mut schema: Value) -> Row {
         loop {
-            let spaced = json::python_spaced(row.to_tool().value()).len();
-            let props = row
-                .input_schema
-                .as_mut()
-                .and_then(|s| s["properties"].as_object_mut());
-            match props {
+            let spaced = json::python_spaced_len(&row.tool_value_with(Some(&schema)));
+            match schema["properties"].as_object_mut() {
                 Some(p) if spaced > self.profile.max_definition_bytes && !p.is_empty() => {
                     let last = p.keys().next_back().cloned().unwrap();
                     p.shift_remove(&last);
-                    let schema = row.input_schema.as_mut().unwrap();
                     if let Some(req) = schema.get_mut("required").and_then(Value::as_array_mut) {
                         req.retain(|r| r != last.as_str());
                     }
                 }
-                _ => return row,
+                _ => {
+                    row.input_schema = Some(RowSchema::new(&schema));
+                    return row;
+                }
             }
         }
     }
@@ -551,36 +665,16 @@ impl Iterator for Generator {
     type Item = Row;
 
     fn next(&mut self) -> Option<Row> {
-        let i = self.next;
-        if i >= self.len() {
-            return None;
+        if self.ready.is_empty() && self.next < self.len() {
+            self.refill();
         }
-        self.next += 1;
-        if i < self.rows {
-            if let Some(row) = fixed_row(i) {
-                self.last_intent = None;
-                self.keys.insert(row.key.clone());
-                self.count(row.runner);
-                return Some(row);
-            }
-            return Some(self.generated_row(i));
-        }
-        let mut row = self.generated_row(i);
-        let j = i - self.rows;
-        if j < self.extra[0] {
-            row.enabled = false;
-        } else if j < self.extra[0] + self.extra[1] {
-            row.planner_visible = false;
-        } else {
-            self.keys.remove(&row.key);
-            row.key = self.unique_key(format!("TEST_PROBE_{j}"));
-            row.planner_visible = false;
-        }
+        let (row, intent) = self.ready.pop_front()?;
+        self.last_intent = intent;
         Some(row)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.len() - self.next;
+        let left = self.len() - self.next + self.ready.len();
         (left, Some(left))
     }
 }
@@ -658,7 +752,7 @@ pub fn fixed_row(i: usize) -> Option<Row> {
         planner_rank: 10,
         enabled: true,
         planner_visible: true,
-        input_schema: Some(schema),
+        input_schema: Some(schema.into()),
     })
 }
 

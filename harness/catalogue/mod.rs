@@ -72,7 +72,51 @@ pub struct Row {
     pub planner_visible: bool,
     /// Optional JSON Schema for the arguments.
     #[serde(default)]
-    pub input_schema: Option<Value>,
+    pub input_schema: Option<RowSchema>,
+}
+
+/// A row's input schema, kept as its compact JSON text. A parsed tree costs several times its
+/// text, and rows are held by the hundred thousand (the server, a measure, a sweep), so each
+/// reader parses what it needs. It reads and writes as the JSON value it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowSchema(Box<str>);
+
+impl RowSchema {
+    /// The schema of a value (its compact text).
+    pub fn new(value: &Value) -> RowSchema {
+        RowSchema(json::compact(value).into_boxed_str())
+    }
+
+    /// The compact JSON text.
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+
+    /// The parsed schema.
+    pub fn value(&self) -> Value {
+        // The text was written from a value.
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+impl From<Value> for RowSchema {
+    fn from(value: Value) -> RowSchema {
+        RowSchema::new(&value)
+    }
+}
+
+impl Serialize for RowSchema {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        serde_json::value::RawValue::from_string(self.0.to_string())
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RowSchema {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<RowSchema, D::Error> {
+        Value::deserialize(d).map(|v| RowSchema::new(&v))
+    }
 }
 
 fn default_rank() -> i64 {
@@ -111,12 +155,22 @@ impl Row {
     /// The MCP tool this row projects to: name = key; description = first doc line plus
     /// `[type · category]`; inputSchema = the row's schema after normalisation.
     pub fn to_tool(&self) -> Tool {
-        let (description, schema) = self.tool_parts();
+        Tool::from_value(self.tool_value()).expect("a projected row is a valid tool")
+    }
+
+    /// [`Row::to_tool`]'s parsed definition alone.
+    pub fn tool_value(&self) -> Value {
+        self.tool_value_with(self.input_schema.as_ref().map(RowSchema::value).as_ref())
+    }
+
+    /// The definition this row projects to with `schema` as its schema.
+    pub(crate) fn tool_value_with(&self, schema: Option<&Value>) -> Value {
+        let (description, schema) = self.tool_parts_with(schema);
         let mut obj = Map::new();
         obj.insert("name".into(), Value::String(self.key.clone()));
         obj.insert("description".into(), Value::String(description));
         obj.insert("inputSchema".into(), schema);
-        Tool::from_value(Value::Object(obj)).expect("a projected row is a valid tool")
+        Value::Object(obj)
     }
 
     /// [`Row::to_tool`] as its text alone, the same bytes: its parsed value is made from the
@@ -130,15 +184,15 @@ impl Row {
             json::compact(&description),
             json::compact(&schema)
         );
-        Tool {
-            name: self.key.clone(),
-            raw,
-            value: Default::default(),
-        }
+        Tool::text(self.key.clone(), raw)
     }
 
     /// The projected tool's description and normalised schema.
     fn tool_parts(&self) -> (String, Value) {
+        self.tool_parts_with(self.input_schema.as_ref().map(RowSchema::value).as_ref())
+    }
+
+    fn tool_parts_with(&self, schema: Option<&Value>) -> (String, Value) {
         let category = self.category.as_deref().unwrap_or("general");
         let description = format!(
             "{} [{} · {}]",
@@ -146,7 +200,7 @@ impl Row {
             self.runner.as_str(),
             category
         );
-        let schema = match &self.input_schema {
+        let schema = match schema {
             Some(s) => schema::normalise(s),
             None => json!({"type": "object", "properties": {}}),
         };
@@ -179,7 +233,16 @@ impl Tool {
         Self::with_raw(value, raw)
     }
 
-    /// Build from a parsed definition and its compact text, as a capture gives them.
+    /// A tool as its name and compact text alone (the text is a JSON object with that name).
+    pub(crate) fn text(name: String, raw: String) -> Tool {
+        Tool {
+            name,
+            raw,
+            value: Default::default(),
+        }
+    }
+
+    /// Build from a parsed definition and its compact text.
     fn with_raw(value: Value, raw: String) -> Result<Tool> {
         let name = value
             .get("name")
@@ -203,16 +266,37 @@ impl Tool {
 
     /// The same tool as its text alone (the parsed value is not copied).
     pub fn text_copy(&self) -> Tool {
-        Tool {
-            name: self.name.clone(),
-            raw: self.raw.clone(),
-            value: Default::default(),
-        }
+        Tool::text(self.name.clone(), self.raw.clone())
     }
 
     /// Let go of the parsed value (it is made again from the text when next asked for).
     pub fn forget_value(&mut self) {
         self.value.take();
+    }
+
+    /// The parsed definition without keeping it: the held value if there is one, else one
+    /// parsed from the text for this caller alone. A large catalogue's tools are rendered,
+    /// weighed and indexed through this, so none of them keeps a tree.
+    pub fn parsed(&self) -> std::borrow::Cow<'_, Value> {
+        match self.value.get() {
+            Some(v) => std::borrow::Cow::Borrowed(v),
+            // `raw` is compact JSON written or checked when the tool was made.
+            None => std::borrow::Cow::Owned(serde_json::from_str(&self.raw).unwrap_or(Value::Null)),
+        }
+    }
+
+    /// The description and input schema, for a definition made from them ([`Tool::parsed`]).
+    pub fn definition_parts(&self) -> (String, Value) {
+        match self.parsed().into_owned() {
+            Value::Object(mut m) => (
+                match m.swap_remove("description") {
+                    Some(Value::String(d)) => d,
+                    _ => String::new(),
+                },
+                m.swap_remove("inputSchema").unwrap_or_else(empty_schema),
+            ),
+            _ => (String::new(), empty_schema()),
+        }
     }
 
     pub fn description(&self) -> &str {
@@ -226,26 +310,36 @@ impl Tool {
         self.value()
             .get("inputSchema")
             .cloned()
-            .unwrap_or_else(|| json!({"type": "object", "properties": {}}))
+            .unwrap_or_else(empty_schema)
     }
 
     /// Names listed in the schema's `required`, in order.
     pub fn required(&self) -> Vec<String> {
-        self.value()
-            .pointer("/inputSchema/required")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
+        required_of(&self.input_schema())
     }
 
     /// Compact bytes of this definition.
     pub fn bytes(&self) -> usize {
         self.raw.len()
     }
+}
+
+/// Names listed in a schema's `required`, in order.
+pub fn required_of(schema: &Value) -> Vec<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The schema of a tool that declares none.
+pub fn empty_schema() -> Value {
+    json!({"type": "object", "properties": {}})
 }
 
 /// A catalogue: its rows, and the per-row MCP projection of the enabled, visible ones.
@@ -266,17 +360,10 @@ impl Catalogue {
         Catalogue::with_projection(source, rows, tools)
     }
 
-    /// The per-row projection of `rows`: tools in `planner_rank`, then key order.
+    /// The per-row projection of `rows`: tools in `planner_rank`, then key order, each as its
+    /// text alone ([`Row::to_tool_text`]), made on the machine's cores.
     pub fn project(rows: &[Row]) -> Vec<Tool> {
-        crate::sync::map_on_cores(&Self::projected(rows), |r| r.to_tool())
-    }
-
-    /// [`Catalogue::project`] with each tool as its text alone ([`Row::to_tool_text`]).
-    pub fn project_text(rows: &[Row]) -> Vec<Tool> {
-        Self::projected(rows)
-            .iter()
-            .map(|r| r.to_tool_text())
-            .collect()
+        crate::sync::map_on_cores(&Self::projected(rows), |r| r.to_tool_text())
     }
 
     /// The rows the projection shows, in its order.
@@ -310,7 +397,7 @@ impl Catalogue {
     pub fn load(path: &Path) -> Result<Catalogue> {
         Ok(match Loaded::read(path)? {
             Loaded::Rows(label, rows) => Catalogue::from_rows(label, rows),
-            Loaded::Capture(label, server, tools) => capture::catalogue(label, server, tools),
+            Loaded::Capture(cat) => cat,
         })
     }
 
@@ -319,7 +406,7 @@ impl Catalogue {
     pub fn load_rows(path: &Path) -> Result<Vec<Row>> {
         Ok(match Loaded::read(path)? {
             Loaded::Rows(_, rows) => rows,
-            Loaded::Capture(label, server, tools) => capture::catalogue(label, server, tools).rows,
+            Loaded::Capture(cat) => cat.rows,
         })
     }
 
@@ -333,8 +420,8 @@ impl Catalogue {
 enum Loaded {
     /// Directory rows (JSONL or SQLite), with the file's label.
     Rows(String, Vec<Row>),
-    /// A `tools/list` capture: label, server name, tools.
-    Capture(String, String, Vec<Tool>),
+    /// A `tools/list` capture, as a catalogue ([`capture::catalogue`]).
+    Capture(Catalogue),
 }
 
 impl Loaded {
@@ -364,8 +451,9 @@ impl Loaded {
                 .and_then(|f| f.to_str())
                 .map(capture::server_name_from_file)
                 .unwrap_or_else(|| "server".into());
-            let tools = capture::parse(text).map_err(|e| Error::input(format!("{label}: {e}")))?;
-            return Ok(Loaded::Capture(label, server, tools));
+            let cat = capture::parse_catalogue(label.clone(), server, text)
+                .map_err(|e| Error::input(format!("{label}: {e}")))?;
+            return Ok(Loaded::Capture(cat));
         }
         let rows = jsonl::parse(text).map_err(|e| Error::input(format!("{label}: {e}")))?;
         Ok(Loaded::Rows(label, rows))
@@ -393,14 +481,38 @@ mod tests {
         let mut odd = row("odd\"key\u{0}é");
         odd.content = "# WHAT: tab\t, quote \", line\u{2028}😀".into();
         odd.input_schema = Some(
-            json!({"type": "object", "properties": {"n": {"type": "number", "minimum": 0.1, "maximum": 99.92497928518063}}}),
+            json!({"type": "object", "properties": {"n": {"type": "number", "minimum": 0.1, "maximum": 99.92497928518063}}}).into(),
         );
         rows.push(odd);
-        let (values, texts) = (Catalogue::project(&rows), Catalogue::project_text(&rows));
+        let values: Vec<Tool> = Catalogue::projected(&rows)
+            .iter()
+            .map(|r| r.to_tool())
+            .collect();
+        let texts = Catalogue::project(&rows);
         assert_eq!(values, texts);
         for (v, t) in values.iter().zip(&texts) {
             assert_eq!(v.value(), t.value());
         }
+    }
+
+    /// A row's schema reads as any JSON value, is kept compact, writes back as the same JSON,
+    /// and parses to the value it was read from; `null` is no schema.
+    #[test]
+    fn a_row_schema_reads_and_writes_as_json() {
+        let text = r#"{"key": "A", "type": "fn", "input_schema": { "type" : "object",
+            "properties": {"n": {"type": "number", "maximum": 99.92497928518063, "enum": [-0.0, 1e21]},
+            "s": {"type": "string", "description": "tab\t\u00e9\u2028"}}}}"#;
+        let row: Row = serde_json::from_str(text).unwrap();
+        let schema = row.input_schema.as_ref().unwrap();
+        let value: Value = serde_json::from_str::<Value>(text).unwrap()["input_schema"].clone();
+        assert_eq!(schema.text(), json::compact(&value));
+        assert_eq!(schema.value(), value);
+        let written = serde_json::to_value(&row).unwrap();
+        assert_eq!(written["input_schema"], value);
+        assert_eq!(serde_json::from_value::<Row>(written).unwrap(), row);
+        let none: Row =
+            serde_json::from_str(r#"{"key": "B", "type": "fn", "input_schema": null}"#).unwrap();
+        assert_eq!(none.input_schema, None);
     }
 
     fn row(key: &str) -> Row {

@@ -4,6 +4,7 @@
 use super::{Catalogue, Runner};
 use crate::json;
 use serde::Serialize;
+use serde_json::Value;
 
 /// Composition of a per-row projection.
 ///
@@ -39,15 +40,20 @@ impl Composition {
         };
         for t in &cat.tools {
             c.compact_bytes += t.bytes();
-            let spaced = json::python_spaced(t.value()).len();
+            let parsed = t.parsed();
+            let spaced = json::python_spaced_len(&parsed);
             if spaced > c.largest_spaced {
                 c.largest_spaced = spaced;
                 c.largest_name = t.name.clone();
             }
             c.spaced_bytes += spaced;
             c.name_chars += t.name.chars().count();
-            c.description_chars += t.description().chars().count();
-            c.schema_chars += json::python_spaced(&t.input_schema()).len();
+            let description = parsed.get("description").and_then(Value::as_str);
+            c.description_chars += description.unwrap_or("").chars().count();
+            c.schema_chars += match parsed.get("inputSchema") {
+                Some(schema) => json::python_spaced_len(schema),
+                None => json::python_spaced_len(&crate::catalogue::empty_schema()),
+            };
         }
         // `[` + `]` + `, ` between definitions.
         c.compact_array_bytes = c.compact_bytes + 2 + cat.tools.len().saturating_sub(1);

@@ -12,7 +12,7 @@
 
 use super::text::{for_each_term, terms};
 use super::{searchable, Hit, Resolver};
-use crate::catalogue::Row;
+use crate::catalogue::{Row, RowSchema};
 use std::collections::HashMap;
 
 const K1: f32 = 1.2;
@@ -70,8 +70,8 @@ pub fn field_texts(row: &Row) -> [String; 4] {
     );
     let mut names = String::new();
     let mut descs = String::new();
-    if let Some(props) = row
-        .input_schema
+    let schema = row.input_schema.as_ref().map(RowSchema::value);
+    if let Some(props) = schema
         .as_ref()
         .and_then(|s| s.get("properties"))
         .and_then(|p| p.as_object())

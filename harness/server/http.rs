@@ -2,7 +2,7 @@
 
 use super::invoke::{self, InvokeRequest, Refusal};
 use super::state::State;
-use crate::catalogue::Row;
+use crate::catalogue::{Row, RowSchema};
 use crate::resolve::{self, Resolver};
 use crate::schema;
 use axum::body::Bytes;
@@ -181,9 +181,9 @@ fn ask(st: &State, intent: &str, resolver: resolve::Kind) -> Response {
 /// A row's contract, as JSON or Markdown.
 pub fn contract_value(row: &Row, base: &str) -> Value {
     let schema = schema::normalise(
-        row.input_schema
+        &row.input_schema
             .as_ref()
-            .unwrap_or(&json!({"type": "object"})),
+            .map_or_else(|| json!({"type": "object"}), RowSchema::value),
     );
     json!({
         "key": row.key,
@@ -367,7 +367,7 @@ pub async fn directory_post(Extract(st): Shared, headers: HeaderMap, body: Bytes
         );
     }
     if let Some(s) = &row.input_schema {
-        if let Err(e) = schema::normalise_checked(s) {
+        if let Err(e) = schema::normalise_checked(&s.value()) {
             return answer(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 json!({"error": "schema_too_large", "pointer": format!("/input_schema{}", e.pointer), "message": e.message}),

@@ -3,7 +3,7 @@
 
 use super::state::State;
 use super::store::Receipt;
-use crate::catalogue::{Row, Runner};
+use crate::catalogue::{Row, RowSchema, Runner};
 use crate::clock;
 use crate::resolve::Resolver;
 use crate::schema::{self, instance};
@@ -92,9 +92,9 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
         a => a,
     };
     let schema = schema::normalise(
-        row.input_schema
+        &row.input_schema
             .as_ref()
-            .unwrap_or(&json!({"type": "object"})),
+            .map_or_else(|| json!({"type": "object"}), RowSchema::value),
     );
     instance::check(&schema, &args).map_err(|e| Refusal::BadArgs {
         pointer: e.pointer,
@@ -202,7 +202,10 @@ fn outbound(row: &Row, args: &Value) -> Result<(String, String), String> {
     let (method, url) = target
         .split_once(' ')
         .ok_or("target must be `METHOD URL`")?;
-    let schema = row.input_schema.clone().unwrap_or(json!({}));
+    let schema = row
+        .input_schema
+        .as_ref()
+        .map_or_else(|| json!({}), RowSchema::value);
     let order: Vec<String> = schema
         .get("required")
         .and_then(Value::as_array)

@@ -65,7 +65,7 @@ impl Snapshot {
         let (tools, best, beside) = std::thread::scope(|s| {
             let best = s.spawn(|| Bm25f::new(&rows, Fields::EXPANDED));
             let beside = s.spawn(|| beside(&rows));
-            let tools = Catalogue::project_text(&rows);
+            let tools = Catalogue::project(&rows);
             (
                 tools,
                 best.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),

@@ -197,10 +197,14 @@ impl Session {
                 .copied()
                 .unwrap_or(&ctx.catalogue.server)
                 .to_string();
+            let (description, schema) = tool.definition_parts();
             let entry = Entry {
                 server,
-                summary: cut(tool.description(), SUMMARY_CHARS),
-                required: tool.required().into_iter().take(MAX_REQUIRED).collect(),
+                summary: cut(&description, SUMMARY_CHARS),
+                required: crate::catalogue::required_of(&schema)
+                    .into_iter()
+                    .take(MAX_REQUIRED)
+                    .collect(),
                 tool: index,
             };
             (name, entry)

@@ -87,13 +87,14 @@ impl Surface for PerRowMcpMin {
 /// A tool trimmed: name, first sentence of the description, structural schema. Other
 /// top-level fields (title, annotations, output schema) are dropped too.
 pub fn minimise(tool: &Tool) -> Tool {
+    let (description, schema) = tool.definition_parts();
     let mut obj = Map::new();
     obj.insert("name".into(), Value::String(tool.name.clone()));
     obj.insert(
         "description".into(),
-        Value::String(first_sentence(tool.description()).to_string()),
+        Value::String(first_sentence(&description).to_string()),
     );
-    obj.insert("inputSchema".into(), structure(&tool.input_schema()));
+    obj.insert("inputSchema".into(), structure(&schema));
     Tool::from_value(Value::Object(obj)).expect("a trimmed tool keeps its name")
 }
 
