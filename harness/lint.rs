@@ -89,9 +89,12 @@ pub fn fixed_tools_list(cat: &Catalogue) -> String {
         .tools
         .iter()
         .map(|t| {
-            let mut v = t.value().clone();
+            let mut v = t.parsed().into_owned();
             if let Some(obj) = v.as_object_mut() {
-                let schema = schema::normalise(&t.input_schema());
+                let schema = match obj.get("inputSchema") {
+                    Some(s) => schema::normalise(s),
+                    None => schema::normalise(&crate::catalogue::empty_schema()),
+                };
                 obj.insert("inputSchema".into(), schema);
             }
             v

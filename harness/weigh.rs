@@ -185,7 +185,9 @@ pub fn weigh(
     for (provider, client_name, model_name) in PROVIDERS {
         let card = PriceCard::named(model_name)?;
         // The one-turn rows already hold the per-row surface for the chosen client and card
-        // (by default, one of these providers): measured once, it is not measured again.
+        // (by default, one of these providers): measured once, it is not measured again. Both
+        // are told apart by name, as `Client::named` and `PriceCard::named` give them: a caller
+        // that changes a stock client or card passes it under a name of its own.
         let same = |r: &&MeasureRow| {
             r.surface == SurfaceKind::PER_ROW_MCP.name()
                 && r.client == client_name

@@ -163,6 +163,11 @@ fn the_bytes_are_those_of_the_sequential_generator() {
         digest("real-mcp", 3000, 2, false),
         "544a4da9371d663204393505995ea3c6d7deba4d34155bc45f7f7687bd237e12"
     );
+    // 4,000 projected rows and 290 inactive ones: the batch edge falls among the inactive rows.
+    assert_eq!(
+        digest("real-mcp", 4000, 7, true),
+        "b40057c2886833b4f4f3fe5a13bbdbf299050fc0e96309d5cefa0a9b59a65f10"
+    );
     // The query set is written from each row's intent, which comes with the row.
     let (_, set) =
         toolcost::discovery::queries::generate(Profile::named("real-mcp").unwrap(), 3000, 2, 200)

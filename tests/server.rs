@@ -790,6 +790,6 @@ fn the_first_snapshot_is_the_table_as_read_back() {
     .unwrap();
     let table = state.table_rows().unwrap();
     assert_eq!(state.snapshot().rows(), table.as_slice());
-    // Compared as bytes too: values compare -0.0 and 0.0 equal.
+    // The projections too, as bytes.
     assert_eq!(state.snapshot().catalogue.tools, Catalogue::project(&table));
 }

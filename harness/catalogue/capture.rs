@@ -169,6 +169,29 @@ mod tests {
         }
     }
 
+    /// The rows made from one parse of a capture (a file) are the rows made again from its
+    /// tools' text (a live listing), odd definitions included.
+    #[test]
+    fn both_ways_of_making_a_captures_rows_agree() {
+        let text = r#"{"tools": [
+            {"name": "a", "description": "first line\nsecond", "inputSchema": {"type": "object", "properties": {"x": {"type": "number", "maximum": 1e2}}}},
+            {"name": "b"},
+            {"name": "c", "description": 7, "inputSchema": null},
+            {"inputSchema": ["x"], "name": "d", "description": "tab\t\u00e9"},
+            {"name": "e", "description": "", "inputSchema": "s"}
+        ]}"#;
+        let once = parse_catalogue("s".into(), "srv".into(), text).unwrap();
+        let again = catalogue("s".into(), "srv".into(), parse(text).unwrap());
+        assert_eq!(once.rows, again.rows);
+        assert_eq!(once.tools, again.tools);
+        assert_eq!(once.rows[0].content, "# WHAT: first line");
+        assert_eq!(once.rows[1].input_schema, None);
+        assert_eq!(
+            once.rows[3].input_schema.as_ref().map(RowSchema::text),
+            Some(r#"["x"]"#)
+        );
+    }
+
     #[test]
     fn rejects_what_is_not_a_tools_list() {
         assert!(

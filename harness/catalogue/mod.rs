@@ -92,9 +92,10 @@ impl RowSchema {
         &self.0
     }
 
-    /// The parsed schema.
+    /// The parsed schema. The text was written from a value, so it parses, unless that value
+    /// was built in code deeper than JSON is read here (128 levels; every schema read from
+    /// outside is within that): such a schema reads as `null`.
     pub fn value(&self) -> Value {
-        // The text was written from a value.
         serde_json::from_str(&self.0).unwrap_or(Value::Null)
     }
 }
@@ -107,7 +108,7 @@ impl From<Value> for RowSchema {
 
 impl Serialize for RowSchema {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        serde_json::value::RawValue::from_string(self.0.to_string())
+        serde_json::from_str::<&serde_json::value::RawValue>(&self.0)
             .map_err(serde::ser::Error::custom)?
             .serialize(s)
     }
@@ -275,8 +276,8 @@ impl Tool {
     }
 
     /// The parsed definition without keeping it: the held value if there is one, else one
-    /// parsed from the text for this caller alone. A large catalogue's tools are rendered,
-    /// weighed and indexed through this, so none of them keeps a tree.
+    /// parsed from the text for this caller alone. Rendering, weighing, linting and search
+    /// read tools through this, so a large catalogue's tools do not keep trees.
     pub fn parsed(&self) -> std::borrow::Cow<'_, Value> {
         match self.value.get() {
             Some(v) => std::borrow::Cow::Borrowed(v),

@@ -141,10 +141,10 @@ pub(super) fn run(a: ServeArgs) -> Result<i32> {
     let state = server::state_from(a.options()?, limits)?;
     // Loading freed more than the server keeps (the file's text, parse trees); hand it back to
     // the system rather than keep it as the process's resident size.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free heap pages; it touches no live allocation.
+    // SAFETY: mi_collect only releases free pages of the allocator; it touches no live
+    // allocation, and may be called from any thread at any time.
     unsafe {
-        libc::malloc_trim(0);
+        libmimalloc_sys::mi_collect(true);
     }
     state.set_access(access);
     runtime()?.block_on(async move {

@@ -68,7 +68,7 @@ fn definitions(cat: &Catalogue) -> Vec<(String, String)> {
         .map(|t| {
             (
                 t.name.clone(),
-                t.value()["description"].as_str().unwrap_or("").to_string(),
+                t.parsed()["description"].as_str().unwrap_or("").to_string(),
             )
         })
         .collect()

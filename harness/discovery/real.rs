@@ -34,7 +34,8 @@ pub fn captures(dir: &Path) -> Result<Vec<(String, Catalogue)>> {
 /// The content words (stems) of a tool's name and whole description.
 fn tool_terms(cat: &Catalogue, name: &str) -> Option<HashSet<String>> {
     let tool = cat.tools.iter().find(|t| t.name == name)?;
-    let desc = tool.value()["description"].as_str().unwrap_or("");
+    let parsed = tool.parsed();
+    let desc = parsed["description"].as_str().unwrap_or("");
     Some(terms(&format!("{name} {desc}")).into_iter().collect())
 }
 
