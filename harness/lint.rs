@@ -91,10 +91,10 @@ pub fn fixed_tools_list(cat: &Catalogue) -> String {
         .map(|t| {
             let mut v = t.parsed().into_owned();
             if let Some(obj) = v.as_object_mut() {
-                let schema = match obj.get("inputSchema") {
-                    Some(s) => schema::normalise(s),
-                    None => schema::normalise(&crate::catalogue::empty_schema()),
-                };
+                let schema = schema::normalise(
+                    obj.get("inputSchema")
+                        .unwrap_or(&crate::catalogue::empty_schema()),
+                );
                 obj.insert("inputSchema".into(), schema);
             }
             v

@@ -139,10 +139,7 @@ pub fn measure(cat: &Catalogue, cfg: &Config, progress: &(dyn Fn(&str) + Sync)) 
         server: cat.server.clone(),
         ..Default::default()
     };
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(cfg.surfaces.len())
-        .max(1);
+    let workers = crate::sync::cores().min(cfg.surfaces.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<(usize, Vec<MeasureRow>)>> = Default::default();
     std::thread::scope(|s| {

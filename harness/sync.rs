@@ -31,7 +31,7 @@ const MIN_SPLIT: usize = 64;
 
 /// The machine's cores, asked once: the answer comes from reading control-group files, which
 /// costs more than a small request's whole handling.
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }

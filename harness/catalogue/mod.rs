@@ -265,16 +265,6 @@ impl Tool {
         })
     }
 
-    /// The same tool as its text alone (the parsed value is not copied).
-    pub fn text_copy(&self) -> Tool {
-        Tool::text(self.name.clone(), self.raw.clone())
-    }
-
-    /// Let go of the parsed value (it is made again from the text when next asked for).
-    pub fn forget_value(&mut self) {
-        self.value.take();
-    }
-
     /// The parsed definition without keeping it: the held value if there is one, else one
     /// parsed from the text for this caller alone. Rendering, weighing, linting and search
     /// read tools through this, so a large catalogue's tools do not keep trees.

@@ -50,10 +50,11 @@ impl Composition {
             c.name_chars += t.name.chars().count();
             let description = parsed.get("description").and_then(Value::as_str);
             c.description_chars += description.unwrap_or("").chars().count();
-            c.schema_chars += match parsed.get("inputSchema") {
-                Some(schema) => json::python_spaced_len(schema),
-                None => json::python_spaced_len(&crate::catalogue::empty_schema()),
-            };
+            c.schema_chars += json::python_spaced_len(
+                parsed
+                    .get("inputSchema")
+                    .unwrap_or(&crate::catalogue::empty_schema()),
+            );
         }
         // `[` + `]` + `, ` between definitions.
         c.compact_array_bytes = c.compact_bytes + 2 + cat.tools.len().saturating_sub(1);

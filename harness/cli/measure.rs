@@ -157,8 +157,8 @@ pub(super) fn run(a: MeasureArgs) -> Result<i32> {
             w.0.surface, w.0.tokenizer, w.1
         );
     }
-    // The process ends here: the system takes the catalogue back faster than freeing its
-    // parsed definitions one by one would (a tenth of a second at 85,600 tools).
+    // The process ends here: the system takes the catalogue back faster than freeing its rows
+    // and definitions one by one would.
     std::mem::forget(cat);
     Ok(0)
 }

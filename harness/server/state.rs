@@ -59,9 +59,7 @@ impl Snapshot {
         rows: Vec<Row>,
         beside: impl FnOnce(&[Row]) -> T + Send,
     ) -> (Snapshot, T) {
-        // The projection and the default index are independent: built side by side. The
-        // server writes tools as their bytes, so the projection is made as text: a parsed tree
-        // is made again only where a handler asks for one.
+        // The projection and the default index are independent: built side by side.
         let (tools, best, beside) = std::thread::scope(|s| {
             let best = s.spawn(|| Bm25f::new(&rows, Fields::EXPANDED));
             let beside = s.spawn(|| beside(&rows));
@@ -114,17 +112,11 @@ impl Snapshot {
                 .get_or_init(|| {
                     // The first list after a directory change makes the listing here, on the
                     // request's worker (once per snapshot).
-                    let mut tools = match own.listing {
-                        Listing::Projection => return None,
-                        Listing::Fixed(make) => make(),
-                        // Made from copies of the projection's text, so the trees parsed on
-                        // the way are freed with the copies and the projection stays text.
-                        Listing::Derived(make) => {
-                            make(&projection.iter().map(Tool::text_copy).collect::<Vec<_>>())
-                        }
-                    };
-                    tools.iter_mut().for_each(Tool::forget_value);
-                    Some(tools)
+                    match own.listing {
+                        Listing::Projection => None,
+                        Listing::Fixed(make) => Some(make()),
+                        Listing::Derived(make) => Some(make(projection)),
+                    }
                 })
                 .as_deref()
         });

@@ -95,7 +95,7 @@ pub fn minimise(tool: &Tool) -> Tool {
         Value::String(first_sentence(&description).to_string()),
     );
     obj.insert("inputSchema".into(), structure(&schema));
-    Tool::from_value(Value::Object(obj)).expect("a trimmed tool keeps its name")
+    Tool::text(tool.name.clone(), crate::json::compact(&Value::Object(obj)))
 }
 
 /// Up to and including the first sentence end (`.`, `!` or `?` before whitespace or the end),
