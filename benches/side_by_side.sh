@@ -33,11 +33,12 @@ mkdir -p "$work" "$OUT"
 target=${CARGO_TARGET_DIR:-$root/target}
 bin=${TOOLCOST_BIN:-$target/release/toolcost}
 load=${LOAD_BIN:-$target/release/examples/load}
+floor=${FLOOR_BIN:-$target/release/examples/static_answer}
 
 has() { [[ ",$JOBS," == *",$1,"* ]]; }
 
 # --- build and install -------------------------------------------------------------------
-[ -n "${TOOLCOST_BIN:-}" ] || cargo build --release --locked -q --bin toolcost --example load
+[ -n "${TOOLCOST_BIN:-}" ] || cargo build --release --locked -q --bin toolcost --example load --example static_answer
 if has count || has server; then
   [ -d "$work/npm/node_modules/@modelcontextprotocol/sdk" ] && [ -d "$work/npm/node_modules/gpt-tokenizer" ] ||
     npm install --prefix "$work/npm" --no-audit --no-fund --loglevel=error \
@@ -188,7 +189,18 @@ for run in $(seq "$RUNS"); do
       start "$work/tc.log" "$bin" serve --catalogue "$work/cat856.jsonl" --listen 127.0.0.1:0 --token-env BENCH_TOKEN
       loaded "tools-list-c$c" toolcost "$run" "$url/mcp" "$list" "$c" --init --header "authorization: Bearer bench-token"
       loaded "tools-call-c$c" toolcost "$run" "$url/mcp" "$call" "$c" --init --header "authorization: Bearer bench-token"
+      # The floor: the same answers' bytes served with no work at all, through the same client.
+      for kind in list call; do
+        curl -sf -o "$work/$kind-answer.json" -X POST "$url/mcp" -H 'content-type: application/json' \
+          -H 'accept: application/json, text/event-stream' -H "authorization: Bearer bench-token" \
+          -d "${!kind}"
+      done
       stop
+      for kind in list call; do
+        start "$work/floor.log" "$floor" "$work/$kind-answer.json"
+        loaded "tools-$kind-c$c" static-bytes "$run" "$url/mcp" "${!kind}" "$c"
+        stop
+      done
       start "$work/ts.log" node "$work/npm/ts_server.mjs" "$work/tools856.json"
       loaded "tools-list-c$c" ts-sdk "$run" "$url/mcp" "$list" "$c" --init
       loaded "tools-call-c$c" ts-sdk "$run" "$url/mcp" "$call" "$c" --init

@@ -14,6 +14,8 @@ from collections import defaultdict
 
 # Metrics where more is better; the others (seconds, peak_mb, p50_ms) are better when less.
 HIGHER_BETTER = {"req_s"}
+# The side that serves a fixed answer with no work: the floor of the load runs, not a peer.
+FLOOR = "static-bytes"
 
 
 def machine():
@@ -77,6 +79,16 @@ def main():
             ratio = tc / m if metric in HIGHER_BETTER else m / tc
         rows.append({"job": job, "metric": metric, "peer": side, "peer_median": m,
                      "toolcost_median": tc, "toolcost_advantage": ratio})
+    # The floor (`static-bytes`) is no peer: the same answer served with no work. The most a
+    # server can be ahead of a peer on this machine, through this client, is floor / peer.
+    ceilings = []
+    for (job, side, metric), floor in sorted(medians.items()):
+        if side != FLOOR or metric not in HIGHER_BETTER:
+            continue
+        for (j, s, me), m in sorted(medians.items()):
+            if j == job and me == metric and s not in ("toolcost", FLOOR) and m:
+                ceilings.append({"job": job, "metric": metric, "peer": s,
+                                 "floor_median": floor, "ceiling": floor / m})
     alone = [{"job": j, "metric": me, "toolcost_median": v}
              for (j, s, me), v in sorted(medians.items())
              if s == "toolcost" and not any(r["job"] == j and r["metric"] == me for r in rows)]
@@ -88,6 +100,7 @@ def main():
         "left_out": sorted(f"{j} / {s} / run {r}: requests failed" for j, s, r in failed),
         "comparisons": rows,
         "toolcost_alone": alone,
+        "ceilings": ceilings,
         "commands": {f"{j} / {s}": c for (j, s), c in sorted(commands.items())},
     }
     os.makedirs(out, exist_ok=True)
@@ -116,6 +129,15 @@ def main():
         adv = "" if r["toolcost_advantage"] is None else f"{r['toolcost_advantage']:.1f}x"
         lines.append(f"| {r['job']} | {r['metric']} | {fmt(r['toolcost_median'])} | {r['peer']} | "
                      f"{fmt(r['peer_median'])} | {adv} |")
+    if ceilings:
+        lines += ["", f"`{FLOOR}` is not a peer but the floor: the same answer's bytes served with "
+                  "no work through the same client, the most any server reaches here. So the "
+                  "largest advantage this machine can show over a peer is floor / peer:", "",
+                  "| job | metric | floor | peer | peer figure | largest possible advantage |",
+                  "|---|---|---:|---|---:|---:|"]
+        lines += [f"| {c['job']} | {c['metric']} | {fmt(c['floor_median'])} | {c['peer']} | "
+                  f"{fmt(c['floor_median'] / c['ceiling'])} | {c['ceiling']:.1f}x |"
+                  for c in ceilings]
     if alone:
         lines += ["", "toolcost alone (no peer does the job):", "", "| job | metric | toolcost |",
                   "|---|---|---:|"]

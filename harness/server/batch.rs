@@ -128,7 +128,7 @@ pub async fn handle(
                 _ => None,
             },
             None => match mcp::handle(st, sessions, endpoint, item, &ctx).await {
-                Outcome::Reply { text, session: _ } => Some(text),
+                Outcome::Reply { text, session: _ } => Some(text.into_string()),
                 Outcome::Accepted => None,
                 Outcome::Invalid(v)
                 | Outcome::NoMethod(v)

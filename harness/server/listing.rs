@@ -10,10 +10,12 @@
 //! page of a list that has since moved (a removed row would otherwise make it skip a tool).
 //! The server keeps nothing per cursor.
 
+use super::answer::Text;
 use super::guard::constant_time_eq;
 use super::mcp::{LIST_TTL_MS, META_SERVER};
 use super::state::State;
 use crate::surface::Endpoint;
+use axum::body::Bytes;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -150,16 +152,16 @@ fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
 
 /// One page of the `tools/list` answer, written from each definition's text so the bytes are
 /// the surface's bytes; `modern` (the server's info) adds the 2026-07-28 result fields after
-/// the tools. A page that holds the whole list writes the `tools` array serialised once per
-/// snapshot; only the id is new. `Err` is the -32602 message for a cursor that is not valid
-/// for this endpoint's list as it is now.
+/// the tools. A page that holds the whole list is the `tools` array serialised once per
+/// snapshot, shared by every answer, with the id and the rest around it. `Err` is the -32602
+/// message for a cursor that is not valid for this endpoint's list as it is now.
 pub fn tools_list(
     st: &State,
     endpoint: Endpoint,
     id: &Value,
     cursor: Option<&str>,
     modern: Option<&Value>,
-) -> Result<String, String> {
+) -> Result<Text, String> {
     let (snap, generation) = st.snapshot_at();
     let cursors = Cursors {
         key: cursor_key(st),
@@ -186,16 +188,11 @@ pub fn tools_list(
         n => all.len().min(page.start + n),
     };
     let id = crate::json::compact(id);
-    let mut out = if page.start == 0 && end == all.len() {
-        let tools = snap.tools_json(endpoint.path);
-        let mut out = String::with_capacity(tools.len() + id.len() + 256);
-        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-        out.push_str(&id);
-        out.push_str(",\"result\":{\"tools\":");
-        out.push_str(&tools);
-        out
+    let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":");
+    let tools = if page.start == 0 && end == all.len() {
+        snap.tools_json(endpoint.path)
     } else {
-        let mut out = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[");
+        let mut out = String::from("[");
         for (i, t) in all[page.start..end].iter().enumerate() {
             if i > 0 {
                 out.push(',');
@@ -203,8 +200,9 @@ pub fn tools_list(
             out.push_str(&t.raw);
         }
         out.push(']');
-        out
+        Bytes::from(out)
     };
+    let mut out = String::new();
     if let Some(next) = cursors.after(page, all.len()) {
         out.push_str(&format!(",\"nextCursor\":\"{next}\""));
     }
@@ -217,7 +215,7 @@ pub fn tools_list(
         ));
     }
     out.push_str("}}");
-    Ok(out)
+    Ok(Text::of([Bytes::from(head), tools, Bytes::from(out)]))
 }
 
 #[cfg(test)]

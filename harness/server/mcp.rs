@@ -74,7 +74,7 @@ fn ok(id: &Value, result: Value) -> Value {
 pub enum Outcome {
     /// A response (its text), plus a new session id after `initialize`.
     Reply {
-        text: String,
+        text: super::answer::Text,
         session: Option<String>,
     },
     /// A notification or a client's response: nothing to send back.
@@ -359,7 +359,7 @@ pub fn list_changed_for(subscription: &Value) -> String {
 
 fn reply(v: Value, session: Option<String>) -> Outcome {
     Outcome::Reply {
-        text: crate::json::compact(&v),
+        text: crate::json::compact(&v).into(),
         session,
     }
 }

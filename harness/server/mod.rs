@@ -4,6 +4,7 @@
 //! modules say which), plus MCP over stdio. Every surface reads the same snapshot, rebuilt on
 //! each change, and every invocation goes through one path that writes a receipt first.
 
+pub mod answer;
 pub mod batch;
 pub mod code;
 pub mod guard;
@@ -353,7 +354,8 @@ type AppState = Extract<Arc<App>>;
 
 type BodyResult = Result<Bytes, axum::extract::rejection::BytesRejection>;
 
-fn rpc_response(status: StatusCode, body: String) -> Response {
+fn rpc_response(status: StatusCode, body: impl Into<answer::Text>) -> Response {
+    let body = body.into().into_body();
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 

@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::resolve::{Bm25, Bm25f, Fields, Substring};
 use crate::surface::Listing;
 use crate::sync;
+use axum::body::Bytes;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -39,7 +40,7 @@ pub struct Snapshot {
     listings: HashMap<&'static str, Own>,
     /// Each endpoint's `tools` array as JSON text, written on the first `tools/list` that asks
     /// for it and then served as bytes until the next directory change replaces the snapshot.
-    tools_json: HashMap<&'static str, OnceLock<String>>,
+    tools_json: HashMap<&'static str, OnceLock<Bytes>>,
 }
 
 /// An endpoint's own tools, made when first asked for.
@@ -125,7 +126,7 @@ impl Snapshot {
 
     /// The `tools` array an MCP endpoint lists, as the JSON text `tools/list` answers with: each
     /// definition's own bytes, comma-joined. Made once per snapshot and endpoint.
-    pub fn tools_json(&self, path: &str) -> std::borrow::Cow<'_, str> {
+    pub fn tools_json(&self, path: &str) -> Bytes {
         let write = || {
             let tools = self.listing(path);
             let mut out =
@@ -138,12 +139,13 @@ impl Snapshot {
                 out.push_str(&t.raw);
             }
             out.push(']');
-            out
+            Bytes::from(out)
         };
         match self.tools_json.get(path) {
-            Some(cell) => cell.get_or_init(write).as_str().into(),
+            // Shared, not copied: each answer holds a reference to these bytes.
+            Some(cell) => cell.get_or_init(write).clone(),
             // A path no surface serves lists the projection; nothing to keep for it.
-            None => write().into(),
+            None => write(),
         }
     }
 

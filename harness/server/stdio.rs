@@ -64,7 +64,7 @@ pub async fn run_stdio(state: Arc<State>, endpoint: Endpoint) -> Result<()> {
                                     if let Some(v) = session.as_deref().and_then(|s| sessions.version(s)) {
                                         negotiated = Some(v);
                                     }
-                                    Some(text)
+                                    Some(text.into_string())
                                 }
                                 Outcome::Accepted => None,
                                 Outcome::Invalid(v) | Outcome::NoMethod(v) | Outcome::Unauthorised { body: v, .. } => Some(crate::json::compact(&v)),

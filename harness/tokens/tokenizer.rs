@@ -358,11 +358,11 @@ mod pieces {
 /// definition is carried by several surfaces and by every round of a task (150 rounds of 5 MB
 /// on the per-row surface at N=8,560), and a request's total is assembled from its
 /// definitions' counts, so a count is looked up far more often than it is made. Keys are the
-/// text's length and two independent 64-bit hashes of it (about 48 bytes an entry); the table
-/// is emptied when it reaches its bound, so memory stays bounded whatever is counted.
+/// text's length and its 128-bit XXH3 hash (about 48 bytes an entry; a text is read once to
+/// make its key); the table is emptied when it reaches its bound, so memory stays bounded
+/// whatever is counted.
 mod memo {
     use std::collections::HashMap;
-    use std::hash::{BuildHasher, Hasher};
     use std::sync::{Mutex, OnceLock};
 
     pub const O200K: u8 = 0;
@@ -372,7 +372,7 @@ mod memo {
     /// About 200 MB at most; a catalogue of a million rows keeps its definitions' counts.
     const MAX_ENTRIES: usize = 1 << 22;
 
-    type Key = (u8, usize, u64, u64);
+    type Key = (u8, usize, u128);
 
     /// The table is split in shards by key, so threads counting side by side rarely wait on
     /// each other's lock.
@@ -382,16 +382,6 @@ mod memo {
         static T: OnceLock<Vec<Mutex<HashMap<Key, usize>>>> = OnceLock::new();
         let shards = T.get_or_init(|| (0..SHARDS).map(|_| Mutex::default()).collect());
         &shards[key.2 as usize % SHARDS]
-    }
-
-    fn hash(seed: u64, text: &str) -> u64 {
-        // SipHash with fixed keys: the same text gives the same key in every process.
-        let mut h =
-            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-                .build_hasher();
-        h.write_u64(seed);
-        h.write(text.as_bytes());
-        h.finish()
     }
 
     /// Count the pieces among `parts` on the machine's cores, so that assembling them (one
@@ -416,7 +406,7 @@ mod memo {
         if text.len() < MIN_LEN {
             return f(text);
         }
-        let key = (which, text.len(), hash(1, text), hash(2, text));
+        let key = (which, text.len(), xxhash_rust::xxh3::xxh3_128(text.as_bytes()));
         let table = table(&key);
         if let Some(n) = crate::sync::lock(table).get(&key) {
             return *n;
