@@ -212,6 +212,18 @@ fn committed_search_report_regenerates_at_856() {
             .collect()
     };
     assert!(!strip(&committed).is_empty());
+    // The committed report is whole: a run over fewer sizes, or without the real captures,
+    // writes to the same folder by default and once replaced it unnoticed.
+    for n in [856, 8560, 85600] {
+        assert!(
+            committed.iter().any(|s| s.rows == n && s.set == "generated"),
+            "reports/search lacks N={n}: regenerate it with `toolcost search-eval --rows 856,8560,85600`"
+        );
+    }
+    assert!(
+        committed.iter().any(|s| s.set == "real-mcp"),
+        "reports/search lacks the real-mcp set: regenerate it beside ../shared/real-mcp"
+    );
     assert_eq!(strip(&committed), strip(&fresh));
     assert_eq!(
         std::fs::read(root.join("reports/search/queries-856.jsonl")).unwrap(),
