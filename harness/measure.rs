@@ -224,8 +224,27 @@ fn measure_surface(
             warnings,
         });
     }
+    free_beside(built);
     out
 }
+
+/// Free a large request on a thread of its own, so that taking apart its tree (a fifth of a
+/// second for 85,600 definitions) overlaps the next surface's work instead of delaying the
+/// result; a process that ends first leaves the rest to the system. One thread per surface
+/// measured, each ending when its request is freed.
+fn free_beside(built: Built) {
+    if built.definitions_on_wire < FREE_BESIDE_FROM {
+        return;
+    }
+    // Where no thread is to be had, the failed spawn frees it here.
+    let _ = std::thread::Builder::new()
+        .name("free".into())
+        .spawn(move || drop(built));
+}
+
+/// Requests with at least this many definitions are freed beside the work (an assumed
+/// threshold: below it a thread costs more than the freeing).
+const FREE_BESIDE_FROM: usize = 4096;
 
 /// The label of a row's dollar figures.
 pub fn cost_label(cfg: &Config, tok: Tokenizer) -> String {
