@@ -138,28 +138,47 @@ impl Formatter for PythonFormatter {
 }
 
 /// Remove whitespace outside strings from JSON text; the bytes of every token stay as written.
+/// Runs of bytes are copied whole: strings are skipped to their closing quote (found with
+/// memchr), and only whitespace between tokens is left out.
 pub fn minify(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in text.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    // Bytes from `start` to `i` are kept and not yet copied.
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // To the quote that closes the string; a backslash takes the byte after it (a
+                // later byte of a longer character is never a quote or a backslash).
+                i += 1;
+                let mut closed = false;
+                while let Some(k) = memchr::memchr2(b'"', b'\\', &b[i..]) {
+                    let at = i + k;
+                    if b[at] == b'"' {
+                        (i, closed) = (at + 1, true);
+                        break;
+                    }
+                    i = at + 2;
+                    if i >= b.len() {
+                        break;
+                    }
+                }
+                if !closed {
+                    // An unterminated string: kept to the end.
+                    i = b.len();
+                }
             }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !matches!(c, ' ' | '\n' | '\r' | '\t') {
-            out.push(c);
+            b' ' | b'\n' | b'\r' | b'\t' => {
+                out.extend_from_slice(&b[start..i]);
+                i += 1;
+                start = i;
+            }
+            _ => i += 1,
         }
     }
-    out
+    out.extend_from_slice(&b[start..]);
+    // Only ASCII whitespace bytes were left out, never part of a longer character.
+    String::from_utf8(out).expect("removing ASCII whitespace keeps UTF-8 text valid")
 }
 
 #[cfg(test)]
@@ -186,6 +205,61 @@ mod tests {
         let v = json!({"a": [1, 2], "d": "x · y"});
         assert_eq!(python_spaced(&v), r#"{"a": [1, 2], "d": "x \u00b7 y"}"#);
         assert_eq!(python_string_len("x · y"), 10);
+    }
+
+    #[test]
+    fn minify_is_the_character_by_character_rule() {
+        // The rule, one character at a time: whitespace outside strings goes, a backslash in
+        // a string takes the character after it.
+        fn by_chars(text: &str) -> String {
+            let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
+            for c in text.chars() {
+                if in_string {
+                    out.push(c);
+                    if escaped {
+                        escaped = false;
+                    } else if c == '\\' {
+                        escaped = true;
+                    } else if c == '"' {
+                        in_string = false;
+                    }
+                } else if c == '"' {
+                    in_string = true;
+                    out.push(c);
+                } else if !matches!(c, ' ' | '\n' | '\r' | '\t') {
+                    out.push(c);
+                }
+            }
+            out
+        }
+        let alphabet = [
+            '"',
+            '\\',
+            ' ',
+            '\n',
+            '\t',
+            '\r',
+            'a',
+            '{',
+            ':',
+            ',',
+            '\u{e9}',
+            '\u{1f600}',
+        ];
+        let mut seed = 7u64;
+        for len in 0..400 {
+            for _ in 0..20 {
+                let text: String = (0..len % 40)
+                    .map(|_| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        alphabet[(seed >> 33) as usize % alphabet.len()]
+                    })
+                    .collect();
+                assert_eq!(minify(&text), by_chars(&text), "{text:?}");
+            }
+        }
     }
 
     #[test]

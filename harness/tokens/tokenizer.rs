@@ -410,7 +410,11 @@ mod memo {
         if text.len() < MIN_LEN {
             return f(text);
         }
-        let key = (which, text.len(), xxhash_rust::xxh3::xxh3_128(text.as_bytes()));
+        let key = (
+            which,
+            text.len(),
+            xxhash_rust::xxh3::xxh3_128(text.as_bytes()),
+        );
         let table = table(&key);
         if let Some(n) = crate::sync::lock(table).get(&key) {
             return *n;
