@@ -39,6 +39,9 @@ has() { [[ ",$JOBS," == *",$1,"* ]]; }
 
 # --- build and install -------------------------------------------------------------------
 [ -n "${TOOLCOST_BIN:-}" ] || cargo build --release --locked -q --bin toolcost --example load --example static_answer
+if has server && [ ! -x "$floor" ]; then
+  cargo build --release --locked -q --example static_answer
+fi
 if has count || has server; then
   [ -d "$work/npm/node_modules/@modelcontextprotocol/sdk" ] && [ -d "$work/npm/node_modules/gpt-tokenizer" ] ||
     npm install --prefix "$work/npm" --no-audit --no-fund --loglevel=error \
@@ -123,6 +126,9 @@ start() { # log command...
   echo "no address from: $*" >&2; cat "$log" >&2; return 1
 }
 # A peer that ignores SIGTERM while connections hang (the Python server does) is killed after 5 s.
+# A run that fails part way stops the server it started last, too.
+spid=""
+trap '[ -z "$spid" ] || stop' EXIT
 stop() {
   kill -- "-$spid" 2>/dev/null || kill "$spid" 2>/dev/null || true
   for _ in $(seq 50); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done

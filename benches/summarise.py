@@ -71,7 +71,7 @@ def main():
     medians = {k: statistics.median(v) for k, v in runs.items()}
     rows = []
     for (job, side, metric), m in sorted(medians.items()):
-        if side in ("toolcost",):
+        if side in ("toolcost", FLOOR):
             continue
         tc = medians.get((job, "toolcost", metric))
         ratio = None
@@ -79,16 +79,20 @@ def main():
             ratio = tc / m if metric in HIGHER_BETTER else m / tc
         rows.append({"job": job, "metric": metric, "peer": side, "peer_median": m,
                      "toolcost_median": tc, "toolcost_advantage": ratio})
-    # The floor (`static-bytes`) is no peer: the same answer served with no work. The most a
-    # server can be ahead of a peer on this machine, through this client, is floor / peer.
+    # `static-bytes` is no peer: the same answer served with no work, so its requests per
+    # second are the most a server reaches on this machine through this client. The most a
+    # server can be ahead of a peer here is that figure over the peer's.
     ceilings = []
-    for (job, side, metric), floor in sorted(medians.items()):
+    for (job, side, metric), top in sorted(medians.items()):
         if side != FLOOR or metric not in HIGHER_BETTER:
             continue
+        tc = medians.get((job, "toolcost", metric))
         for (j, s, me), m in sorted(medians.items()):
-            if j == job and me == metric and s not in ("toolcost", FLOOR) and m:
-                ceilings.append({"job": job, "metric": metric, "peer": s,
-                                 "floor_median": floor, "ceiling": floor / m})
+            if j == job and me == metric and s not in ("toolcost", FLOOR):
+                ceilings.append({"job": job, "metric": metric, "peer": s, "peer_median": m,
+                                 "static_median": top, "toolcost_median": tc,
+                                 "toolcost_share": tc / top if tc is not None and top else None,
+                                 "ceiling": top / m if m else None})
     alone = [{"job": j, "metric": me, "toolcost_median": v}
              for (j, s, me), v in sorted(medians.items())
              if s == "toolcost" and not any(r["job"] == j and r["metric"] == me for r in rows)]
@@ -130,14 +134,19 @@ def main():
         lines.append(f"| {r['job']} | {r['metric']} | {fmt(r['toolcost_median'])} | {r['peer']} | "
                      f"{fmt(r['peer_median'])} | {adv} |")
     if ceilings:
-        lines += ["", f"`{FLOOR}` is not a peer but the floor: the same answer's bytes served with "
-                  "no work through the same client, the most any server reaches here. So the "
-                  "largest advantage this machine can show over a peer is floor / peer:", "",
-                  "| job | metric | floor | peer | peer figure | largest possible advantage |",
-                  "|---|---|---:|---|---:|---:|"]
-        lines += [f"| {c['job']} | {c['metric']} | {fmt(c['floor_median'])} | {c['peer']} | "
-                  f"{fmt(c['floor_median'] / c['ceiling'])} | {c['ceiling']:.1f}x |"
-                  for c in ceilings]
+        x = lambda v: "" if v is None else f"{v:.1f}x"
+        pct = lambda v: "" if v is None else f"{100 * v:.0f}%"
+        lines += ["", f"`{FLOOR}` is not a peer: a server that reads each request and answers "
+                  "with the same bytes, doing no other work, on every core, through the same "
+                  "client. Its requests per second are the most a server reaches on this machine, "
+                  "so the largest advantage anyone can show here over a peer is its figure over "
+                  "the peer's:", "",
+                  f"| job | metric | {FLOOR} | toolcost | toolcost's share | peer | peer figure "
+                  "| largest possible advantage |",
+                  "|---|---|---:|---:|---:|---|---:|---:|"]
+        lines += [f"| {c['job']} | {c['metric']} | {fmt(c['static_median'])} | "
+                  f"{fmt(c['toolcost_median'])} | {pct(c['toolcost_share'])} | {c['peer']} | "
+                  f"{fmt(c['peer_median'])} | {x(c['ceiling'])} |" for c in ceilings]
     if alone:
         lines += ["", "toolcost alone (no peer does the job):", "", "| job | metric | toolcost |",
                   "|---|---|---:|"]

@@ -9,7 +9,8 @@
 
 use axum::{body::Bytes, routing::post, Router};
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+// Every core, as the reference server runs.
+#[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let path = std::env::args()
         .nth(1)

@@ -4,6 +4,8 @@
 //! into a text of its own.
 
 use axum::body::{Body, Bytes};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use http_body::{Frame, SizeHint};
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -40,7 +42,7 @@ impl Text {
         for p in &self.pieces {
             out.extend_from_slice(p);
         }
-        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+        String::from_utf8(out).expect("every piece of an answer is UTF-8 JSON text")
     }
 
     /// An HTTP body that writes the pieces as they are, with their exact length.
@@ -56,6 +58,12 @@ impl From<String> for Text {
     fn from(s: String) -> Text {
         Text::of([Bytes::from(s)])
     }
+}
+
+/// A JSON-RPC answer over HTTP: `status`, the JSON content type, and the text as its body.
+pub fn rpc_response(status: StatusCode, body: impl Into<Text>) -> Response {
+    let body = body.into().into_body();
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// The body of a [`Text`]: one data frame per piece.

@@ -22,6 +22,7 @@ pub mod outbound;
 pub mod state;
 pub mod store;
 
+use answer::rpc_response;
 pub use limits::{Limits, ReceiptIds};
 
 use crate::catalogue::Row;
@@ -353,11 +354,6 @@ pub async fn run(
 type AppState = Extract<Arc<App>>;
 
 type BodyResult = Result<Bytes, axum::extract::rejection::BytesRejection>;
-
-fn rpc_response(status: StatusCode, body: impl Into<answer::Text>) -> Response {
-    let body = body.into().into_body();
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
 
 fn sessions(app: &App, endpoint: Endpoint) -> &Sessions {
     &app.sessions[endpoint.path]
