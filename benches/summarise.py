@@ -138,8 +138,9 @@ def main():
         pct = lambda v: "" if v is None else f"{100 * v:.0f}%"
         lines += ["", f"`{FLOOR}` is not a peer: a server that reads each request and answers "
                   "with the same bytes, doing no other work, on every core, through the same "
-                  "client. Its requests per second are the most a server reaches on this machine, "
-                  "so the largest advantage anyone can show here over a peer is its figure over "
+                  "client. Its requests per second are about the most a server reaches on this "
+                  "machine (a share a little over 100% is the noise of single runs), so the "
+                  "largest advantage anyone can show here over a peer is about its figure over "
                   "the peer's:", "",
                   f"| job | metric | {FLOOR} | toolcost | toolcost's share | peer | peer figure "
                   "| largest possible advantage |",
