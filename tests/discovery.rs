@@ -216,8 +216,10 @@ fn committed_search_report_regenerates_at_856() {
     // writes to the same folder by default and once replaced it unnoticed.
     for n in [856, 8560, 85600] {
         assert!(
-            committed.iter().any(|s| s.rows == n && s.set == "generated"),
-            "reports/search lacks N={n}: regenerate it with `toolcost search-eval --rows 856,8560,85600`"
+            committed
+                .iter()
+                .any(|s| s.rows == n && s.set == "generated"),
+            "reports/search lacks N={n}: regenerate it with `toolcost search-eval` (no arguments)"
         );
     }
     assert!(

@@ -41,14 +41,26 @@ pub struct SearchEvalArgs {
         default_value = "substring,bm25,bm25-stem,bm25f,bm25f-wordnet,bm25-definitions,bm25f-wordnet-definitions,regex"
     )]
     pub resolver: String,
-    /// Directory for results.csv/json, surfaces.csv/json, misses.md, summary.md and the query sets.
-    #[arg(long, default_value = "reports/search")]
-    pub out: PathBuf,
+    /// Directory for results.csv/json, surfaces.csv/json, misses.md, summary.md and the query
+    /// sets. Default: reports/search for the whole run (no --rows or --catalogue), otherwise
+    /// target/search-eval, so that a partial run never replaces the committed report.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub format: FormatArgs,
 }
 
 impl SearchEvalArgs {
+    /// Where the reports go ([`SearchEvalArgs::out`]).
+    fn out(&self) -> PathBuf {
+        let whole = self.catalogue.is_none() && self.rows.is_empty();
+        match (&self.out, whole) {
+            (Some(out), _) => out.clone(),
+            (None, true) => PathBuf::from(WHOLE_OUT),
+            (None, false) => PathBuf::from(PARTIAL_OUT),
+        }
+    }
+
     fn config(&self) -> Result<dr::Config> {
         let methods = self
             .resolver
@@ -87,7 +99,7 @@ impl SearchEvalArgs {
         Ok(dr::Config {
             sources,
             methods,
-            out: self.out.clone(),
+            out: self.out(),
         })
     }
 }
@@ -103,6 +115,42 @@ pub(super) fn run(a: SearchEvalArgs) -> Result<i32> {
     out.push(b'\n');
     out.extend(report::render(format, &written.costs));
     print_bytes(&out)?;
-    eprintln!("toolcost search-eval: wrote {}", a.out.display());
+    eprintln!("toolcost search-eval: wrote {}", cfg.out.display());
     Ok(0)
+}
+
+/// The committed report, written by the whole run.
+const WHOLE_OUT: &str = "reports/search";
+/// Where a partial run writes unless told.
+const PARTIAL_OUT: &str = "target/search-eval";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: SearchEvalArgs,
+    }
+
+    fn out(args: &[&str]) -> PathBuf {
+        Cli::parse_from(std::iter::once("search-eval").chain(args.iter().copied()))
+            .args
+            .out()
+    }
+
+    /// Only the whole run writes the committed report unless told otherwise.
+    #[test]
+    fn a_partial_run_does_not_write_the_committed_report() {
+        assert_eq!(out(&[]), PathBuf::from("reports/search"));
+        assert_eq!(out(&["--rows", "856"]), PathBuf::from("target/search-eval"));
+        let files = ["--catalogue", "c.jsonl", "--queries", "q.jsonl"];
+        assert_eq!(out(&files), PathBuf::from("target/search-eval"));
+        assert_eq!(
+            out(&["--rows", "856", "--out", "reports/search"]),
+            PathBuf::from("reports/search")
+        );
+    }
 }
