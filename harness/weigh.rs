@@ -180,30 +180,49 @@ pub fn weigh(
         &config(client.clone(), model.clone(), SurfaceKind::all()),
         &|_| {},
     );
-    let mut limits = Vec::new();
-    let mut marginal = Vec::new();
+    // The one-turn rows already hold the per-row surface for the chosen client and card (by
+    // default, one of these providers): measured once, it is not measured again. Both are told
+    // apart by name, as `Client::named` and `PriceCard::named` give them: a caller that changes
+    // a stock client or card passes it under a name of its own. The others are measured side by
+    // side, each on a thread of its own.
+    let mut plan = Vec::new();
     for (provider, client_name, model_name) in PROVIDERS {
         let card = PriceCard::named(model_name)?;
-        // The one-turn rows already hold the per-row surface for the chosen client and card
-        // (by default, one of these providers): measured once, it is not measured again. Both
-        // are told apart by name, as `Client::named` and `PriceCard::named` give them: a caller
-        // that changes a stock client or card passes it under a name of its own.
         let same = |r: &&MeasureRow| {
             r.surface == SurfaceKind::PER_ROW_MCP.name()
                 && r.client == client_name
                 && r.model == card.id
         };
-        let row = match surfaces.iter().find(same) {
-            Some(r) => r.clone(),
-            None => {
-                let cfg = config(
-                    Client::named(client_name)?,
-                    card.clone(),
-                    vec![SurfaceKind::PER_ROW_MCP],
-                );
-                measure::measure(cat, &cfg, &|_| {}).remove(0)
-            }
+        let found = surfaces.iter().find(same).cloned();
+        let cfg = match found {
+            Some(_) => None,
+            None => Some(config(
+                Client::named(client_name)?,
+                card.clone(),
+                vec![SurfaceKind::PER_ROW_MCP],
+            )),
         };
+        plan.push((provider, card, found, cfg));
+    }
+    let measured: Vec<Option<MeasureRow>> = std::thread::scope(|s| {
+        let running: Vec<_> = plan
+            .iter()
+            .map(|(.., cfg)| {
+                cfg.as_ref()
+                    .map(|cfg| s.spawn(move || measure::measure(cat, cfg, &|_| {}).remove(0)))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|r| r.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+            .collect()
+    });
+    let mut limits = Vec::new();
+    let mut marginal = Vec::new();
+    for ((provider, card, found, _), fresh) in plan.into_iter().zip(measured) {
+        let row = found
+            .or(fresh)
+            .expect("each provider's row is found or measured");
         limits.extend(row.warnings.iter().map(|w| format!("{provider}: {w}")));
         marginal.push(Marginal {
             provider: provider.into(),
