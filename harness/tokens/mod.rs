@@ -2,6 +2,7 @@
 //! provider render models that turn a request body into billed input tokens.
 
 pub mod cache;
+mod pretoken;
 mod prompt;
 pub mod render;
 mod tokenizer;

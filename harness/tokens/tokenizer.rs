@@ -216,16 +216,16 @@ mod join {
     }
 
     /// The first pretoken of a piece, when it is ASCII punctuation alone and not the whole piece.
-    fn first_run<'a>(bpe: &'a bpe_openai::Tokenizer, text: &'a str) -> Option<&'a str> {
-        let first = bpe.split(text).next()?;
+    fn first_run<'a>(bpe: &'a bpe_openai::Tokenizer, which: u8, text: &'a str) -> Option<&'a str> {
+        let first = pieces::split(bpe, which, text).next()?;
         (!first.is_empty() && first.len() < text.len() && punct(first)).then_some(first)
     }
 
     /// Tokens of `a`, `b` and `c` as one pretoken, or `None` where the pretokenizer does not
     /// keep them together.
-    fn merged(bpe: &bpe_openai::Tokenizer, a: &str, b: &str, c: &str) -> Option<usize> {
+    fn merged(bpe: &bpe_openai::Tokenizer, which: u8, a: &str, b: &str, c: &str) -> Option<usize> {
         let text = format!("{a}{b}{c}");
-        let mut split = bpe.split(&text);
+        let mut split = pieces::split(bpe, which, &text);
         (split.next() == Some(text.as_str()) && split.next().is_none())
             .then(|| bpe.bpe.count(text.as_bytes()))
     }
@@ -235,6 +235,7 @@ mod join {
     /// as one; with the tokens to take off `q`'s and `p`'s own counts.
     fn join(
         bpe: &bpe_openai::Tokenizer,
+        which: u8,
         q: Option<(&str, usize)>,
         joint: &str,
         p: Option<&str>,
@@ -248,11 +249,11 @@ mod join {
             None => "",
         };
         let first = match p {
-            Some(p) => first_run(bpe, p)?,
+            Some(p) => first_run(bpe, which, p)?,
             None => "",
         };
         Some((
-            merged(bpe, last, joint, first)?,
+            merged(bpe, which, last, joint, first)?,
             one(last) + one(first),
             first.len(),
         ))
@@ -284,7 +285,7 @@ mod join {
             let left = q.as_ref().map(|(q, taken)| (q.as_ref(), *taken));
             cur = Some(
                 match (left.is_some() || !joint.is_empty())
-                    .then(|| join(bpe, left, &joint, Some(p)))
+                    .then(|| join(bpe, which, left, &joint, Some(p)))
                 {
                     // Nothing before it.
                     None => (Cow::Borrowed(p), 0),
@@ -304,7 +305,7 @@ mod join {
         Some(match cur {
             None => pieces::count(bpe, which, joint.as_str()),
             Some((q, _)) if joint.is_empty() => total + count(q.as_ref()),
-            Some((q, taken)) => match join(bpe, Some((q.as_ref(), taken)), &joint, None) {
+            Some((q, taken)) => match join(bpe, which, Some((q.as_ref(), taken)), &joint, None) {
                 Some((m, minus, _)) => (total + count(q.as_ref()) + m).checked_sub(minus)?,
                 None => total + count(&format!("{q}{joint}")),
             },
@@ -322,6 +323,7 @@ mod join {
 /// one run each on this project's 2-core machine); a text written to collide in it slows its
 /// own count down, and the table stays bounded and is emptied at its bound.
 mod pieces {
+    use super::super::pretoken::Pattern;
     use std::cell::RefCell;
     use std::collections::HashMap;
 
@@ -335,11 +337,24 @@ mod pieces {
         static TABLES: [RefCell<Table>; 2] = Default::default();
     }
 
+    /// The pretokens of `text` under the tokenizer `which` names.
+    pub fn split<'a>(
+        bpe: &'a bpe_openai::Tokenizer,
+        which: u8,
+        text: &'a str,
+    ) -> impl Iterator<Item = &'a str> {
+        let pattern = match which {
+            super::memo::O200K => Pattern::O200k,
+            _ => Pattern::Cl100k,
+        };
+        super::super::pretoken::split(bpe, pattern, text)
+    }
+
     /// The BPE count of `text` (o200k or cl100k by `which`), equal to `bpe.count(text)`.
     pub fn count(bpe: &bpe_openai::Tokenizer, which: u8, text: &str) -> usize {
         TABLES.with(|tables| {
             let mut table = tables[which as usize].borrow_mut();
-            bpe.split(text)
+            split(bpe, which, text)
                 .map(|p| {
                     if p.len() > MAX_LEN {
                         return bpe.bpe.count(p.as_bytes());

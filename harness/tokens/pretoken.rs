@@ -1,0 +1,388 @@
+//! The o200k and cl100k pretokenizers, written out by hand for ASCII text.
+//!
+//! BPE merges never cross a pretoken, so a count is the sum of its pretokens' counts, and
+//! splitting text into pretokens took about a third of a large `measure` (a perf profile of the
+//! 85,600-tool capture: the regex search, its iterator, and the cache pool that each match
+//! takes from and gives back to). Definition text is nearly all ASCII, where each pattern
+//! comes down to a few byte classes, so pretokens are found here in one pass over a byte-class
+//! table. A pretoken that starts at a character that is not ASCII, or whose rules would look at
+//! one, is the first pretoken bpe-openai's own pretokenizer finds from there (no pattern looks
+//! behind where a pretoken starts).
+//!
+//! The rules are bpe-openai's patterns (tiktoken's, with `\s+(?!\S)` written as `\s+$`, then
+//! `\s+\s` less its last character, then `\s+`) read under leftmost-first alternation on ASCII
+//! text, where the letters are `[A-Z]` (upper) and `[a-z]` (lower), `\s` is tab, line feed,
+//! vertical tab, form feed, carriage return and space, and no character is a mark. Tests
+//! compare the two splitters on every ASCII byte in short contexts, on random text and on the
+//! captured servers' definitions.
+
+/// Which pattern to split by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    O200k,
+    Cl100k,
+}
+
+const UPPER: u8 = 1;
+const LOWER: u8 = 2;
+const DIGIT: u8 = 4;
+/// `\s`.
+const SPACE: u8 = 8;
+/// `\r` and `\n` (also `SPACE`).
+const NEWLINE: u8 = 16;
+/// Neither `\s`, a letter nor a digit: `[^\s\p{L}\p{N}]`.
+const OTHER: u8 = 32;
+
+const CLASS: [u8; 128] = {
+    let mut t = [OTHER; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b'A'..=b'Z' => UPPER,
+            b'a'..=b'z' => LOWER,
+            b'0'..=b'9' => DIGIT,
+            b'\r' | b'\n' => SPACE | NEWLINE,
+            b'\t' | 0x0b | 0x0c | b' ' => SPACE,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// The pretokens of `text`. `bpe` must be the tokenizer `pattern` names.
+pub fn split<'a>(bpe: &'a bpe_openai::Tokenizer, pattern: Pattern, text: &'a str) -> Pretokens<'a> {
+    Pretokens {
+        bpe,
+        pattern,
+        text,
+        at: 0,
+        ascii_end: 0,
+    }
+}
+
+/// The pretokens of a text, in order.
+pub struct Pretokens<'a> {
+    bpe: &'a bpe_openai::Tokenizer,
+    pattern: Pattern,
+    text: &'a str,
+    at: usize,
+    /// The first byte at or after `at` that is not ASCII (the text's length if none), once
+    /// `at` has passed the one found before.
+    ascii_end: usize,
+}
+
+impl<'a> Iterator for Pretokens<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.text.as_bytes();
+        if self.at >= bytes.len() {
+            return None;
+        }
+        if self.ascii_end < self.at || self.at == 0 {
+            self.ascii_end = bytes[self.at..]
+                .iter()
+                .position(|&c| !c.is_ascii())
+                .map_or(bytes.len(), |p| self.at + p);
+        }
+        let mut scan = Scan {
+            b: &bytes[self.at..self.ascii_end],
+            whole: self.ascii_end == bytes.len(),
+            edge: false,
+        };
+        let here = match scan.b.is_empty() {
+            true => None,
+            false => {
+                let n = match self.pattern {
+                    Pattern::O200k => scan.o200k(),
+                    Pattern::Cl100k => scan.cl100k(),
+                };
+                (!scan.edge).then_some(n)
+            }
+        };
+        // A pretoken the ASCII rules cannot settle (it starts at, or its rules looked as far
+        // as, a character that is not ASCII) is the regex's first pretoken from here.
+        let rest = &self.text[self.at..];
+        let len = here
+            .or_else(|| self.bpe.split(rest).next().map(str::len))
+            .filter(|&n| n > 0)
+            .unwrap_or(rest.len());
+        let start = self.at;
+        self.at += len;
+        Some(&self.text[start..self.at])
+    }
+}
+
+/// The ASCII rules over `b`, the ASCII bytes from where a pretoken starts. `whole`: `b` runs
+/// to the end of the text; otherwise a character that is not ASCII follows it, and a rule
+/// that looks past `b`'s last byte sets `edge` (its answer is not to be trusted).
+struct Scan<'b> {
+    b: &'b [u8],
+    whole: bool,
+    edge: bool,
+}
+
+impl Scan<'_> {
+    fn class(&mut self, i: usize) -> u8 {
+        match self.b.get(i) {
+            Some(&c) => CLASS[c as usize],
+            None => {
+                self.edge |= !self.whole;
+                0
+            }
+        }
+    }
+
+    /// How many bytes from `i` on are of a class in `mask`.
+    fn run(&mut self, i: usize, mask: u8) -> usize {
+        let i = i.min(self.b.len());
+        let n = self.b[i..]
+            .iter()
+            .take_while(|&&c| CLASS[c as usize] & mask != 0)
+            .count();
+        if i + n == self.b.len() {
+            self.edge |= !self.whole;
+        }
+        n
+    }
+
+    /// The byte at `i`, lowercased; `None` past the end.
+    fn low(&mut self, i: usize) -> Option<u8> {
+        let c = self.b.get(i).map(u8::to_ascii_lowercase);
+        if c.is_none() {
+            self.edge |= !self.whole;
+        }
+        c
+    }
+
+    /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `i`: its length, or 0.
+    fn contraction(&mut self, i: usize) -> usize {
+        if self.low(i) != Some(b'\'') {
+            return 0;
+        }
+        match self.low(i + 1) {
+            Some(b's' | b't' | b'm' | b'd') => 2,
+            Some(c @ (b'r' | b'v' | b'l')) => {
+                let second = if c == b'l' { b'l' } else { b'e' };
+                match self.low(i + 2) == Some(second) {
+                    true => 3,
+                    false => 0,
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    /// The whitespace rules both patterns end with, at `b[0]` (whitespace): `\s*[\r\n]+`,
+    /// `\s+$`, `\s+\s` less its last byte, `\s+`.
+    fn spaces(&mut self) -> usize {
+        let w = self.run(0, SPACE);
+        // `\s*` gives back all it can until `[\r\n]+` matches: up to the run's last line break.
+        if let Some(last) = self.b[..w]
+            .iter()
+            .rposition(|&c| CLASS[c as usize] & NEWLINE != 0)
+        {
+            return last + 1;
+        }
+        if w == self.b.len() || w == 1 {
+            return w;
+        }
+        w - 1
+    }
+
+    /// `[^\s\p{L}\p{N}]+` and the bytes of `tail` after it, from `i`; 0 where no such byte
+    /// is at `i`.
+    fn symbols(&mut self, i: usize, tail: &[u8]) -> usize {
+        let o = self.run(i, OTHER);
+        if o == 0 {
+            return 0;
+        }
+        let from = i + o;
+        let t = self.b[from..]
+            .iter()
+            .take_while(|c| tail.contains(c))
+            .count();
+        if from + t == self.b.len() {
+            self.edge |= !self.whole;
+        }
+        o + t
+    }
+
+    fn o200k(&mut self) -> usize {
+        let c0 = self.class(0);
+        // 1: [^\r\n\p{L}\p{N}]?[upper]*[lower]+('s...)?
+        // 2: [^\r\n\p{L}\p{N}]?[upper]+[lower]*('s...)?
+        // A lead byte is no letter, so the optional lead is taken exactly when it is there.
+        let start = usize::from(lead(c0));
+        let uppers = self.run(start, UPPER);
+        let lowers = self.run(start + uppers, LOWER);
+        if lowers > 0 || uppers > 0 {
+            let end = start + uppers + lowers;
+            return end + self.contraction(end);
+        }
+        // 3: \p{N}{1,3}
+        if c0 & DIGIT != 0 {
+            return self.run(0, DIGIT).min(3);
+        }
+        // 4: ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+        let space = usize::from(self.b[0] == b' ');
+        let s = self.symbols(space, b"\r\n/");
+        if s > 0 {
+            return space + s;
+        }
+        self.spaces()
+    }
+
+    fn cl100k(&mut self) -> usize {
+        let c0 = self.class(0);
+        // 1: (?i:'s|'t|'re|'ve|'m|'ll|'d)
+        let n = self.contraction(0);
+        if n > 0 {
+            return n;
+        }
+        // 2: [^\r\n\p{L}\p{N}]?\p{L}+
+        let start = usize::from(lead(c0));
+        let letters = self.run(start, UPPER | LOWER);
+        if letters > 0 {
+            return start + letters;
+        }
+        // 3: \p{N}{1,3}
+        if c0 & DIGIT != 0 {
+            return self.run(0, DIGIT).min(3);
+        }
+        // 4: ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+        let space = usize::from(self.b[0] == b' ');
+        let s = self.symbols(space, b"\r\n");
+        if s > 0 {
+            return space + s;
+        }
+        self.spaces()
+    }
+}
+
+/// `[^\r\n\p{L}\p{N}]`: one byte that may start a word.
+fn lead(c: u8) -> bool {
+    c & OTHER != 0 || (c & SPACE != 0 && c & NEWLINE == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(text: &str) {
+        for (pattern, bpe) in [
+            (Pattern::O200k, bpe_openai::o200k_base()),
+            (Pattern::Cl100k, bpe_openai::cl100k_base()),
+        ] {
+            let ours: Vec<&str> = split(bpe, pattern, text).collect();
+            let theirs: Vec<&str> = bpe.split(text).collect();
+            assert_eq!(ours, theirs, "{pattern:?} splits {text:?} differently");
+        }
+    }
+
+    /// Every ASCII byte in every short context, and random text weighted towards the bytes
+    /// the rules turn on (case changes, apostrophes, digits, runs of mixed whitespace).
+    #[test]
+    fn ascii_splits_as_the_regex_does() {
+        for c in 0u8..128 {
+            for ctx in [
+                "", "a", "A", "1", " ", "\n", "'", "/", "!", "  ", "\r\n", "\t",
+            ] {
+                let c = char::from(c);
+                both(&format!("{c}{ctx}"));
+                both(&format!("{ctx}{c}"));
+                both(&format!("{ctx}{c}{ctx}x"));
+            }
+        }
+        let alphabet: &[&str] = &[
+            "a", "b", "Z", "Q", "x", "'", "s", "S", "t", "re", "RE", "vE", "ll", "Ll", "m", "D",
+            "1", "22", "3333", " ", "  ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "/", "//", "{",
+            "\"", ":", ",", "}", "_", "-", ".", "\x00", "\x1f", "\x7f", "HTTP", "Server",
+        ];
+        let mut rng = crate::rng::Rng::new(7);
+        for _ in 0..20_000 {
+            let n = rng.below(24);
+            let text: String = (0..n).map(|_| *rng.pick(alphabet)).collect();
+            both(&text);
+        }
+    }
+
+    /// Characters that are not ASCII, among ASCII text: letters, a mark, digits, spaces,
+    /// punctuation, and `ſ`, which `(?i:'s)` matches.
+    #[test]
+    fn mixed_text_splits_as_the_regex_does() {
+        for text in [
+            "café au lait",
+            "naïve’s test",
+            "\u{a0}x \u{2003}y",
+            "Ünïcödé\r\n  x",
+            "日本語のテキスト 123",
+            "Add the numbers [fn · math]",
+            "don'ſ it'S",
+            "e\u{301}t\u{301}e\u{301}",
+        ] {
+            both(text);
+        }
+        let alphabet: &[&str] = &[
+            "a",
+            "Z",
+            "'",
+            "s",
+            "re",
+            "1",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "/",
+            "{",
+            "\"",
+            ":",
+            "é",
+            "É",
+            "·",
+            "’",
+            "\u{a0}",
+            "\u{2003}",
+            "\u{2028}",
+            "\u{85}",
+            "ſ",
+            "Σ",
+            "σ",
+            "日",
+            "\u{301}",
+            "١",
+            "²",
+            "\u{1f600}",
+            "ǅ",
+            "ʰ",
+        ];
+        let mut rng = crate::rng::Rng::new(11);
+        for _ in 0..20_000 {
+            let n = rng.below(16);
+            let text: String = (0..n).map(|_| *rng.pick(alphabet)).collect();
+            both(&text);
+        }
+    }
+
+    /// Every tool of every captured server, as compact JSON.
+    #[test]
+    fn captured_definitions_split_as_the_regex_does() {
+        // `../shared` beside the checkout, or `TOOLCOST_SHARED`, as the integration tests.
+        let shared = std::env::var_os("TOOLCOST_SHARED").map_or_else(
+            || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+            std::path::PathBuf::from,
+        );
+        let dir = shared.join("real-mcp");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("fixtures/real-mcp") {
+            let text = std::fs::read_to_string(entry.expect("entry").path()).expect("capture");
+            both(&text);
+            text.lines().for_each(both);
+            seen += 1;
+        }
+        assert!(seen >= 10, "only {seen} captures under {}", dir.display());
+    }
+}
