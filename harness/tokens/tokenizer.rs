@@ -470,4 +470,43 @@ mod tests {
             .all(|w| w));
         assert!(on_cores(&items, |_| whole()).into_iter().all(|w| !w));
     }
+
+    /// Remembered pretoken counts are each pretoken's own: a pretoken and the same bytes with a
+    /// NUL after them, or one byte more, never share a count, on either side of the longest
+    /// pretoken remembered.
+    #[test]
+    fn remembered_pretoken_counts_are_their_own() {
+        let words = [
+            "a",
+            "a\0",
+            "a\0\0",
+            "\0",
+            "zq",
+            "zqzqzqzqzqzqzqz",
+            "zqzqzqzqzqzqzqzq",
+        ];
+        let mut rng = crate::rng::Rng::new(3);
+        for which in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            let bpe = which.bpe();
+            for _ in 0..3_000 {
+                let n = rng.below(6);
+                let text: String = (0..n)
+                    .map(|_| {
+                        let w = *rng.pick(&words);
+                        let k = rng.below(28);
+                        match rng.chance(0.5) {
+                            true => w.to_string(),
+                            false => "x".repeat(k),
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                assert_eq!(
+                    pieces::count(bpe, which.memo_key(), &text),
+                    bpe.count(text.as_str()),
+                    "{text:?}"
+                );
+            }
+        }
+    }
 }
