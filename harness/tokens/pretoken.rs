@@ -4,10 +4,10 @@
 //! splitting text into pretokens took about a third of a large `measure` (a perf profile of the
 //! 85,600-tool capture: the regex search, its iterator, and the cache pool that each match
 //! takes from and gives back to). Definition text is nearly all ASCII, where each pattern
-//! comes down to a few byte classes, so pretokens are found here in one pass over a byte-class
-//! table. A pretoken that starts at a character that is not ASCII, or whose rules would look at
-//! one, is the first pretoken bpe-openai's own pretokenizer finds from there (no pattern looks
-//! behind where a pretoken starts).
+//! comes down to a few byte classes, so pretokens are found here by a scan over a byte-class
+//! table that reads each byte a bounded number of times. A pretoken that starts at a character
+//! that is not ASCII, or whose rules would look at one, is the first pretoken bpe-openai's own
+//! pretokenizer finds from there (no pattern looks behind where a pretoken starts).
 //!
 //! The rules are bpe-openai's patterns (tiktoken's, with `\s+(?!\S)` written as `\s+$`, then
 //! `\s+\s` less its last character, then `\s+`) read under leftmost-first alternation on ASCII
@@ -104,10 +104,11 @@ impl<'a> Iterator for Pretokens<'a> {
         // A pretoken the ASCII rules cannot settle (it starts at, or its rules looked as far
         // as, a character that is not ASCII) is the regex's first pretoken from here.
         let rest = &self.text[self.at..];
-        let len = here
-            .or_else(|| self.bpe.split(rest).next().map(str::len))
-            .filter(|&n| n > 0)
-            .unwrap_or(rest.len());
+        let len = here.or_else(|| self.bpe.split(rest).next().map(str::len));
+        // Every rule and the regex match at least one character; were one not to, the rest
+        // would be one pretoken rather than a loop without end.
+        debug_assert!(len.is_some_and(|n| n > 0), "no pretoken at {rest:?}");
+        let len = len.filter(|&n| n > 0).unwrap_or(rest.len());
         let start = self.at;
         self.at += len;
         Some(&self.text[start..self.at])
@@ -136,12 +137,18 @@ impl Scan<'_> {
 
     /// How many bytes from `i` on are of a class in `mask`.
     fn run(&mut self, i: usize, mask: u8) -> usize {
+        self.run_upto(i, mask, usize::MAX)
+    }
+
+    /// [`Scan::run`], stopping at `most` bytes (a run that stops there looked no further).
+    fn run_upto(&mut self, i: usize, mask: u8, most: usize) -> usize {
         let i = i.min(self.b.len());
         let n = self.b[i..]
             .iter()
+            .take(most)
             .take_while(|&&c| CLASS[c as usize] & mask != 0)
             .count();
-        if i + n == self.b.len() {
+        if n < most && i + n == self.b.len() {
             self.edge |= !self.whole;
         }
         n
@@ -223,7 +230,7 @@ impl Scan<'_> {
         }
         // 3: \p{N}{1,3}
         if c0 & DIGIT != 0 {
-            return self.run(0, DIGIT).min(3);
+            return self.run_upto(0, DIGIT, 3);
         }
         // 4: ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
         let space = usize::from(self.b[0] == b' ');
@@ -249,7 +256,7 @@ impl Scan<'_> {
         }
         // 3: \p{N}{1,3}
         if c0 & DIGIT != 0 {
-            return self.run(0, DIGIT).min(3);
+            return self.run_upto(0, DIGIT, 3);
         }
         // 4: ` ?[^\s\p{L}\p{N}]+[\r\n]*`
         let space = usize::from(self.b[0] == b' ');
@@ -321,6 +328,7 @@ mod tests {
             "Add the numbers [fn · math]",
             "don'ſ it'S",
             "e\u{301}t\u{301}e\u{301}",
+            "1234567890é 12é 1é 123é 1234١ 12١",
         ] {
             both(text);
         }
@@ -377,7 +385,7 @@ mod tests {
         );
         let dir = shared.join("real-mcp");
         let mut seen = 0;
-        for entry in std::fs::read_dir(&dir).expect("fixtures/real-mcp") {
+        for entry in std::fs::read_dir(&dir).expect("shared/real-mcp: set TOOLCOST_SHARED") {
             let text = std::fs::read_to_string(entry.expect("entry").path()).expect("capture");
             both(&text);
             text.lines().for_each(both);

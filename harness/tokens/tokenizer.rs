@@ -345,7 +345,8 @@ mod pieces {
     ) -> impl Iterator<Item = &'a str> {
         let pattern = match which {
             super::memo::O200K => Pattern::O200k,
-            _ => Pattern::Cl100k,
+            super::memo::CL100K => Pattern::Cl100k,
+            other => unreachable!("tokenizer key {other} has no pretokenizer"),
         };
         super::super::pretoken::split(bpe, pattern, text)
     }
@@ -472,8 +473,8 @@ mod tests {
     }
 
     /// Remembered pretoken counts are each pretoken's own: a pretoken and the same bytes with a
-    /// NUL after them, or one byte more, never share a count, on either side of the longest
-    /// pretoken remembered.
+    /// NUL after them, or one byte more, never share a count, for pretokens of 1 to 28 bytes
+    /// (on both sides of the longest one remembered, 24).
     #[test]
     fn remembered_pretoken_counts_are_their_own() {
         let words = [
