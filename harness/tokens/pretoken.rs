@@ -307,9 +307,14 @@ mod tests {
             "1", "22", "3333", " ", "  ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "/", "//", "{",
             "\"", ":", ",", "}", "_", "-", ".", "\x00", "\x1f", "\x7f", "HTTP", "Server",
         ];
-        let mut rng = crate::rng::Rng::new(7);
+        random(7, alphabet, 24);
+    }
+
+    /// 20,000 texts of fewer than `most` pieces drawn from `alphabet`, each split both ways.
+    fn random(seed: u64, alphabet: &[&str], most: usize) {
+        let mut rng = crate::rng::Rng::new(seed);
         for _ in 0..20_000 {
-            let n = rng.below(24);
+            let n = rng.below(most);
             let text: String = (0..n).map(|_| *rng.pick(alphabet)).collect();
             both(&text);
         }
@@ -367,12 +372,7 @@ mod tests {
             "ǅ",
             "ʰ",
         ];
-        let mut rng = crate::rng::Rng::new(11);
-        for _ in 0..20_000 {
-            let n = rng.below(16);
-            let text: String = (0..n).map(|_| *rng.pick(alphabet)).collect();
-            both(&text);
-        }
+        random(11, alphabet, 16);
     }
 
     /// Every tool of every captured server, as compact JSON.
