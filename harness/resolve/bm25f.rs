@@ -88,9 +88,13 @@ pub fn field_texts(row: &Row) -> [String; 4] {
     [row.key.clone(), description, names, descs]
 }
 
+/// Term -> `T`, hashed with foldhash rather than SipHash (see the term memo in `text.rs`). A
+/// query's terms are looked up, never inserted.
+type Terms<T> = HashMap<String, T, foldhash::fast::RandomState>;
+
 pub struct Bm25f {
     /// Term -> (doc, weighted length-normalised frequency summed over fields).
-    postings: HashMap<String, Vec<(u32, f32)>>,
+    postings: Terms<Vec<(u32, f32)>>,
     ranks: Vec<i64>,
     docs: usize,
     expand: bool,
@@ -112,7 +116,7 @@ impl Bm25f {
         };
         // Terms are numbered as they are first seen, so each row's fields are lists of numbers
         // and a term's text is kept once.
-        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut ids: Terms<u32> = Terms::default();
         let mut field_terms = |text: &str| {
             let mut out = Vec::new();
             for_each_term(text, |t| {
@@ -172,7 +176,7 @@ impl Bm25f {
             }
             seen.clear();
         }
-        let postings: HashMap<String, Vec<(u32, f32)>> = ids
+        let postings: Terms<Vec<(u32, f32)>> = ids
             .into_iter()
             .map(|(term, id)| (term, std::mem::take(&mut lists[id as usize])))
             .collect();
