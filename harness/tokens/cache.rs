@@ -17,7 +17,7 @@
 //! Time is whatever the caller says it is (seconds), so the driver can run on a virtual clock
 //! and stay deterministic. Entries are kept per scope (an API key's organisation, or one task).
 
-use super::prompt::{blocks, truncated, ttl_of, Pos};
+use super::prompt::{blocks, truncated, ttl_of, Digest, Pos};
 use super::{billed_input, billed_with, RenderModel, Tokenizer};
 use crate::provider::Usage;
 use crate::wire::Request;
@@ -94,7 +94,7 @@ struct Entry {
 /// The cache of one provider: entries per (scope, model, prefix).
 #[derive(Debug, Default)]
 pub struct PromptCache {
-    entries: HashMap<(String, String, [u8; 32]), Entry>,
+    entries: HashMap<(String, String, Digest), Entry>,
 }
 
 /// What one request is billed for on its input side.
@@ -209,11 +209,11 @@ impl PromptCache {
         }
     }
 
-    fn key(scope: &str, p: &Pricing, h: [u8; 32]) -> (String, String, [u8; 32]) {
+    fn key(scope: &str, p: &Pricing, h: Digest) -> (String, String, Digest) {
         (scope.to_string(), p.model.to_string(), h)
     }
 
-    fn live(&self, scope: &str, p: &Pricing, h: [u8; 32], now: f64) -> Option<Entry> {
+    fn live(&self, scope: &str, p: &Pricing, h: Digest, now: f64) -> Option<Entry> {
         self.entries
             .get(&Self::key(scope, p, h))
             .copied()
