@@ -10,7 +10,7 @@
 //! row acts on (1), parameter descriptions are long and generic (0.5); an expanded term counts
 //! 0.3 of the word the user typed.
 
-use super::text::{for_each_term, terms};
+use super::text::{for_each_term, query_terms};
 use super::{searchable, Hit, Resolver};
 use crate::catalogue::{Row, RowSchema};
 use std::collections::HashMap;
@@ -88,8 +88,8 @@ pub fn field_texts(row: &Row) -> [String; 4] {
     [row.key.clone(), description, names, descs]
 }
 
-/// Term -> `T`, hashed with foldhash rather than SipHash (see the term memo in `text.rs`). A
-/// query's terms are looked up, never inserted.
+/// Term -> `T`, hashed with foldhash rather than SipHash (see the term memo in `text.rs`). Its
+/// keys are the catalogue's terms; a query's are only looked up.
 type Terms<T> = HashMap<String, T, foldhash::fast::RandomState>;
 
 pub struct Bm25f {
@@ -196,7 +196,7 @@ impl Bm25f {
 
 impl Resolver for Bm25f {
     fn resolve(&self, query: &str, limit: usize) -> Vec<Hit> {
-        let mut q = terms(query);
+        let mut q = query_terms(query);
         q.sort();
         q.dedup();
         let mut scores = vec![0f32; self.docs];

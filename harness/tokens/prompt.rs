@@ -126,9 +126,10 @@ impl std::fmt::Debug for ToolDigests {
     }
 }
 
-/// A block's digest, and a prefix's: XXH3-128 under a seed drawn for each process. Prefixes
-/// are compared, never shown, and a catalogue cannot be written to make two blocks share a
-/// digest without knowing the seed. Hashing each block's serialised JSON with SHA-256 took an
+/// A block's digest, and a prefix's: XXH3-128 under a seed drawn for each process. Digests are
+/// compared inside the process and never shown. XXH3 is not built to resist chosen collisions;
+/// aiming for one would need the seed, and the worst a collision does is bill one prefix as
+/// cached. Hashing each block's serialised JSON with SHA-256 took an
 /// eighth of the default sweep (a perf profile: the serialising and escaping, then SHA-256).
 pub(super) type Digest = u128;
 
@@ -154,8 +155,10 @@ fn digest(v: &Value) -> Digest {
 
 /// Feed a value's structure to `h`: a tag for each kind, each length before what it counts,
 /// numbers by their kind and bits, object fields in order. Two values feed the same bytes
-/// exactly when they are equal, as when they were compared by their JSON text. `top`: leave
-/// out this object's `cache_control`.
+/// exactly when their JSON text is the same. `top`: leave out this object's `cache_control`
+/// and keep its other fields in their order (the SHA-256 digests before took the mark off with
+/// serde_json's `remove`, which moves the last field into its place, so a mark anywhere but
+/// last changed the order of what it marked).
 fn feed(h: &mut Xxh3, v: &Value, top: bool) {
     let len = |h: &mut Xxh3, n: usize| h.update(&(n as u64).to_le_bytes());
     let text = |h: &mut Xxh3, s: &str| {
@@ -274,10 +277,19 @@ mod tests {
         assert_eq!(kept.of(&b).to_vec(), vec![digest(&b[0])]);
         let c = [json!({"name": "a"}), json!({"name": "d"})];
         assert_eq!(kept.of(&c).to_vec(), vec![digest(&c[0]), digest(&c[1])]);
-        // A mark is not part of the prompt.
+        // A mark is not part of the prompt, wherever it is in the block.
         assert_eq!(
             digest(&json!({"name": "a", "cache_control": {"type": "ephemeral"}})),
             first[0]
+        );
+        let marked = json!({"cache_control": {"type": "ephemeral"}, "type": "text", "text": "hi"});
+        assert_eq!(
+            digest(&marked),
+            digest(&json!({"type": "text", "text": "hi"}))
+        );
+        assert_ne!(
+            digest(&marked),
+            digest(&json!({"text": "hi", "type": "text"}))
         );
     }
 
