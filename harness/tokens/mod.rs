@@ -10,3 +10,13 @@ mod tokenizer;
 pub use cache::{CacheRule, PromptCache};
 pub use render::{billed_input, billed_with, Billing, RenderModel, ToolsBilling};
 pub use tokenizer::{counting_whole, Part, Tokenizer, KIMI_PER_O200K};
+
+/// A seed drawn once per process for the hashes that stay inside it (the token-count memo's
+/// keys, the prompt cache's digests): a text cannot be written to aim at them without it.
+fn process_seed() -> u64 {
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| {
+        use std::hash::BuildHasher;
+        std::collections::hash_map::RandomState::new().hash_one(0u64)
+    })
+}

@@ -57,8 +57,16 @@ pub fn split<'a>(bpe: &'a bpe_openai::Tokenizer, pattern: Pattern, text: &'a str
         pattern,
         text,
         at: 0,
-        ascii_end: 0,
+        ascii_end: ascii_end(text.as_bytes(), 0),
     }
+}
+
+/// The first byte at or after `from` that is not ASCII, or the length of `bytes`.
+fn ascii_end(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&c| !c.is_ascii())
+        .map_or(bytes.len(), |p| from + p)
 }
 
 /// The pretokens of a text, in order.
@@ -67,8 +75,8 @@ pub struct Pretokens<'a> {
     pattern: Pattern,
     text: &'a str,
     at: usize,
-    /// The first byte at or after `at` that is not ASCII (the text's length if none), once
-    /// `at` has passed the one found before.
+    /// The first byte at or after `at` that is not ASCII (the text's length if none), found
+    /// again once `at` has passed it.
     ascii_end: usize,
 }
 
@@ -80,11 +88,8 @@ impl<'a> Iterator for Pretokens<'a> {
         if self.at >= bytes.len() {
             return None;
         }
-        if self.ascii_end < self.at || self.at == 0 {
-            self.ascii_end = bytes[self.at..]
-                .iter()
-                .position(|&c| !c.is_ascii())
-                .map_or(bytes.len(), |p| self.at + p);
+        if self.ascii_end < self.at {
+            self.ascii_end = ascii_end(bytes, self.at);
         }
         let mut scan = Scan {
             b: &bytes[self.at..self.ascii_end],
@@ -228,17 +233,8 @@ impl Scan<'_> {
             let end = start + uppers + lowers;
             return end + self.contraction(end);
         }
-        // 3: \p{N}{1,3}
-        if c0 & DIGIT != 0 {
-            return self.run_upto(0, DIGIT, 3);
-        }
-        // 4: ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-        let space = usize::from(self.b[0] == b' ');
-        let s = self.symbols(space, b"\r\n/");
-        if s > 0 {
-            return space + s;
-        }
-        self.spaces()
+        // 3 and 4: `\p{N}{1,3}`, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, then the whitespace rules
+        self.after_words(c0, b"\r\n/")
     }
 
     fn cl100k(&mut self) -> usize {
@@ -254,13 +250,18 @@ impl Scan<'_> {
         if letters > 0 {
             return start + letters;
         }
-        // 3: \p{N}{1,3}
+        // 3 and 4: `\p{N}{1,3}`, ` ?[^\s\p{L}\p{N}]+[\r\n]*`, then the whitespace rules
+        self.after_words(c0, b"\r\n")
+    }
+
+    /// The rules both patterns share after their word rules: `\p{N}{1,3}`, then
+    /// ` ?[^\s\p{L}\p{N}]+` followed by any of `tail`, then the whitespace rules.
+    fn after_words(&mut self, c0: u8, tail: &[u8]) -> usize {
         if c0 & DIGIT != 0 {
             return self.run_upto(0, DIGIT, 3);
         }
-        // 4: ` ?[^\s\p{L}\p{N}]+[\r\n]*`
         let space = usize::from(self.b[0] == b' ');
-        let s = self.symbols(space, b"\r\n");
+        let s = self.symbols(space, tail);
         if s > 0 {
             return space + s;
         }

@@ -44,7 +44,7 @@ pub(super) fn blocks(req: &Request, tools_seen: &ToolDigests) -> Vec<Block> {
         let mut pair = [0u8; 32];
         pair[..16].copy_from_slice(&h.to_le_bytes());
         pair[16..].copy_from_slice(&digest.to_le_bytes());
-        h = xxhash_rust::xxh3::xxh3_128_with_seed(&pair, seed());
+        h = xxhash_rust::xxh3::xxh3_128_with_seed(&pair, super::process_seed());
         out.push(Block { at, hash: h, mark });
     };
     let tools = req.tools();
@@ -68,8 +68,7 @@ pub(super) fn blocks(req: &Request, tools_seen: &ToolDigests) -> Vec<Block> {
                 for (b, block) in blocks.iter().enumerate() {
                     // As the pair [role, block], the block without its mark.
                     let mut d = hasher();
-                    d.update(b"a");
-                    d.update(&2u64.to_le_bytes());
+                    open(&mut d, b"a", 2);
                     feed(&mut d, &msg["role"], false);
                     feed(&mut d, block, true);
                     push(Pos::Message(m, b), d.digest128(), ttl_of(block));
@@ -133,16 +132,8 @@ impl std::fmt::Debug for ToolDigests {
 /// eighth of the default sweep (a perf profile: the serialising and escaping, then SHA-256).
 pub(super) type Digest = u128;
 
-fn seed() -> u64 {
-    static SEED: OnceLock<u64> = OnceLock::new();
-    *SEED.get_or_init(|| {
-        use std::hash::BuildHasher;
-        std::collections::hash_map::RandomState::new().hash_one(1u64)
-    })
-}
-
 fn hasher() -> Xxh3 {
-    Xxh3::with_seed(seed())
+    Xxh3::with_seed(super::process_seed())
 }
 
 /// The digest of a block, without its mark: a mark is not part of the prompt, so moving it
@@ -151,6 +142,12 @@ fn digest(v: &Value) -> Digest {
     let mut h = hasher();
     feed(&mut h, v, true);
     h.digest128()
+}
+
+/// Open an array (`a`) or object (`o`) of `n` items in what is fed to `h`.
+fn open(h: &mut Xxh3, kind: &[u8; 1], n: usize) {
+    h.update(kind);
+    h.update(&(n as u64).to_le_bytes());
 }
 
 /// Feed a value's structure to `h`: a tag for each kind, each length before what it counts,
@@ -188,16 +185,14 @@ fn feed(h: &mut Xxh3, v: &Value, top: bool) {
             text(h, s);
         }
         Value::Array(a) => {
-            h.update(b"a");
-            len(h, a.len());
+            open(h, b"a", a.len());
             for x in a {
                 feed(h, x, false);
             }
         }
         Value::Object(o) => {
             let kept = |k: &String| !(top && k == "cache_control");
-            h.update(b"o");
-            len(h, o.keys().filter(|k| kept(k)).count());
+            open(h, b"o", o.keys().filter(|k| kept(k)).count());
             for (k, x) in o.iter().filter(|(k, _)| kept(k)) {
                 text(h, k);
                 feed(h, x, false);

@@ -400,12 +400,8 @@ mod memo {
     type Key = (u8, usize, u64, u64);
 
     fn key(which: u8, text: &str) -> Key {
-        static SEED: OnceLock<u64> = OnceLock::new();
-        let seed = *SEED.get_or_init(|| {
-            use std::hash::BuildHasher;
-            std::collections::hash_map::RandomState::new().hash_one(0u64)
-        });
-        let h = xxhash_rust::xxh3::xxh3_128_with_seed(text.as_bytes(), seed);
+        let h =
+            xxhash_rust::xxh3::xxh3_128_with_seed(text.as_bytes(), super::super::process_seed());
         (which, text.len(), h as u64, (h >> 64) as u64)
     }
 
