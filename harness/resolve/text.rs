@@ -263,6 +263,11 @@ pub fn query_terms(text: &str) -> Vec<String> {
 /// its bound.
 type Memo = std::collections::HashMap<String, Option<String>, foldhash::fast::RandomState>;
 
+thread_local! {
+    /// This thread's [`Memo`].
+    static TERMS: std::cell::RefCell<Memo> = Default::default();
+}
+
 /// Call `f` with each index term of `text` ([`terms`]), in order, without allocating each.
 pub fn for_each_term(text: &str, f: impl FnMut(&str)) {
     each_term(text, true, f)
@@ -275,9 +280,6 @@ fn each_term(text: &str, remember: bool, mut f: impl FnMut(&str)) {
     // words: they are the ones that repeat.
     const MAX_REMEMBERED: usize = 1 << 16;
     const MAX_WORD: usize = 32;
-    thread_local! {
-        static TERMS: std::cell::RefCell<Memo> = Default::default();
-    }
     TERMS.with(|memo| {
         let mut memo = memo.borrow_mut();
         for_each_word(text, |w| {
@@ -327,6 +329,16 @@ mod tests {
             query_terms("Listing the repositories"),
             ["list", "repositori"]
         );
+    }
+
+    /// A query's words are not remembered; catalogue text's are.
+    #[test]
+    fn queries_leave_the_term_memo_as_it_was() {
+        let held = |w: &str| TERMS.with(|m| m.borrow().contains_key(w));
+        assert_eq!(query_terms("zqxvoutlandish"), ["zqxvoutlandish"]);
+        assert!(!held("zqxvoutlandish"));
+        assert_eq!(terms("zqxvoutlandish"), ["zqxvoutlandish"]);
+        assert!(held("zqxvoutlandish"));
     }
 
     /// ASCII runs split on their bytes exactly as any run splits on its characters.
