@@ -50,7 +50,7 @@ struct Described {
     tool: Tool,
     /// The first line of the description.
     summary: String,
-    schema: Option<Value>,
+    schema: Option<RowSchema>,
 }
 
 fn read(text: &str) -> Result<Vec<Described>, String> {
@@ -76,10 +76,12 @@ fn read(text: &str) -> Result<Vec<Described>, String> {
             Odd::NotAnObject => format!("tool {i} is not an object; {HINT}"),
             Odd::NoName => format!("tool {i}: a tool definition has no string `name`"),
         })?;
+        // The schema becomes text here, on the thread that parsed it, so that no tool's tree
+        // outlives its own parse: the peak holds the texts, not every tree at once.
         Ok(Described {
             tool: Tool::text(name, json::minify(raw.get())),
             summary,
-            schema,
+            schema: schema.as_ref().map(RowSchema::new),
         })
     })
     .into_iter()
@@ -112,7 +114,7 @@ fn describe(value: Value) -> Result<(String, String, Option<Value>), Odd> {
 }
 
 /// The row that describes a captured tool.
-fn row(server: &str, key: String, summary: &str, schema: Option<Value>) -> Row {
+fn row(server: &str, key: String, summary: &str, schema: Option<RowSchema>) -> Row {
     Row {
         key,
         runner: Runner::Fn,
@@ -123,7 +125,7 @@ fn row(server: &str, key: String, summary: &str, schema: Option<Value>) -> Row {
         planner_rank: 100,
         enabled: true,
         planner_visible: true,
-        input_schema: schema.as_ref().map(RowSchema::new),
+        input_schema: schema,
     }
 }
 
@@ -142,7 +144,12 @@ pub fn catalogue(source: String, server: String, tools: Vec<Tool>) -> Catalogue 
             Ok((_, summary, schema)) => (summary, schema),
             Err(_) => (String::new(), None),
         };
-        row(&server, t.name.clone(), &summary, schema)
+        row(
+            &server,
+            t.name.clone(),
+            &summary,
+            schema.as_ref().map(RowSchema::new),
+        )
     });
     Catalogue {
         source,
