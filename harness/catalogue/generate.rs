@@ -419,7 +419,7 @@ impl Generator {
     /// row keeps the schema that fits.
     fn fit(&self, mut row: Row, mut schema: Value) -> Row {
         loop {
-            let spaced = json::python_spaced_len(&row.tool_value_with(Some(&schema)));
+            let spaced = row.projected_spaced_len(&schema);
             match schema["properties"].as_object_mut() {
                 Some(p) if spaced > self.profile.max_definition_bytes && !p.is_empty() => {
                     let last = p.keys().next_back().cloned().unwrap();

@@ -178,34 +178,59 @@ impl Row {
     /// text if it is ever asked for. For a holder that writes tools as their bytes (the
     /// server), which would otherwise make every definition's tree only to free it.
     pub fn to_tool_text(&self) -> Tool {
-        let (description, schema) = self.tool_parts();
+        let parsed = self.input_schema.as_ref().map(|s| (s, s.value()));
+        // A schema already in normal form is its own text: the row keeps it compact.
+        let schema = match &parsed {
+            Some((text, value)) if schema::is_normal(value) => {
+                debug_assert_eq!(json::compact(value), text.text());
+                std::borrow::Cow::Borrowed(text.text())
+            }
+            _ => json::compact(&self.projected_schema(parsed.as_ref().map(|(_, v)| v))).into(),
+        };
         let raw = format!(
-            "{{\"name\":{},\"description\":{},\"inputSchema\":{}}}",
+            "{{\"name\":{},\"description\":{},\"inputSchema\":{schema}}}",
             json::compact(&self.key),
-            json::compact(&description),
-            json::compact(&schema)
+            json::compact(&self.projected_description()),
         );
         Tool::text(self.key.clone(), raw)
     }
 
-    /// The projected tool's description and normalised schema.
-    fn tool_parts(&self) -> (String, Value) {
-        self.tool_parts_with(self.input_schema.as_ref().map(RowSchema::value).as_ref())
+    /// Length of [`json::python_spaced`] text of the definition this row projects to with
+    /// `schema` as its schema. A schema already in normal form is weighed where it lies, not
+    /// copied into a definition: the definition's text is its head with the schema last.
+    pub(crate) fn projected_spaced_len(&self, schema: &Value) -> usize {
+        if !schema::is_normal(schema) {
+            return json::python_spaced_len(&self.tool_value_with(Some(schema)));
+        }
+        let mut obj = Map::new();
+        obj.insert("name".into(), Value::String(self.key.clone()));
+        obj.insert("description".into(), self.projected_description().into());
+        obj.insert("inputSchema".into(), Value::Object(Map::new()));
+        // `{}` stands where the schema goes: two bytes out, the schema's own in.
+        json::python_spaced_len(&Value::Object(obj)) - 2 + json::python_spaced_len(schema)
     }
 
     fn tool_parts_with(&self, schema: Option<&Value>) -> (String, Value) {
+        (self.projected_description(), self.projected_schema(schema))
+    }
+
+    /// The projected tool's description: the first doc line, then `[type · category]`.
+    fn projected_description(&self) -> String {
         let category = self.category.as_deref().unwrap_or("general");
-        let description = format!(
+        format!(
             "{} [{} · {}]",
             self.summary(),
             self.runner.as_str(),
             category
-        );
-        let schema = match schema {
+        )
+    }
+
+    /// The projected tool's schema: the row's, normalised, or an empty object schema.
+    fn projected_schema(&self, schema: Option<&Value>) -> Value {
+        match schema {
             Some(s) => schema::normalise(s),
             None => json!({"type": "object", "properties": {}}),
-        };
-        (description, schema)
+        }
     }
 }
 
@@ -277,7 +302,37 @@ impl Tool {
     }
 
     /// The description and input schema, for a definition made from them ([`Tool::parsed`]).
+    /// From the text, only these two are built: every other member is skipped unbuilt. A text
+    /// that names either twice (the tree keeps the last) is read through the whole tree.
     pub fn definition_parts(&self) -> (String, Value) {
+        /// A member that is there, whatever its value, `null` included.
+        #[derive(Default)]
+        struct Present(Option<Value>);
+        impl<'de> Deserialize<'de> for Present {
+            fn deserialize<D: serde::Deserializer<'de>>(
+                d: D,
+            ) -> std::result::Result<Self, D::Error> {
+                Value::deserialize(d).map(|v| Present(Some(v)))
+            }
+        }
+        #[derive(Deserialize)]
+        struct Parts {
+            #[serde(default)]
+            description: Present,
+            #[serde(default, rename = "inputSchema")]
+            input_schema: Present,
+        }
+        if self.value.get().is_none() {
+            if let Ok(p) = serde_json::from_str::<Parts>(&self.raw) {
+                return (
+                    match p.description.0 {
+                        Some(Value::String(d)) => d,
+                        _ => String::new(),
+                    },
+                    p.input_schema.0.unwrap_or_else(empty_schema),
+                );
+            }
+        }
         match self.parsed().into_owned() {
             Value::Object(mut m) => (
                 match m.swap_remove("description") {
@@ -484,6 +539,82 @@ mod tests {
         for (v, t) in values.iter().zip(&texts) {
             assert_eq!(v.value(), t.value());
         }
+    }
+
+    /// Every generated schema, and its normal form, takes the normaliser's fast path only
+    /// where the normaliser would give it back unchanged; most of them take it.
+    #[test]
+    fn generated_schemas_take_the_fast_path_only_when_normal() {
+        let mut taken = 0;
+        for profile in ["seed-2026-07", "real-mcp"] {
+            let rows = generate::generate(profile::Profile::named(profile).unwrap(), 3000, 7);
+            for s in rows.iter().filter_map(|r| r.input_schema.as_ref()) {
+                let s = s.value();
+                for s in [schema::normalise_slowly(&s), s] {
+                    if schema::is_normal(&s) {
+                        taken += 1;
+                        assert_eq!(
+                            json::compact(&schema::normalise_slowly(&s)),
+                            json::compact(&s)
+                        );
+                    }
+                }
+            }
+        }
+        assert!(taken > 6000, "{taken}");
+    }
+
+    /// The spaced length weighed in place is the length of the definition's spaced text, for
+    /// schemas in normal form and not.
+    #[test]
+    fn a_projection_weighed_in_place_is_the_projection_weighed() {
+        let rows = generate::generate(profile::Profile::named("real-mcp").unwrap(), 300, 3);
+        let mut normal = 0;
+        let odd = json!({"type": "object", "properties": {"q\u{2028}é": {"type": "string"}}});
+        let not_normal = json!({"required": ["x"], "properties": {}});
+        for r in &rows {
+            let own = r.input_schema.as_ref().map(RowSchema::value);
+            for s in own.iter().chain([&odd, &not_normal]) {
+                normal += usize::from(schema::is_normal(s));
+                assert_eq!(
+                    r.projected_spaced_len(s),
+                    json::python_spaced_len(&r.tool_value_with(Some(s))),
+                    "{}: {s}",
+                    r.key
+                );
+            }
+        }
+        assert!(normal > 300, "{normal}");
+    }
+
+    /// A definition's parts read from its text are the parts of its tree, whatever else the
+    /// text holds and whichever member it repeats.
+    #[test]
+    fn definition_parts_from_text_are_the_trees() {
+        for raw in [
+            r#"{"name":"a","description":"d","inputSchema":{"type":"object","properties":{}}}"#,
+            r#"{"inputSchema":{"type":"object"},"title":"t","name":"a","annotations":{"x":[1,{"y":null}]},"description":"d"}"#,
+            r#"{"name":"a","description":null,"inputSchema":null}"#,
+            r#"{"name":"a","description":7}"#,
+            r#"{"name":"a"}"#,
+            r#"{"name":"a","description":"first","description":"last","inputSchema":{}}"#,
+            r#"{"name":"a","inputSchema":{"type":"string"},"inputSchema":{"type":"object"}}"#,
+            r#"{"name":"a","description":"\u00e9\n","outputSchema":{"type":"object"}}"#,
+        ] {
+            let text = Tool::text("a".into(), raw.into());
+            let tree = Tool::from_value(serde_json::from_str(raw).unwrap()).unwrap();
+            assert!(tree.value.get().is_some());
+            assert_eq!(text.definition_parts(), tree.definition_parts(), "{raw}");
+        }
+        assert_eq!(
+            Tool::text(
+                "a".into(),
+                r#"{"name":"a","description":"first","description":"last"}"#.into()
+            )
+            .definition_parts()
+            .0,
+            "last"
+        );
     }
 
     /// A row's schema reads as any JSON value, is kept compact, writes back as the same JSON,

@@ -9,5 +9,9 @@ pub mod instance;
 mod normalise;
 mod validate;
 
-pub use normalise::{normalise, normalise_checked, Exceeded, MAX_EXPANDED_BYTES, MAX_REF_CHAIN};
+#[cfg(test)]
+pub(crate) use normalise::normalise_slowly;
+pub use normalise::{
+    is_normal, normalise, normalise_checked, Exceeded, MAX_EXPANDED_BYTES, MAX_REF_CHAIN,
+};
 pub use validate::{validate, Violation, ViolationKind};

@@ -55,15 +55,90 @@ const ANNOTATIONS: [&str; 5] = ["description", "title", "default", "examples", "
 
 /// Normalise a schema so that it passes [`super::validate`].
 pub fn normalise(schema: &Value) -> Value {
-    normalise_within(schema).0
+    match is_normal(schema) {
+        true => schema.clone(),
+        false => normalise_within(schema).0,
+    }
 }
 
 /// Normalise a schema, or say where it exceeds the expansion budget.
 pub fn normalise_checked(schema: &Value) -> Result<Value, Exceeded> {
+    if is_normal(schema) {
+        return Ok(schema.clone());
+    }
     match normalise_within(schema) {
         (v, None) => Ok(v),
         (_, Some(e)) => Err(e),
     }
+}
+
+/// Whether normalising `schema` would give it back unchanged, key order included: a cheap
+/// read-only walk that lets the common case (every generated schema, many real ones) skip
+/// the rebuild. It answers `true` only for the plainest fixed points: objects all the way
+/// down with a valid string `type`, no `$ref`, combinator or definitions, `properties` an
+/// object, `required` the last key and naming each listed property once, `items` an object
+/// and `additionalProperties` a boolean or an object, within [`MAX_DEPTH`]. Anything else,
+/// normal or not, goes through the normaliser.
+pub fn is_normal(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+        && schema.get("properties").is_some()
+        && node_is_normal(schema, 0)
+}
+
+fn node_is_normal(v: &Value, depth: usize) -> bool {
+    let Some(obj) = v.as_object() else {
+        return false;
+    };
+    if depth >= MAX_DEPTH {
+        return false;
+    }
+    // One pass over the keys, no lookups: this runs for every node of every schema.
+    let (mut typed, mut properties, mut required) = (false, None, None);
+    for (i, (k, v)) in obj.iter().enumerate() {
+        match (k.as_str(), v) {
+            ("$defs" | "definitions" | "$ref" | "anyOf" | "oneOf" | "allOf", _) => return false,
+            ("type", Value::String(t)) if TYPES.contains(&t.as_str()) => typed = true,
+            ("type", _) => return false,
+            ("properties", Value::Object(p)) => properties = Some(p),
+            ("properties", _) => return false,
+            // The normaliser takes `required` out (the last key stays where it is) and puts
+            // it back at the end.
+            ("required", Value::Array(names)) if i + 1 == obj.len() => required = Some(names),
+            ("required", _) => return false,
+            ("items", items @ Value::Object(_)) if node_is_normal(items, depth + 1) => {}
+            ("items", _) => return false,
+            ("additionalProperties", Value::Bool(_)) => {}
+            ("additionalProperties", ap @ Value::Object(_)) if node_is_normal(ap, depth + 1) => {}
+            ("additionalProperties", _) => return false,
+            _ => {}
+        }
+    }
+    if !typed || properties.is_some_and(|p| !p.values().all(|c| node_is_normal(c, depth + 1))) {
+        return false;
+    }
+    match (required, properties) {
+        (None, _) => true,
+        // Every name a string, listed once, and in `properties`.
+        (Some(names), Some(props)) => {
+            names.len() <= MAX_REQUIRED_SCAN
+                && names.iter().enumerate().all(|(i, n)| {
+                    n.as_str().is_some_and(|n| {
+                        props.contains_key(n) && !names[..i].iter().any(|m| m.as_str() == Some(n))
+                    })
+                })
+        }
+        (Some(_), None) => false,
+    }
+}
+
+/// Longest `required` list the fast path checks for repeats (pairwise); longer ones go through
+/// the normaliser.
+const MAX_REQUIRED_SCAN: usize = 64;
+
+/// [`normalise`] without the fast path: what the fast path is tested against.
+#[cfg(test)]
+pub(crate) fn normalise_slowly(schema: &Value) -> Value {
+    normalise_within(schema).0
 }
 
 fn normalise_within(schema: &Value) -> (Value, Option<Exceeded>) {
@@ -445,6 +520,81 @@ mod tests {
         assert_eq!(n["properties"]["ghost"], json!({"type": "string"}));
         assert!(n.get("$defs").is_none());
         assert_eq!(normalise(&n), n);
+    }
+
+    /// The fast path answers `true` only where the normaliser would give the same text back.
+    fn agrees(s: &Value) -> bool {
+        let fast = is_normal(s);
+        if fast {
+            assert_eq!(
+                crate::json::compact(&normalise_slowly(s)),
+                crate::json::compact(s),
+                "is_normal said a schema was normal that the normaliser changes"
+            );
+        }
+        fast
+    }
+
+    #[test]
+    fn the_fast_path_only_takes_fixed_points() {
+        // Every schema of the captured servers, and its normal form (which must take the fast
+        // path too whenever it has the plain shape the fast path knows).
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/real-mcp");
+        let mut schemas = Vec::new();
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path()) else {
+                continue;
+            };
+            let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            let tools = doc
+                .get("tools")
+                .or_else(|| doc.pointer("/result/tools"))
+                .and_then(Value::as_array);
+            for t in tools.into_iter().flatten() {
+                schemas.extend(t.get("inputSchema").cloned());
+            }
+        }
+        assert!(schemas.len() > 200, "{}", schemas.len());
+        let mut taken = 0;
+        for s in &schemas {
+            agrees(s);
+            taken += usize::from(agrees(&normalise_slowly(s)));
+        }
+        assert!(taken > 100, "the fast path was taken {taken} times");
+        // Shapes it must leave to the normaliser: each of these normalises to something else.
+        for s in [
+            json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]}),
+            json!({"type": "object", "properties": {}, "required": ["ghost"]}),
+            json!({"type": "object", "properties": {}, "required": "a"}),
+            json!({"type": "object", "properties": {"a": {"$ref": "#"}}}),
+            json!({"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}]}}}),
+            json!({"type": "object", "properties": {"a": {"description": "no type"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "text"}}}),
+            json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}),
+            json!({"type": "object", "properties": {"a": true}}),
+            json!({"type": "object", "properties": []}),
+            json!({"type": "object"}),
+            json!({"type": "string"}),
+            json!({"type": "object", "properties": {}, "$defs": {}}),
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": [{"type": "string"}]}}}),
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": 3}}}),
+            json!({"type": "object", "properties": {}, "additionalProperties": 3}),
+            json!({"type": "object", "properties": {}, "additionalProperties": {"oneOf": []}}),
+        ] {
+            assert!(!is_normal(&s), "{s}");
+            assert_ne!(
+                crate::json::compact(&normalise(&s)),
+                crate::json::compact(&s),
+                "{s}"
+            );
+        }
+        // Deeper than the normaliser keeps: cut, so not taken.
+        let mut deep = json!({"type": "string"});
+        for _ in 0..MAX_DEPTH + 1 {
+            deep = json!({"type": "object", "properties": {"x": deep}});
+        }
+        assert!(!is_normal(&deep));
     }
 
     #[test]
