@@ -240,7 +240,8 @@ impl Row {
 #[derive(Debug, Clone)]
 pub struct Tool {
     pub name: String,
-    /// Compact JSON text, byte for byte what the server sent (whitespace removed).
+    /// Compact JSON text, byte for byte what the server sent (whitespace removed): a JSON
+    /// object, checked by whatever made the tool.
     pub raw: String,
     value: std::sync::OnceLock<Value>,
 }
@@ -303,7 +304,9 @@ impl Tool {
 
     /// The description and input schema, for a definition made from them ([`Tool::parsed`]).
     /// From the text, only these two are built: every other member is skipped unbuilt. A text
-    /// that names either twice (the tree keeps the last) is read through the whole tree.
+    /// that names either twice (the tree keeps the last) is read through the whole tree. The
+    /// text is a JSON object checked when the tool was made ([`Tool::raw`]): skipping reads
+    /// the other members less strictly than parsing them would.
     pub fn definition_parts(&self) -> (String, Value) {
         /// A member that is there, whatever its value, `null` included.
         #[derive(Default)]
@@ -322,7 +325,8 @@ impl Tool {
             #[serde(default, rename = "inputSchema")]
             input_schema: Present,
         }
-        if self.value.get().is_none() {
+        // Serde would read a struct from an array too; a tool's text is an object.
+        if self.value.get().is_none() && self.raw.starts_with('{') {
             if let Ok(p) = serde_json::from_str::<Parts>(&self.raw) {
                 return (
                     match p.description.0 {
@@ -587,8 +591,8 @@ mod tests {
         assert!(normal > 300, "{normal}");
     }
 
-    /// A definition's parts read from its text are the parts of its tree, whatever else the
-    /// text holds and whichever member it repeats.
+    /// A definition's parts read from its text are the parts of its tree, whatever other
+    /// members the text holds and whichever member it repeats.
     #[test]
     fn definition_parts_from_text_are_the_trees() {
         for raw in [
@@ -614,6 +618,11 @@ mod tests {
             .definition_parts()
             .0,
             "last"
+        );
+        // Serde reads a struct from an array; a text that is not an object has no parts.
+        assert_eq!(
+            Tool::text("a".into(), r#"["d",{"type":"string"}]"#.into()).definition_parts(),
+            (String::new(), empty_schema())
         );
     }
 
