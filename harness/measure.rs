@@ -132,15 +132,20 @@ pub struct MeasureRow {
 /// Measure one catalogue on every configured surface and tokenizer; `progress` hears each
 /// finished surface. Surfaces are measured side by side on the machine's cores (each holds its
 /// own request while it is measured, and at most two finished ones wait to be freed, so memory
-/// grows with the largest bodies, not with the number of surfaces); the rows come back in the
-/// configured order.
+/// grows with the largest bodies, not with the number of surfaces); a catalogue of at least
+/// [`ONE_AT_A_TIME_FROM`] tools is measured one surface at a time, each surface's own work
+/// still spread over the cores, so that fewer bodies are held at once. The rows come back in
+/// the configured order.
 pub fn measure(cat: &Catalogue, cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Vec<MeasureRow> {
     let empty = Catalogue {
         source: "empty".into(),
         server: cat.server.clone(),
         ..Default::default()
     };
-    let workers = crate::sync::cores().min(cfg.surfaces.len()).max(1);
+    let workers = match cat.tools.len() >= ONE_AT_A_TIME_FROM {
+        true => 1,
+        false => crate::sync::cores().min(cfg.surfaces.len()).max(1),
+    };
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<(usize, Vec<MeasureRow>)>> = Default::default();
     std::thread::scope(|s| {
@@ -257,6 +262,11 @@ fn free_beside(built: Built) {
 /// Requests with at least this many definitions are freed beside the work (an assumed
 /// threshold: below it handing one over costs more than freeing it).
 const FREE_BESIDE_FROM: usize = 4096;
+
+/// Catalogues at least this large are measured one surface at a time (an assumed threshold,
+/// between the 85,600 rows the reports measure, where two surfaces side by side are faster, and
+/// the million rows `measure` accepts, where two bodies at once are several GB).
+pub const ONE_AT_A_TIME_FROM: usize = 200_000;
 
 /// The label of a row's dollar figures.
 pub fn cost_label(cfg: &Config, tok: Tokenizer) -> String {
