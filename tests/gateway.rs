@@ -382,6 +382,38 @@ async fn forward_mode_passes_bytes_and_logs_observed_usage() {
     );
 }
 
+/// Forward mode logs toolcost's estimate beside the provider's usage whether the estimate was
+/// made on the request's own task (a small body) or on a blocking thread (a large one): each
+/// is what the mock upstream bills for the same request after the same requests before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forward_mode_estimates_small_and_large_bodies_like_the_mock() {
+    let up = provider().await;
+    let fwd = start(Upstream::Url(up), Duration::from_secs(5)).await;
+    let mock = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let small = |text: &str| {
+        json!({"model": "kimi-k2.7-code", "max_tokens": 64,
+               "messages": [{"role": "user", "content": text}]})
+        .to_string()
+    };
+    let bodies = [
+        small("what time is it"),
+        turn("claude-cli", 300).wire(),
+        small("and the date?"),
+    ];
+    assert!(bodies[0].len() < 16 * 1024 && bodies[1].len() > 64 * 1024);
+    for b in &bodies {
+        assert_eq!(fwd.post("/v1/messages", b, &[]).await.0, 200);
+        assert_eq!(mock.post("/v1/messages", b, &[]).await.0, 200);
+    }
+    let (f, m) = (fwd.rows(), mock.rows());
+    assert_eq!((f.len(), m.len()), (3, 3));
+    for (f, m) in f.iter().zip(&m) {
+        assert_eq!(f.usage_source, "observed");
+        assert_eq!(f.estimated_input_tokens, Some(m.input_tokens));
+        assert_eq!(f.estimated_cached_input_tokens, Some(m.cached_input_tokens));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_are_clear_logged_and_survived() {
     let up = provider().await;

@@ -18,6 +18,16 @@ enum EstimateSlot {
     Done(Option<log::Estimate>),
 }
 
+/// How the estimate of a request about to be forwarded is made.
+pub(super) enum Estimating {
+    /// Here, on the request's own task, while the request goes out: for a small request,
+    /// whose estimate takes less than handing it to another thread would.
+    Here(Box<dyn FnOnce() -> log::Estimate + Send>),
+    /// On a blocking thread, while the upstream answers: the row waits for it only if the
+    /// answer comes first.
+    Beside(tokio::task::JoinHandle<log::Estimate>),
+}
+
 /// A forwarded request in flight. Whatever becomes of it (answered, failed, cut, or dropped
 /// because the client went away) it leaves exactly one log row: [`Drop`] writes the row of a
 /// request nobody finished, with status 499 and the usage seen so far.
@@ -37,18 +47,14 @@ struct Flight {
 const USAGE_DOCS: usize = 8;
 
 impl Flight {
-    fn new(
-        gw: Arc<Gateway>,
-        p: Pending,
-        estimate: tokio::task::JoinHandle<log::Estimate>,
-    ) -> Flight {
+    fn new(gw: Arc<Gateway>, p: Pending, estimate: EstimateSlot) -> Flight {
         Flight {
             gw,
             p,
             logged: false,
             size: 0,
             usage_docs: Vec::new(),
-            estimate: EstimateSlot::Running(estimate),
+            estimate,
         }
     }
 
@@ -149,15 +155,24 @@ impl Drop for Flight {
 pub(super) async fn forward(
     gw: Arc<Gateway>,
     p: Pending,
-    estimate: tokio::task::JoinHandle<log::Estimate>,
+    estimate: Estimating,
     bytes: Bytes,
     headers: &HeaderMap,
     base: &str,
 ) -> Response {
     let rb = upstream_request(&gw, &p, bytes, headers, base);
     let url = format!("{}{}", base.trim_end_matches('/'), p.path);
+    let (sent, estimate) = match estimate {
+        // The request is polled first (`biased`), so its bytes are on their way while the
+        // estimate is made.
+        Estimating::Here(make) => {
+            let (sent, made) = tokio::join!(biased; rb.send(), async move { make() });
+            (sent, EstimateSlot::Done(Some(made)))
+        }
+        Estimating::Beside(handle) => (rb.send().await, EstimateSlot::Running(handle)),
+    };
     let mut flight = Flight::new(gw.clone(), p, estimate);
-    let resp = match rb.send().await {
+    let resp = match sent {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {
             return flight.fail(
