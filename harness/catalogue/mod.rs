@@ -178,14 +178,16 @@ impl Row {
     /// text if it is ever asked for. For a holder that writes tools as their bytes (the
     /// server), which would otherwise make every definition's tree only to free it.
     pub fn to_tool_text(&self) -> Tool {
-        let parsed = self.input_schema.as_ref().map(|s| (s, s.value()));
-        // A schema already in normal form is its own text: the row keeps it compact.
-        let schema = match &parsed {
-            Some((text, value)) if schema::is_normal(value) => {
-                debug_assert_eq!(json::compact(value), text.text());
-                std::borrow::Cow::Borrowed(text.text())
-            }
-            _ => json::compact(&self.projected_schema(parsed.as_ref().map(|(_, v)| v))).into(),
+        let schema = match &self.input_schema {
+            Some(text) => match schema::normalised(&text.value()) {
+                // A schema already in normal form is its own text: the row keeps it compact.
+                std::borrow::Cow::Borrowed(value) => {
+                    debug_assert_eq!(json::compact(value), text.text());
+                    std::borrow::Cow::Borrowed(text.text())
+                }
+                std::borrow::Cow::Owned(value) => json::compact(&value).into(),
+            },
+            None => json::compact(&empty_schema()).into(),
         };
         let raw = format!(
             "{{\"name\":{},\"description\":{},\"inputSchema\":{schema}}}",
@@ -196,18 +198,17 @@ impl Row {
     }
 
     /// Length of [`json::python_spaced`] text of the definition this row projects to with
-    /// `schema` as its schema. A schema already in normal form is weighed where it lies, not
-    /// copied into a definition: the definition's text is its head with the schema last.
+    /// `schema` as its schema. The schema is weighed where it lies (normalised first if it is
+    /// not in normal form), not copied into a definition: the definition's text is its head
+    /// with the schema last.
     pub(crate) fn projected_spaced_len(&self, schema: &Value) -> usize {
-        if !schema::is_normal(schema) {
-            return json::python_spaced_len(&self.tool_value_with(Some(schema)));
-        }
         let mut obj = Map::new();
         obj.insert("name".into(), Value::String(self.key.clone()));
         obj.insert("description".into(), self.projected_description().into());
         obj.insert("inputSchema".into(), Value::Object(Map::new()));
         // `{}` stands where the schema goes: two bytes out, the schema's own in.
-        json::python_spaced_len(&Value::Object(obj)) - 2 + json::python_spaced_len(schema)
+        json::python_spaced_len(&Value::Object(obj)) - 2
+            + json::python_spaced_len(&schema::normalised(schema))
     }
 
     fn tool_parts_with(&self, schema: Option<&Value>) -> (String, Value) {
@@ -227,10 +228,7 @@ impl Row {
 
     /// The projected tool's schema: the row's, normalised, or an empty object schema.
     fn projected_schema(&self, schema: Option<&Value>) -> Value {
-        match schema {
-            Some(s) => schema::normalise(s),
-            None => json!({"type": "object", "properties": {}}),
-        }
+        schema.map_or_else(empty_schema, schema::normalise)
     }
 }
 

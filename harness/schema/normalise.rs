@@ -16,6 +16,7 @@
 //! stores a row.
 
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 
 /// Deeper nodes than this are cut to their type: it bounds work on hostile input.
@@ -55,9 +56,15 @@ const ANNOTATIONS: [&str; 5] = ["description", "title", "default", "examples", "
 
 /// Normalise a schema so that it passes [`super::validate`].
 pub fn normalise(schema: &Value) -> Value {
+    normalised(schema).into_owned()
+}
+
+/// [`normalise`], borrowing a schema already in normal form ([`is_normal`]) rather than
+/// copying it: a caller that holds the schema's text can then use that text as it is.
+pub fn normalised(schema: &Value) -> Cow<'_, Value> {
     match is_normal(schema) {
-        true => schema.clone(),
-        false => normalise_within(schema).0,
+        true => Cow::Borrowed(schema),
+        false => Cow::Owned(normalise_within(schema).0),
     }
 }
 
