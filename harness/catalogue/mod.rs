@@ -79,24 +79,33 @@ pub struct Row {
 /// text, and rows are held by the hundred thousand (the server, a measure, a sweep), so each
 /// reader parses what it needs. It reads and writes as the JSON value it is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RowSchema(Box<str>);
+pub struct RowSchema {
+    text: Box<str>,
+    /// Whether the schema is in the normaliser's normal form ([`schema::is_normal`]), decided
+    /// from the tree it was made from, so a definition made from the row can take the text as
+    /// it is without parsing it again to ask.
+    normal: bool,
+}
 
 impl RowSchema {
     /// The schema of a value (its compact text).
     pub fn new(value: &Value) -> RowSchema {
-        RowSchema(json::compact(value).into_boxed_str())
+        RowSchema {
+            text: json::compact(value).into_boxed_str(),
+            normal: schema::is_normal(value),
+        }
     }
 
     /// The compact JSON text.
     pub fn text(&self) -> &str {
-        &self.0
+        &self.text
     }
 
     /// The parsed schema. The text was written from a value, so it parses, unless that value
     /// was built in code deeper than JSON is read here (128 levels; every schema read from
     /// outside is within that): such a schema reads as `null`.
     pub fn value(&self) -> Value {
-        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
     }
 }
 
@@ -108,7 +117,7 @@ impl From<Value> for RowSchema {
 
 impl Serialize for RowSchema {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        serde_json::from_str::<&serde_json::value::RawValue>(&self.0)
+        serde_json::from_str::<&serde_json::value::RawValue>(&self.text)
             .map_err(serde::ser::Error::custom)?
             .serialize(s)
     }
@@ -179,14 +188,9 @@ impl Row {
     /// server), which would otherwise make every definition's tree only to free it.
     pub fn to_tool_text(&self) -> Tool {
         let schema = match &self.input_schema {
-            Some(text) => match schema::normalised(&text.value()) {
-                // A schema already in normal form is its own text: the row keeps it compact.
-                std::borrow::Cow::Borrowed(value) => {
-                    debug_assert_eq!(json::compact(value), text.text());
-                    std::borrow::Cow::Borrowed(text.text())
-                }
-                std::borrow::Cow::Owned(value) => json::compact(&value).into(),
-            },
+            // A schema already in normal form is its own text: the row keeps it compact.
+            Some(s) if s.normal => std::borrow::Cow::Borrowed(s.text()),
+            Some(s) => json::compact(&schema::normalise(&s.value())).into(),
             None => json::compact(&empty_schema()).into(),
         };
         let raw = format!(
@@ -532,6 +536,18 @@ mod tests {
             json!({"type": "object", "properties": {"n": {"type": "number", "minimum": 0.1, "maximum": 99.92497928518063}}}).into(),
         );
         rows.push(odd);
+        // A schema the normaliser rewrites: its text is not the definition's schema.
+        let mut refs = row("refs");
+        refs.input_schema = Some(
+            json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}, "required": ["a"]}).into(),
+        );
+        rows.push(refs);
+        for s in rows.iter().filter_map(|r| r.input_schema.as_ref()) {
+            assert_eq!(s.normal, schema::is_normal(&s.value()), "{}", s.text());
+        }
+        assert!(rows
+            .iter()
+            .any(|r| r.input_schema.as_ref().is_some_and(|s| !s.normal)));
         let values: Vec<Tool> = Catalogue::projected(&rows)
             .iter()
             .map(|r| r.to_tool())
