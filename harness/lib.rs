@@ -8,6 +8,7 @@
 pub mod calibrate;
 pub mod catalogue;
 pub mod check;
+pub mod claude_counts;
 pub mod cli;
 pub mod client;
 pub mod clock;

@@ -234,7 +234,11 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
         assert_eq!(row.usage_source, "observed", "{row:?}");
         assert_eq!(row.error, None, "{row:?}");
         assert_eq!(row.estimated_input_tokens, Some(est), "{row:?}");
-        assert_eq!(row.estimate_label.as_deref(), Some("estimated:o200k"));
+        let card = card_for(format_of(path), &row.model);
+        assert_eq!(
+            row.estimate_label.as_deref(),
+            Some(card.tokenizer().label().as_str())
+        );
         assert_eq!(
             row.input_tokens,
             (est as f64 * factor(&row.model)).round() as u64
@@ -293,7 +297,8 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
     assert!((claude.correction / 1.07 - 1.0).abs() < 0.01);
     assert!(!claude.surface.is_empty());
 
-    // measure --calibration: the card's o200k rows change and say so; cl100k rows do not.
+    // measure --calibration: the rows of the card's own estimate (the earlier Claude tokenizer's)
+    // change and say so; cl100k rows do not.
     let (code, plain, err) = toolcost(&[
         "measure",
         "--rows",
@@ -301,7 +306,7 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
         "--model",
         "claude-sonnet-4.5",
         "--tokenizer",
-        "o200k,cl100k",
+        "claude-legacy-est,cl100k",
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
@@ -312,7 +317,7 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
         "--model",
         "claude-sonnet-4.5",
         "--tokenizer",
-        "o200k,cl100k",
+        "claude-legacy-est,cl100k",
         "--json",
         "--calibration",
         cal_file.to_str().unwrap(),
@@ -326,7 +331,7 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
         claude.correction, claude.spread_pct
     );
     for (p, c) in plain.iter().zip(&calibrated) {
-        if p["tokenizer"] == "o200k" {
+        if p["tokenizer"] == "claude-legacy-est" {
             assert_eq!(c["label"], want.as_str());
             assert!(c["cost_label"].as_str().unwrap().contains(&want));
             let (pi, ci) = (

@@ -44,7 +44,8 @@ pub struct MeasureArgs {
     /// code-mode, per-row-mcp-min (`all` leaves out the deferred-search variants).
     #[arg(long, default_value = "all")]
     pub surface: String,
-    /// Comma-separated tokenizers: o200k, cl100k, kimi-est. Default: the model's, o200k, cl100k.
+    /// Comma-separated tokenizers: o200k, cl100k, kimi-est, claude-est (current Claude),
+    /// claude-legacy-est (Claude 3 to 4.6). Default: the model's, o200k, cl100k.
     #[arg(long)]
     pub tokenizer: Option<String>,
     /// The user's message.

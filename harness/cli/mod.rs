@@ -8,6 +8,7 @@
 
 mod calibrate;
 mod check;
+mod claude_counts;
 mod gateway;
 mod generate;
 mod lint;
@@ -23,6 +24,7 @@ mod weigh;
 
 pub use calibrate::CalibrateArgs;
 pub use check::CheckArgs;
+pub use claude_counts::ClaudeCountsArgs;
 pub use gateway::GatewayArgs;
 pub use generate::GenerateArgs;
 pub use lint::LintArgs;
@@ -98,6 +100,9 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// The price cards, and `prices update --from FILE`: refresh their LiteLLM price snapshot.
     Prices(PricesArgs),
+    /// Claude's recorded token counts of real MCP servers beside toolcost's estimate (the
+    /// claude-est fit, its in-sample and leave-one-out error); --out writes the report.
+    ClaudeCounts(ClaudeCountsArgs),
 }
 
 /// Parse the process arguments, run, and return the exit status.
@@ -129,6 +134,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(a) => report::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::Prices(a) => prices::run(a),
+        Command::ClaudeCounts(a) => claude_counts::run(a),
     }
 }
 

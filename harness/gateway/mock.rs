@@ -39,6 +39,11 @@ impl Answer {
 
 /// The price card a request's model maps to.
 pub fn card_for(format: Format, model: &str) -> PriceCard {
+    // The model's own card, by its name (`claude-opus-5`, `claude-sonnet-4-6`).
+    let norm = |s: &str| s.to_lowercase().replace('.', "-");
+    if let Some(own) = PriceCard::all().iter().find(|c| norm(&c.id) == norm(model)) {
+        return own.clone();
+    }
     let m = model.to_lowercase();
     let id = if m.contains("kimi") {
         "kimi-k2.7-code"

@@ -135,14 +135,19 @@ pub fn steps(cfg: &Config) -> u64 {
     (cfg.rows.len() * cfg.clients.len() + tasks) as u64
 }
 
-/// The tokenizers that mean something for a price card: the Kimi estimate stands in for the
-/// Kimi model's tokenizer only, so another family's card (gpt-4o's rendering, say) is not
-/// counted with it.
+/// The tokenizers that mean something for a price card: the Kimi and Claude estimates stand in
+/// for their own models' tokenizers only, so another family's card (gpt-4o's rendering, say)
+/// is not counted with them.
 pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<Tokenizer> {
     tokenizers
         .iter()
         .copied()
-        .filter(|&t| t != Tokenizer::KimiEst || card.tokenizer() == Tokenizer::KimiEst)
+        .filter(|&t| match t {
+            Tokenizer::KimiEst | Tokenizer::ClaudeEst | Tokenizer::ClaudeLegacyEst => {
+                card.tokenizer() == t
+            }
+            Tokenizer::O200k | Tokenizer::Cl100k => true,
+        })
         .collect()
 }
 

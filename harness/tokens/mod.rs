@@ -1,7 +1,8 @@
-//! Token counting: the tokenizers (o200k, cl100k and the calibrated Kimi estimator) and the
+//! Token counting: the tokenizers (o200k, cl100k and the calibrated Kimi and Claude estimators) and the
 //! provider render models that turn a request body into billed input tokens.
 
 pub mod cache;
+pub mod claude;
 mod pretoken;
 mod prompt;
 pub mod render;

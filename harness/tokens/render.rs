@@ -25,11 +25,13 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum RenderModel {
-    /// Tool-use system prompt tokens for `tool_choice` auto/none and any/tool.
+    /// Tool-use system prompt tokens for `tool_choice` auto/none and any/tool, and the
+    /// tokens every request adds around its messages.
     Anthropic {
         family: &'static str,
-        auto: u32,
-        any: u32,
+        auto: f64,
+        any: f64,
+        framing: f64,
     },
     /// Cookbook constants (gpt-4o, and by assumption gpt-4.1 and gpt-5: func_init 7; gpt-4 /
     /// gpt-3.5: 10).
@@ -44,10 +46,7 @@ impl RenderModel {
     pub fn parse(spec: &str) -> Option<RenderModel> {
         let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
         match kind {
-            "anthropic" => ANTHROPIC_OVERHEAD
-                .iter()
-                .find(|(f, _, _)| *f == arg)
-                .map(|&(family, auto, any)| RenderModel::Anthropic { family, auto, any }),
+            "anthropic" => anthropic_family(arg),
             "openai" => Some(RenderModel::Openai {
                 func_init: if arg.starts_with("gpt-4o")
                     || arg.starts_with("gpt-4.1")
@@ -73,13 +72,44 @@ impl RenderModel {
     }
 }
 
-/// Anthropic tool-use system prompt tokens (auto|none, any|tool), FACTS section 3.
+/// Anthropic tool-use system prompt tokens (auto|none, any|tool) of the families Anthropic's
+/// docs list, FACTS section 3. Their request framing is not published and is taken as 0
+/// (assumed), as toolcost has always billed them.
 pub const ANTHROPIC_OVERHEAD: &[(&str, u32, u32)] = &[
     ("claude-4", 346, 313),
     ("claude-4.5", 496, 588),
     ("claude-4.6", 497, 589),
     ("claude-haiku-3.5", 264, 340),
 ];
+
+/// The family of Claude's current tokenizer (the 5.x models). Its tool prompt and framing are
+/// the recorded claude-opus-5 probes less the fitted estimate of what they carry
+/// ([`super::claude::current_tool_prompt`], [`super::claude::current_framing`]): calibrated.
+/// For `tool_choice` any/tool the prompt is taken as the auto one plus the 92 tokens by which
+/// the 4.6 family's two differ (assumed: no record for 5.x).
+pub const CURRENT_CLAUDE_FAMILY: &str = "claude-5";
+
+/// The render model of an Anthropic family, if toolcost knows it.
+pub fn anthropic_family(family: &str) -> Option<RenderModel> {
+    if family == CURRENT_CLAUDE_FAMILY {
+        let auto = super::claude::current_tool_prompt();
+        return Some(RenderModel::Anthropic {
+            family: CURRENT_CLAUDE_FAMILY,
+            auto,
+            any: auto + 92.0,
+            framing: super::claude::current_framing(),
+        });
+    }
+    ANTHROPIC_OVERHEAD
+        .iter()
+        .find(|(f, _, _)| *f == family)
+        .map(|&(family, auto, any)| RenderModel::Anthropic {
+            family,
+            auto: auto as f64,
+            any: any as f64,
+            framing: 0.0,
+        })
+}
 
 /// Billed input tokens of one request, and where they come from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -174,8 +204,8 @@ pub fn tools_billing(req: &Request, render: RenderModel, tok: Tokenizer) -> Tool
                 auto
             }
         }
-        _ => 0,
-    } as f64;
+        _ => 0.0,
+    };
     ToolsBilling {
         seen_tokens,
         seen: seen.len(),
@@ -263,13 +293,16 @@ pub fn billed_with(
     if matches!(render, RenderModel::Openai { .. }) {
         message_tokens += 3.0 + per_message; // the system message's framing and the reply primer
     }
+    if let RenderModel::Anthropic { framing, .. } = render {
+        message_tokens += framing;
+    }
     let total = system_tokens + message_tokens + tools.seen_tokens + tools.overhead;
     Billing {
         input_tokens: total.round() as u64,
         system_tokens: system_tokens.round() as u64,
         message_tokens: message_tokens.round() as u64,
         tool_tokens: tools.seen_tokens.round() as u64,
-        overhead_tokens: tools.overhead as u64,
+        overhead_tokens: tools.overhead.round() as u64,
         prefix_tokens: (total - last_user).round().max(0.0) as u64,
         tools_billed: tools.seen + tools.expanded,
         tools_deferred: tools.deferred,

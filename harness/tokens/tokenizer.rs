@@ -1,6 +1,8 @@
 //! Tokenizers. o200k_base and cl100k_base come from bpe-openai (the same ids as tiktoken,
 //! counted without allocating); `kimi-est` is o200k scaled by one constant fitted from the
-//! recorded figures, because the recorded model's tokenizer is not distributable here.
+//! recorded figures, because the recorded model's tokenizer is not distributable here;
+//! `claude-est` and `claude-legacy-est` estimate Claude's two tokenizer generations from
+//! recorded counts ([`super::claude`]).
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -25,16 +27,32 @@ pub enum Tokenizer {
     /// o200k x [`KIMI_PER_O200K`]
     #[serde(rename = "kimi-est")]
     KimiEst,
+    /// Claude's current tokenizer (Opus 4.7 and later), estimated from o200k pretokens with
+    /// weights fitted to recorded counts ([`super::claude::CURRENT`]).
+    #[serde(rename = "claude-est")]
+    ClaudeEst,
+    /// Claude's earlier tokenizer (Claude 3 to the 4.6 models): cl100k x
+    /// [`super::claude::LEGACY_PER_CL100K`].
+    #[serde(rename = "claude-legacy-est")]
+    ClaudeLegacyEst,
 }
 
 impl Tokenizer {
-    pub const NAMES: [&'static str; 3] = ["o200k", "cl100k", "kimi-est"];
+    pub const NAMES: [&'static str; 5] = [
+        "o200k",
+        "cl100k",
+        "kimi-est",
+        "claude-est",
+        "claude-legacy-est",
+    ];
 
     pub fn parse(name: &str) -> Result<Tokenizer> {
         match name.trim() {
             "o200k" | "o200k_base" => Ok(Tokenizer::O200k),
             "cl100k" | "cl100k_base" => Ok(Tokenizer::Cl100k),
             "kimi-est" | "kimi" => Ok(Tokenizer::KimiEst),
+            "claude-est" | "claude" => Ok(Tokenizer::ClaudeEst),
+            "claude-legacy-est" | "claude-legacy" => Ok(Tokenizer::ClaudeLegacyEst),
             other => Err(Error::unknown("tokenizer", other, &Self::NAMES)),
         }
     }
@@ -44,6 +62,8 @@ impl Tokenizer {
             Tokenizer::O200k => "o200k",
             Tokenizer::Cl100k => "cl100k",
             Tokenizer::KimiEst => "kimi-est",
+            Tokenizer::ClaudeEst => "claude-est",
+            Tokenizer::ClaudeLegacyEst => "claude-legacy-est",
         }
     }
 
@@ -51,13 +71,24 @@ impl Tokenizer {
     pub fn label(self) -> String {
         match self {
             Tokenizer::KimiEst => format!("calibrated:kimi-est(o200k x {KIMI_PER_O200K})"),
-            t => format!("estimated:{}", t.name()),
+            Tokenizer::ClaudeEst => {
+                "calibrated:claude-est(fit to claude-opus-5 count_tokens of 17 servers, 2026-08)"
+                    .into()
+            }
+            Tokenizer::ClaudeLegacyEst => format!(
+                "calibrated:claude-legacy-est(cl100k x {}, claude-3-haiku counts of 7 servers)",
+                super::claude::LEGACY_PER_CL100K
+            ),
+            Tokenizer::O200k | Tokenizer::Cl100k => format!("estimated:{}", self.name()),
         }
     }
 
-    /// Tokens in a text. Kimi estimates stay fractional until a total is rounded.
+    /// Tokens in a text. Estimates stay fractional until a total is rounded.
     pub fn count(self, text: &str) -> f64 {
-        self.scale(self.count_base(text))
+        match self {
+            Tokenizer::ClaudeEst => claude_count(text),
+            _ => self.scale(self.count_base(text)),
+        }
     }
 
     /// Tokens of `open`, then `pieces` separated by `sep`, then `close` (a JSON array of
@@ -84,6 +115,16 @@ impl Tokenizer {
     /// texts share is counted once) and each join counted exactly. Where the pieces do not fit
     /// the rule of [`Part`] the whole text is built and counted instead.
     pub fn count_parts<'a>(self, parts: impl Iterator<Item = Part<'a>> + Clone) -> f64 {
+        if self == Tokenizer::ClaudeEst {
+            // The estimate reads whole pretokens, so it is made from the joined text.
+            let mut text = String::new();
+            for p in parts {
+                match p {
+                    Part::Piece(t) | Part::Joint(t) => text.push_str(t),
+                }
+            }
+            return claude_count(&text);
+        }
         let bpe = self.bpe();
         let which = self.memo_key();
         let whole = WHOLE.with(std::cell::Cell::get);
@@ -125,7 +166,8 @@ impl Tokenizer {
     fn scale(self, n: usize) -> f64 {
         match self {
             Tokenizer::KimiEst => n as f64 * KIMI_PER_O200K,
-            Tokenizer::O200k | Tokenizer::Cl100k => n as f64,
+            Tokenizer::ClaudeLegacyEst => n as f64 * super::claude::LEGACY_PER_CL100K,
+            Tokenizer::O200k | Tokenizer::Cl100k | Tokenizer::ClaudeEst => n as f64,
         }
     }
 
@@ -133,17 +175,36 @@ impl Tokenizer {
     /// command that counts with one never loads the other.
     fn bpe(self) -> &'static bpe_openai::Tokenizer {
         match self {
-            Tokenizer::O200k | Tokenizer::KimiEst => bpe_openai::o200k_base(),
-            Tokenizer::Cl100k => bpe_openai::cl100k_base(),
+            Tokenizer::O200k | Tokenizer::KimiEst | Tokenizer::ClaudeEst => {
+                bpe_openai::o200k_base()
+            }
+            Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => bpe_openai::cl100k_base(),
         }
     }
 
     fn memo_key(self) -> u8 {
         match self {
-            Tokenizer::O200k | Tokenizer::KimiEst => memo::O200K,
-            Tokenizer::Cl100k => memo::CL100K,
+            Tokenizer::O200k | Tokenizer::KimiEst | Tokenizer::ClaudeEst => memo::O200K,
+            Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => memo::CL100K,
         }
     }
+}
+
+/// The current-Claude estimate of a text, remembered like a BPE count (its bits under a key of
+/// its own).
+fn claude_count(text: &str) -> f64 {
+    let est = |t: &str| super::claude::CURRENT.tokens(&super::claude::features(t));
+    match WHOLE.with(std::cell::Cell::get) {
+        true => est(text),
+        false => {
+            f64::from_bits(memo::count(memo::CLAUDE, text, |t| est(t).to_bits() as usize) as u64)
+        }
+    }
+}
+
+/// The o200k tokens of a text's pretokens by kind ([`pieces::Kinds`]).
+pub(super) fn o200k_kinds(text: &str) -> pieces::Kinds {
+    pieces::kinds(bpe_openai::o200k_base(), text)
 }
 
 /// A text of at least this many parts has its pieces counted on all cores before it is
@@ -356,22 +417,59 @@ mod pieces {
         TABLES.with(|tables| {
             let mut table = tables[which as usize].borrow_mut();
             split(bpe, which, text)
-                .map(|p| {
-                    if p.len() > MAX_LEN {
-                        return bpe.bpe.count(p.as_bytes());
-                    }
-                    if let Some(&n) = table.get(p) {
-                        return n as usize;
-                    }
-                    let n = bpe.bpe.count(p.as_bytes());
-                    if table.len() >= MAX_ENTRIES {
-                        table.clear();
-                    }
-                    table.insert(p.into(), n as u32);
-                    n
-                })
+                .map(|p| pretoken(&mut table, bpe, p))
                 .sum()
         })
+    }
+
+    /// o200k tokens of a text's pretokens by kind.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Kinds {
+        /// Pretokens with a letter that do not start with a space.
+        pub bare_words: usize,
+        /// Pretokens with a letter that start with one.
+        pub spaced_words: usize,
+        /// Pretokens with no letter, no digit and something other than whitespace.
+        pub punctuation: usize,
+    }
+
+    /// The o200k tokens of the pretokens of `text` by kind.
+    pub fn kinds(bpe: &bpe_openai::Tokenizer, text: &str) -> Kinds {
+        let which = super::memo::O200K;
+        TABLES.with(|tables| {
+            let mut table = tables[which as usize].borrow_mut();
+            let mut k = Kinds::default();
+            for p in split(bpe, which, text) {
+                let slot = if p.chars().any(char::is_alphabetic) {
+                    match p.starts_with(' ') {
+                        true => &mut k.spaced_words,
+                        false => &mut k.bare_words,
+                    }
+                } else if p.chars().any(char::is_numeric) || p.trim().is_empty() {
+                    continue;
+                } else {
+                    &mut k.punctuation
+                };
+                *slot += pretoken(&mut table, bpe, p);
+            }
+            k
+        })
+    }
+
+    /// One pretoken's count, looked up or encoded and remembered.
+    fn pretoken(table: &mut Table, bpe: &bpe_openai::Tokenizer, p: &str) -> usize {
+        if p.len() > MAX_LEN {
+            return bpe.bpe.count(p.as_bytes());
+        }
+        if let Some(&n) = table.get(p) {
+            return n as usize;
+        }
+        let n = bpe.bpe.count(p.as_bytes());
+        if table.len() >= MAX_ENTRIES {
+            table.clear();
+        }
+        table.insert(p.into(), n as u32);
+        n
     }
 }
 
@@ -389,6 +487,8 @@ mod memo {
 
     pub const O200K: u8 = 0;
     pub const CL100K: u8 = 1;
+    /// The current-Claude estimate (an f64's bits), not a BPE count.
+    pub const CLAUDE: u8 = 2;
     /// Shorter texts are cheaper to count than to hash and look up.
     const MIN_LEN: usize = 64;
     /// Entries per shard: 7/8 of 65,536, the most a table of 65,536 slots holds before it

@@ -1,0 +1,163 @@
+//! Claude's recorded counts: the claude-est estimate through the mock gateway's own
+//! `count_tokens` endpoint, its in-sample and leave-one-out error on the recorded servers, the
+//! probes it is tied to, and the committed report that must match a fresh run.
+
+mod common;
+
+use serde_json::{json, Value};
+use toolcost::claude_counts::{self, check, compare, load};
+use toolcost::gateway::Upstream;
+use toolcost::tokens::claude::{self, CURRENT};
+use toolcost::tokens::Tokenizer;
+
+/// The recorded set: the estimate meets the bars, and the committed weights are the re-fit.
+#[test]
+fn the_estimate_meets_the_recorded_counts() {
+    let set = load(&claude_counts::default_dir()).unwrap();
+    assert_eq!(set.len(), 17);
+    let c = compare(&set).unwrap();
+    assert!(c.mape_pct < 3.0, "in-sample MAPE {:.2}%", c.mape_pct);
+    assert!(c.worst_pct < 5.0, "worst server {:.2}%", c.worst_pct);
+    assert!(
+        c.loo_mape_pct < 4.0,
+        "leave-one-out MAPE {:.2}%",
+        c.loo_mape_pct
+    );
+    assert!(
+        c.before_mape_pct > 30.0,
+        "o200k was far off: {:.1}%",
+        c.before_mape_pct
+    );
+    // Out of sample: servers the weights were not fitted to.
+    let held = check(&load(&claude_counts::heldout_dir()).unwrap()).unwrap();
+    assert!(held.rows.len() >= 6);
+    assert!(held.mape_pct < 3.0, "held-out MAPE {:.2}%", held.mape_pct);
+    assert!(
+        held.worst_pct < 5.0,
+        "held-out worst {:.2}%",
+        held.worst_pct
+    );
+    for (got, kept) in [
+        (c.refit.per_byte, CURRENT.per_byte),
+        (c.refit.per_bare_word_token, CURRENT.per_bare_word_token),
+        (c.refit.per_spaced_word_token, CURRENT.per_spaced_word_token),
+    ] {
+        assert!(
+            ((got - kept) / kept).abs() < 1e-3,
+            "committed weight {kept} drifted from the re-fit {got}"
+        );
+    }
+}
+
+/// The committed report is what a fresh run writes.
+#[test]
+fn the_committed_report_is_current() {
+    let set = load(&claude_counts::default_dir()).unwrap();
+    let c = compare(&set).unwrap();
+    let held = check(&load(&claude_counts::heldout_dir()).unwrap()).unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/claude-counts");
+    let committed = std::fs::read_to_string(dir.join("claude-counts.md")).unwrap();
+    assert_eq!(
+        committed,
+        claude_counts::markdown(
+            &c,
+            "fixtures/claude-counts",
+            &held,
+            "fixtures/claude-counts-heldout"
+        ),
+        "regenerate: toolcost claude-counts --out reports/claude-counts"
+    );
+}
+
+/// A broken set says what is wrong rather than fitting nothing.
+#[test]
+fn a_broken_set_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = load(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("counts.csv"), "{err}");
+    std::fs::write(
+        dir.path().join("counts.csv"),
+        "server,model,claude_tools_delta\n../etc,claude-opus-5,10\n",
+    )
+    .unwrap();
+    let err = load(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("plain file name"), "{err}");
+    std::fs::write(
+        dir.path().join("counts.csv"),
+        "server,model,claude_tools_delta\na,claude-opus-5,many\n",
+    )
+    .unwrap();
+    let err = load(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("whole number"), "{err}");
+    std::fs::write(
+        dir.path().join("counts.csv"),
+        "server,model,claude_tools_delta\na,claude-opus-5,10\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.tools.json"), "{\"tools\": 3}").unwrap();
+    let err = load(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("no `tools` array"), "{err}");
+}
+
+/// The gateway's `count_tokens` on claude-opus-5 answers the recorded probes and the
+/// recorded deltas, the same figures as the report, over HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_count_tokens_answers_as_claude_counted() {
+    let gw = common::start_gateway(Upstream::Mock, |_| {}).await;
+    let http = reqwest::Client::new();
+    let count = |body: Value| {
+        let http = http.clone();
+        let url = format!("{}/v1/messages/count_tokens", gw.base);
+        async move {
+            let r = http.post(url).body(body.to_string()).send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            let v: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+            v["input_tokens"].as_u64().unwrap()
+        }
+    };
+    let dot = json!({"model": "claude-opus-5", "messages": [{"role": "user", "content": "."}]});
+    let base = count(dot.clone()).await;
+    assert!((6..=8).contains(&base), "a \".\" message counts {base}");
+    let mut one = dot.clone();
+    one["tools"] = json!([serde_json::from_str::<Value>(claude::MINIMAL_TOOL).unwrap()]);
+    let delta = count(one).await - base;
+    assert!(
+        (318..=338).contains(&delta),
+        "one minimal tool adds {delta}"
+    );
+    let set = load(&claude_counts::default_dir()).unwrap();
+    let rows = compare(&set).unwrap().rows;
+    for (r, row) in set.iter().zip(&rows).take(4) {
+        let mut b = dot.clone();
+        b["tools"] = Value::Array(r.tools.clone());
+        assert_eq!(count(b).await - base, row.estimate, "{}", r.server);
+    }
+}
+
+/// `--tokenizer o200k` keeps meaning o200k; the Claude estimates carry calibrated labels.
+#[test]
+fn labels_name_the_fit() {
+    assert!(Tokenizer::ClaudeEst
+        .label()
+        .starts_with("calibrated:claude-est("));
+    assert!(Tokenizer::ClaudeLegacyEst
+        .label()
+        .starts_with("calibrated:claude-legacy-est("));
+    assert_eq!(Tokenizer::O200k.label(), "estimated:o200k");
+    let text = "Search the web for the latest results.";
+    let legacy = Tokenizer::ClaudeLegacyEst.count(text);
+    assert!((legacy - Tokenizer::Cl100k.count(text) * claude::LEGACY_PER_CL100K).abs() < 1e-9);
+    // Counting a text in parts gives the whole text's estimate.
+    use toolcost::tokens::Part;
+    let parts = [
+        Part::Joint("{"),
+        Part::Piece("\"a\":\"the quick fox\""),
+        Part::Joint("}"),
+    ];
+    assert!(
+        (Tokenizer::ClaudeEst.count_parts(parts.iter().copied())
+            - Tokenizer::ClaudeEst.count("{\"a\":\"the quick fox\"}"))
+        .abs()
+            < 1e-9
+    );
+}
