@@ -87,11 +87,22 @@ fn pair(r: &LogRow) -> Option<Pair> {
     let usable = r.usage_source == "observed"
         && (200..300).contains(&r.status)
         && r.error.is_none()
-        && r.input_tokens > 0;
+        && r.input_tokens > 0
+        && plausible(r.input_tokens as f64 / est as f64);
     usable.then_some(Pair {
         observed: r.input_tokens as f64,
         estimated: est as f64,
     })
+}
+
+/// The widest ratio of observed to estimated input tokens a row may show and still count: a
+/// provider's tokenizer and render rules move a count by well under 4x either way (Claude's
+/// current tokenizer, the largest gap recorded, is 2x o200k), so a row further off is a broken
+/// or hostile upstream, not a correction (an assumed bound).
+pub const MAX_RATIO: f64 = 4.0;
+
+fn plausible(ratio: f64) -> bool {
+    ratio.is_finite() && (1.0 / MAX_RATIO..=MAX_RATIO).contains(&ratio)
 }
 
 /// The statistics of a group of observations.
@@ -166,7 +177,12 @@ pub fn calibrate(log_path: &Path) -> Result<Vec<CalibrationRow>> {
             .into_iter()
             .find(|f| f.name() == format)
             .unwrap_or(Format::ALL[0]);
-        let card = card_for(format, model).id;
+        // A model without a card of its own gets no correction: it would be filed under a
+        // stand-in card and applied to another model's rows.
+        let card = match crate::gateway::mock::card_warning(format, model) {
+            None => card_for(format, model).id,
+            Some(_) => String::new(),
+        };
         out.push(row(model, ALL_SURFACES, &card, label, all));
         for (surface, pairs) in surfaces {
             out.push(row(model, surface, &card, label, pairs));
@@ -224,7 +240,10 @@ impl Calibration {
     /// The calibration of these rows (from [`calibrate`]) of the log at `log_path`.
     pub fn from_rows(log_path: &Path, rows: &[CalibrationRow]) -> Calibration {
         let mut model: BTreeMap<String, Correction> = BTreeMap::new();
-        for r in rows.iter().filter(|r| r.surface == ALL_SURFACES) {
+        for r in rows
+            .iter()
+            .filter(|r| r.surface == ALL_SURFACES && !r.card.is_empty())
+        {
             model.insert(r.model.clone(), Correction::of(r));
         }
         for r in rows.iter().filter(|r| r.surface != ALL_SURFACES) {
@@ -297,6 +316,9 @@ impl Calibration {
             .model
             .iter()
             .filter(|(_, c)| c.card == card && c.estimate_label == label)
+            // Only a model's own card: an entry filed under another card (a hand-edited file,
+            // or one written before this rule) is never applied to that card's rows.
+            .filter(|(m, _)| PriceCard::lookup(m).is_some_and(|own| own.id == card))
             .map(|(m, c)| (m.as_str(), c))
             .collect();
         match found.as_slice() {

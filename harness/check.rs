@@ -117,8 +117,8 @@ pub struct Lock {
     /// the tokenizer (`estimated:o200k`, or `calibrated:kimi-est(...)`).
     #[serde(default)]
     pub label: String,
-    /// `sha256:` of the tokenizer and the tools (compact JSON): a lock edited by hand, or cut,
-    /// is refused on read. Absent in locks written before it existed.
+    /// `sha256:` of the tokenizer and the tools (compact JSON): a lock edited by hand, cut, or
+    /// stripped of its digest is refused on read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
 }
@@ -190,14 +190,15 @@ impl Lock {
                 tokens.map_or("overflowing".into(), |t| t.to_string()),
             )));
         }
-        if let Some(d) = &self.digest {
-            if *d != self.compute_digest() {
-                return Err(Error::input(
-                    "its digest does not match its tools: it was edited by hand or cut",
-                ));
-            }
+        match &self.digest {
+            None => Err(Error::input(
+                "it has no digest, so an edit by hand cannot be told from a measured baseline",
+            )),
+            Some(d) if *d != self.compute_digest() => Err(Error::input(
+                "its digest does not match its tools: it was edited by hand or cut",
+            )),
+            Some(_) => Ok(()),
         }
-        Ok(())
     }
 
     pub fn read(path: &Path) -> Result<Lock> {
@@ -211,12 +212,15 @@ impl Lock {
                 Error::io(path, e)
             }
         })?;
-        let lock: Lock = serde_json::from_str(&text).map_err(|e| {
-            Error::input(format!(
-                "{}: not a toolcost lock file ({e})",
-                path.display()
-            ))
-        })?;
+        // A tool named twice would otherwise keep its last weight without a word.
+        let lock: Lock = crate::json::parse_unique(text.as_bytes())
+            .and_then(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
+            .map_err(|e| {
+                Error::input(format!(
+                    "{}: not a toolcost lock file ({e})",
+                    path.display()
+                ))
+            })?;
         lock.verify().map_err(|e| {
             Error::input(format!(
                 "{}: {e}; rewrite it with `toolcost check --update` from a trusted state",

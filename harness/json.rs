@@ -272,3 +272,89 @@ mod tests {
         );
     }
 }
+
+/// Parse JSON text as serde_json does, but refuse an object that names a key twice (serde_json
+/// keeps the last one silently): where a file is a record of figures, a second entry under one
+/// name is an error to report, not an edit to apply. The answer names the key.
+pub fn parse_unique(bytes: &[u8]) -> Result<Value, String> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    struct Unique;
+    impl<'de> DeserializeSeed<'de> for Unique {
+        type Value = Value;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Unique {
+        type Value = Value;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_string()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_none<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(v) = seq.next_element_seed(Unique)? {
+                out.push(v);
+            }
+            Ok(Value::Array(out))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = serde_json::Map::new();
+            while let Some(k) = map.next_key::<String>()? {
+                let v = map.next_value_seed(Unique)?;
+                if out.insert(k.clone(), v).is_some() {
+                    return Err(serde::de::Error::custom(format!(
+                        "the key `{k}` appears twice in one object"
+                    )));
+                }
+            }
+            Ok(Value::Object(out))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = Unique.deserialize(&mut de).map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(v)
+}
+
+#[cfg(test)]
+mod unique_tests {
+    use super::parse_unique;
+
+    #[test]
+    fn a_key_named_twice_is_refused_at_any_depth() {
+        assert!(parse_unique(br#"{"a": 1, "b": {"c": [1, 2.5, "x", null, true]}}"#).is_ok());
+        let e = parse_unique(br#"{"a": 1, "a": 2}"#).unwrap_err();
+        assert!(e.contains("`a` appears twice"), "{e}");
+        assert!(parse_unique(br#"{"m": {"p": 1, "p": 1}}"#).is_err());
+        assert!(parse_unique(br#"[{"k": 0}, {"k": 0, "k": 1}]"#).is_err());
+        assert!(parse_unique(b"{} trailing").is_err());
+        assert_eq!(
+            parse_unique(br#"{"x": 1e-7}"#).unwrap(),
+            serde_json::json!({"x": 1e-7})
+        );
+    }
+}

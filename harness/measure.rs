@@ -218,7 +218,7 @@ fn measure_surface(
             cost_usd: cost(&warm),
             cost_usd_cold: cost(&cold),
             label: tok.label(),
-            cost_label: cost_label(cfg, tok),
+            cost_label: cost_label(cfg, tok) + &cfg.model.tier_note(bill.input_tokens),
             tokenizer: tok.name().into(),
             render: render.name(),
             cache: format!(

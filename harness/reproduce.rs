@@ -17,6 +17,8 @@ pub const PROFILE: &str = "seed-2026-07";
 pub const SEED: u64 = 1;
 pub const CLIENT: &str = "claude-cli";
 pub const MODEL: &str = "kimi-k2.7-code";
+/// The `model` the recorded client sent (its wire bytes count it).
+pub const WIRE_MODEL: &str = "@cf/moonshotai/kimi-k2.7-code";
 pub const RECORDED_DEFINITIONS: usize = 856;
 pub const RECORDED_PER_ROW: u64 = 149_187;
 pub const RECORDED_DEFERRED: u64 = 14_109;
@@ -224,8 +226,13 @@ impl Setup {
 
 /// Run the reproduction.
 pub fn reproduce() -> Result<Reproduction> {
+    // The recorded setup's model, named here rather than taken from the client profile's
+    // default (which follows the models people run today).
+    let mut client = Client::named(CLIENT)?;
+    client.model = MODEL.into();
+    client.wire_model = WIRE_MODEL.into();
     let setup = Setup {
-        client: Client::named(CLIENT)?,
+        client,
         card: PriceCard::named(MODEL)?,
     };
     let cat = Setup::catalogue(RECORDED_DEFINITIONS, false)?;

@@ -46,7 +46,14 @@ fn same_as_whole(req: &Request, what: &str) {
             }
             // The cache's prefixes are counted through the same pieces (one tokenizer is enough:
             // the pieces are the same for all).
-            for rule in [CacheRule::Marks, CacheRule::Automatic { step: 1, ttl: 300 }] {
+            for rule in [
+                CacheRule::Marks,
+                CacheRule::Automatic {
+                    step: 1,
+                    ttl: 300,
+                    writes: false,
+                },
+            ] {
                 let p = Pricing {
                     rule,
                     render,

@@ -153,7 +153,7 @@ fn tools(format: Format, k: usize) -> Vec<Value> {
 
 /// Request `i` of the varied set: model, format, tools, turns, streamed or not.
 fn request(i: usize) -> (&'static str, String, Option<String>) {
-    let anthropic = i % 2 == 0;
+    let anthropic = i.is_multiple_of(2);
     let stream = (i / 2) % 2 == 1;
     let turn = format!(
         "Please find record {i} and summarise it. {}",
@@ -454,4 +454,93 @@ async fn request_bodies_are_stored_only_with_log_bodies() {
         .unwrap();
     assert_eq!(id, 1);
     assert_eq!(stored, body.as_bytes());
+}
+
+/// A log row of observed usage beside an estimate, for a model and format.
+fn observed_row(model: &str, format: &str, observed: u64, estimated: u64) -> log::LogRow {
+    log::LogRow {
+        created_at: "2026-12-01T00:00:00Z".into(),
+        provider_format: format.into(),
+        model: model.into(),
+        path: "/v1/messages".into(),
+        status: 200,
+        input_tokens: observed,
+        output_tokens: 5,
+        usage_source: "observed".into(),
+        estimated_input_tokens: Some(estimated),
+        estimate_label: Some("estimated:o200k".into()),
+        metadata: json!({"surface": "per-row-mcp"}).to_string(),
+        ..Default::default()
+    }
+}
+
+/// The class "a correction filed under another model's card": a log of models without a card
+/// of their own (a local model, a name that only contains a card's) yields no correction, and a
+/// hand-made file that files one under another card is never applied to that card's rows.
+#[test]
+fn no_correction_reaches_a_model_it_was_not_measured_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("log.sqlite");
+    let conn = log::open(&db).unwrap();
+    for (model, format) in [
+        ("my-local-llama", "anthropic-messages"),
+        ("gpt-4o-mini-clone", "openai-chat"),
+        ("claude-sonnet-4-6-finetune-x", "anthropic-messages"),
+    ] {
+        for i in 0..4 {
+            log::insert(&conn, &observed_row(model, format, 2_000 + i, 1_000)).unwrap();
+        }
+    }
+    drop(conn);
+    let rows = toolcost::calibrate::calibrate(&db).unwrap();
+    assert!(rows.iter().all(|r| r.card.is_empty()), "{rows:?}");
+    let cal = toolcost::calibrate::Calibration::from_rows(&db, &rows);
+    assert!(
+        cal.model.is_empty(),
+        "nothing is filed: {:?}",
+        cal.model.keys()
+    );
+
+    // A file that says otherwise is not believed.
+    let file = dir.path().join("cal.toml");
+    std::fs::write(
+        &file,
+        "log = \"x\"\ndate = \"2026-12-01\"\nestimator = \"e\"\n\n[model.\"gpt-4o-mini-clone\"]\ncard = \"gpt-4o\"\ncorrection = 5.0\nn = 4\nratio_mean = 0.2\nratio_sd = 0.0\nratio_min = 0.2\nratio_max = 0.2\nspread_pct = 0.0\nmape_pct = 0.0\nestimate_label = \"estimated:o200k\"\n",
+    )
+    .unwrap();
+    let cal = toolcost::calibrate::Calibration::load(&file).unwrap();
+    let (code, out, err) = toolcost(&[
+        "measure",
+        "--rows",
+        "5",
+        "--model",
+        "gpt-4o",
+        "--tokenizer",
+        "o200k",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let mut measured: Vec<toolcost::measure::MeasureRow> = serde_json::from_str(&out).unwrap();
+    assert_eq!(cal.apply("cal.toml", &mut measured).unwrap(), 0);
+    assert!(measured.iter().all(|r| !r.label.starts_with("calibrated")));
+}
+
+/// The class "implausible usage": rows whose observed input is absurdly far from the
+/// estimate (a broken or hostile upstream) do not move the fit.
+#[test]
+fn implausible_rows_do_not_move_a_correction() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("log.sqlite");
+    let conn = log::open(&db).unwrap();
+    for _ in 0..5 {
+        log::insert(&conn, &observed_row(GPT, "openai-chat", 1_100, 1_000)).unwrap();
+    }
+    for observed in [9_000_000_000_000_000u64, 1, 40_000] {
+        log::insert(&conn, &observed_row(GPT, "openai-chat", observed, 1_000)).unwrap();
+    }
+    drop(conn);
+    let rows = toolcost::calibrate::calibrate(&db).unwrap();
+    let all = rows.iter().find(|r| r.surface == "all").unwrap();
+    assert_eq!(all.n, 5, "{all:?}");
+    assert!((all.correction - 1.1).abs() < 1e-9, "{all:?}");
 }

@@ -212,3 +212,40 @@ fn bad_input_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("name what to check"));
 }
+
+/// The class "a baseline edited by hand is believed": a lock whose digest was deleted, or that
+/// names one tool twice (JSON keeps the last silently), is refused with the reason.
+#[test]
+fn a_tampered_baseline_is_refused() {
+    let dir = setup("");
+    let lock_path = dir.path().join("toolcost.lock.json");
+    let good = std::fs::read_to_string(&lock_path).unwrap();
+    let refused = |text: &str, needle: &str| {
+        std::fs::write(&lock_path, text).unwrap();
+        let out = toolcost()
+            .current_dir(dir.path())
+            .arg("check")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{err}");
+    };
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v.as_object_mut().unwrap().remove("digest");
+    refused(&v.to_string(), "has no digest");
+    // The same tool twice: the first entry shrunk, the second the real one.
+    let twice = good.replacen(
+        "\"gone\": {",
+        "\"gone\": {\"bytes\": 1, \"tokens\": 1},\n    \"gone\": {",
+        1,
+    );
+    assert_ne!(twice, good);
+    refused(&twice, "appears twice");
+    std::fs::write(&lock_path, &good).unwrap();
+    toolcost()
+        .current_dir(dir.path())
+        .arg("check")
+        .assert()
+        .success();
+}

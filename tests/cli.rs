@@ -44,10 +44,10 @@ fn measure_json_reads_back_into_the_documented_row_type() {
     assert_eq!((per_row.rows, per_row.definitions_in_context), (200, 200));
     assert!(per_row.marginal_tokens_per_definition.unwrap() > 50.0);
     for r in &rows {
-        let expected = if r.tokenizer == "kimi-est" {
-            "calibrated:kimi-est("
-        } else {
-            "estimated:"
+        let expected = match r.tokenizer.as_str() {
+            "kimi-est" => "calibrated:kimi-est(",
+            "claude-est" => "calibrated:claude-est(",
+            _ => "estimated:",
         };
         assert!(r.label.starts_with(expected), "{r:?}");
         assert!(r.cost_label.starts_with("derived from "), "{r:?}");
@@ -300,9 +300,9 @@ fn help_explains_each_command() {
     }
 }
 
-/// `prices update` refreshes the LiteLLM snapshot from a newer table, keeping only the cards'
-/// entries and saying which figures moved; a table without one of the cards' entries, or one
-/// that is not a table, is refused and writes nothing.
+/// `prices update` refreshes the LiteLLM snapshot from a newer table, keeping the whole table
+/// and saying which figures moved for the models the cards and reports use; a table without
+/// one of their entries, or one that is not a table, is refused and writes nothing.
 #[test]
 fn prices_update_refreshes_the_snapshot_and_refuses_a_table_missing_a_card() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -346,12 +346,12 @@ fn prices_update_refreshes_the_snapshot_and_refuses_a_table_missing_a_card() {
     assert_eq!(snap["toolcost_snapshot"]["date"], "2027-01-01");
     assert_eq!(snap["toolcost_snapshot"]["litellm_version"], "9.9.9");
     assert!(
-        snap.get("some-other-model").is_none(),
-        "only the cards' entries are kept"
+        snap.get("some-other-model").is_some(),
+        "the whole table is kept"
     );
     assert_eq!(
         snap.as_object().unwrap().len(),
-        current.as_object().unwrap().len()
+        current.as_object().unwrap().len() + 1
     );
 
     table.remove("gpt-4o");
@@ -369,7 +369,7 @@ fn prices_update_refreshes_the_snapshot_and_refuses_a_table_missing_a_card() {
     ];
     fails_cleanly(
         &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        "no entry for gpt-4o",
+        "gpt-4o (no entry)",
     );
     assert!(!refused.exists());
     std::fs::write(&from, b"[1, 2]").unwrap();

@@ -102,8 +102,11 @@ parallel_calls = 16
     );
     assert_eq!(answer("code-mode"), answer("protocol-only"));
     assert!(results.iter().all(|r| r.success), "{results:#?}");
-    assert!(all.iter().all(|r| r.label
-        == "simulated rounds, calls and success; tokens calibrated:kimi-est(o200k x 1.287); cost derived"));
+    let want = format!(
+        "simulated rounds, calls and success; tokens {}; cost derived",
+        toolcost::tokens::Tokenizer::ClaudeEst.label()
+    );
+    assert!(all.iter().all(|r| r.label == want), "{want}");
 
     // One turn's input tokens are the per-row surface's estimate: same catalogue, same client.
     let cat = toolcost::catalogue::Catalogue::from_rows(
@@ -124,7 +127,7 @@ parallel_calls = 16
             endpoint,
         })
         .request;
-    let card = toolcost::pricing::PriceCard::named("kimi-k2.7-code").unwrap();
+    let card = toolcost::pricing::PriceCard::named(&client.model).unwrap();
     let expected =
         toolcost::tokens::billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
     let turn = results
@@ -328,7 +331,7 @@ policies = ["serial", "parallel"]
         // A refused request has no usage; every other row's tokens carry the mock's label.
         let tokens = match (expect_refused, r.client.as_str()) {
             (true, _) => "tokens none",
-            (false, "claude-cli") => "calibrated:kimi-est",
+            (false, "claude-cli") => "calibrated:claude-est",
             (false, _) => "estimated:o200k",
         };
         assert!(r.label.contains(tokens), "{r:?}");

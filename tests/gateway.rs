@@ -79,11 +79,18 @@ async fn mock_bills_like_the_render_model_and_logs_one_row() {
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["content"][0]["name"], "mcp__toolcost__NOW");
     assert_eq!(v["stop_reason"], "tool_use");
-    let card = PriceCard::named("kimi-k2.7-code").unwrap();
+    // The client's own model's card (its wire model names it).
+    let card = PriceCard::named(
+        &toolcost::client::Client::named("claude-cli")
+            .unwrap()
+            .wire_model,
+    )
+    .unwrap();
     let expected = billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
     assert_eq!(
         v["usage"]["input_tokens"].as_u64().unwrap()
-            + v["usage"]["cache_read_input_tokens"].as_u64().unwrap(),
+            + v["usage"]["cache_read_input_tokens"].as_u64().unwrap()
+            + v["usage"]["cache_creation_input_tokens"].as_u64().unwrap(),
         expected
     );
     let rows = g.rows();
@@ -93,14 +100,15 @@ async fn mock_bills_like_the_render_model_and_logs_one_row() {
         (r.input_tokens, r.request_bytes, r.response_bytes),
         (expected, req.wire_bytes(), text.len())
     );
-    assert_eq!(r.usage_source, "calibrated:kimi-est(o200k x 1.287)");
+    assert_eq!(r.usage_source, card.tokenizer().label());
     assert_eq!(r.metadata, meta);
     assert!(
         (r.cost_usd
             - card.cost(&toolcost::pricing::Usage {
-                uncached_input: expected,
+                uncached_input: v["usage"]["input_tokens"].as_u64().unwrap(),
+                cached_input: v["usage"]["cache_read_input_tokens"].as_u64().unwrap(),
+                cache_write: v["usage"]["cache_creation_input_tokens"].as_u64().unwrap(),
                 output: r.output_tokens,
-                ..Default::default()
             }))
         .abs()
             < 1e-12
@@ -352,7 +360,12 @@ async fn forward_mode_passes_bytes_and_logs_observed_usage() {
         ),
         (5234, 4000, 56, "observed")
     );
-    let card = PriceCard::named("kimi-k2.7-code").unwrap();
+    let card = PriceCard::named(
+        &toolcost::client::Client::named("claude-cli")
+            .unwrap()
+            .wire_model,
+    )
+    .unwrap();
     assert!(
         (row.cost_usd
             - card.cost(&toolcost::pricing::Usage {

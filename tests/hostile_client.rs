@@ -4,6 +4,7 @@
 //! leave grandchildren behind or hang their DELETE. Network: 127.0.0.1 on port 0 only; every
 //! wait is bounded.
 
+mod common;
 #[path = "support/upstream.rs"]
 mod upstream;
 
@@ -80,7 +81,8 @@ async fn post(gw: &Gw, path: &str, body: &str) -> (u16, String) {
 async fn rows(gw: &Gw, n: usize) -> Vec<log::LogRow> {
     for _ in 0..200 {
         let rows = log::read_all(&gw.log).unwrap_or_default();
-        if rows.len() >= n {
+        // A stream's row is written when it begins and completed at its end.
+        if rows.len() >= n && rows.iter().all(|r| r.usage_source != log::IN_FLIGHT) {
             return rows;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -940,5 +942,91 @@ proptest! {
             out.extend_from_slice(s.pending());
             prop_assert_eq!(out, bytes);
         }
+    }
+}
+
+/// The class "a killed gateway loses rows": a forward gateway killed with -9 while streams are
+/// mid-answer has already written a row for each (before the first byte went out), and the
+/// next gateway on the log marks them incomplete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_cut_by_a_killed_gateway_keep_their_rows() {
+    let up = upstream::serve(|_| upstream::Reply::Stream {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        chunks: (0..60)
+            .map(|i| {
+                (
+                    std::time::Duration::from_millis(if i == 0 { 0 } else { 500 }),
+                    format!("event: ping\ndata: {{\"type\": \"ping\", \"n\": {i}}}\n\n")
+                        .into_bytes(),
+                )
+            })
+            .collect(),
+        end: upstream::End::Clean,
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("log.sqlite");
+    let gw = common::serve(
+        &[
+            "gateway",
+            "--upstream",
+            &up,
+            "--log",
+            log_path.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let body = serde_json::json!({"model": "claude-sonnet-5-5", "max_tokens": 10, "stream": true,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let mut readers = Vec::new();
+    for _ in 0..3 {
+        let url = format!("{}/v1/messages", gw.base);
+        let body = body.to_string();
+        readers.push(tokio::spawn(async move {
+            let r = reqwest::Client::new()
+                .post(url)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let mut r = r;
+            // The first bytes arrive; then the gateway dies under the stream.
+            let first = r.chunk().await.ok().flatten();
+            assert!(first.is_some_and(|c| !c.is_empty()));
+            while let Ok(Some(_)) = r.chunk().await {}
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    gw.kill();
+    for r in readers {
+        let _ = r.await;
+    }
+    let rows = toolcost::gateway::log::read_all(&log_path).unwrap();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r.usage_source == "in-flight"),
+        "{rows:?}"
+    );
+    // The next gateway on the log says what became of them.
+    let next = common::serve(
+        &[
+            "gateway",
+            "--upstream",
+            &up,
+            "--log",
+            log_path.to_str().unwrap(),
+        ],
+        &[],
+    );
+    drop(next);
+    let rows = toolcost::gateway::log::read_all(&log_path).unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert_eq!(r.usage_source, "incomplete", "{r:?}");
+        assert!(
+            r.error.as_deref().unwrap_or("").contains("stopped"),
+            "{r:?}"
+        );
     }
 }

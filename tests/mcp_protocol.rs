@@ -1221,3 +1221,43 @@ fn over_stdio_a_batch_line_is_answered_at_2025_03_26_only() {
     let out = run(&[init("2025-06-18"), batch]);
     assert_eq!(out[1]["error"]["code"], -32600, "{out:?}");
 }
+
+/// The class "tokenless peers take every stream slot": with a token set, tokenless listens
+/// get three quarters of the slots, and a token holder still opens one past them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokenless_streams_leave_slots_for_token_holders() {
+    let limits = server::Limits {
+        max_streams: 8,
+        ..server::Limits::default()
+    };
+    let s = start_with(20, limits, Access::default()).await;
+    let mut open = Vec::new();
+    for _ in 0..6 {
+        let r = listen(&s).await;
+        assert_eq!(r.status(), 200);
+        open.push(r);
+    }
+    assert_eq!(
+        listen(&s).await.status(),
+        503,
+        "tokenless peers hold their share"
+    );
+    let held = s
+        .http
+        .post(format!("{}/mcp", s.base))
+        .bearer_auth(TOKEN)
+        .header("mcp-protocol-version", MODERN)
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            modern(
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": true}}),
+            )
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(held.status(), 200, "a token holder still gets a stream");
+    drop(open);
+}

@@ -76,7 +76,7 @@ fn the_client_builds_responses_bodies() {
     let req = build("per-row-mcp", 5);
     assert_eq!(req.format, Format::OpenaiResponses);
     assert!(req.body.get("messages").is_none());
-    assert_eq!(req.body["model"], "gpt-5.4");
+    assert_eq!(req.body["model"], Client::named(CLIENT).unwrap().wire_model);
     assert!(req.body["instructions"]
         .as_str()
         .unwrap()
@@ -164,7 +164,13 @@ async fn mock_answers_whole_and_streamed_and_the_usage_is_the_log_row() {
         (usage.input, usage.cached, usage.output),
         (r.input_tokens, r.cached_input_tokens, r.output_tokens)
     );
-    assert!(usage.cached > 0 && usage.cached % 128 == 0, "{usage:?}");
+    // Cached in the card's steps (128 tokens before gpt-5.6, any length from it on).
+    let card = PriceCard::named(&Client::named(CLIENT).unwrap().model).unwrap();
+    let step = match card.cache_rule() {
+        toolcost::tokens::CacheRule::Automatic { step, .. } => step,
+        other => panic!("{other:?}"),
+    };
+    assert!(usage.cached > 0 && usage.cached % step == 0, "{usage:?}");
     assert!(Format::OpenaiResponses
         .spec()
         .stream_complete(text.lines().rfind(|l| l.starts_with("data:")).unwrap()));
@@ -289,7 +295,7 @@ fn measure_runs_every_surface_for_the_responses_client() {
         "200 loaded functions are over OpenAI's 128"
     );
     assert!(deferred.input_tokens < per_row.input_tokens);
-    assert_eq!(deferred.model, "gpt-5.4");
+    assert_eq!(deferred.model, Client::named(CLIENT).unwrap().model);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -334,4 +340,72 @@ async fn the_official_openai_sdk_parses_responses_with_tool_search() {
         "{seen:?}"
     );
     assert!(rows[6].stream);
+}
+
+/// The class "the mock bills what the provider refuses": Responses bodies OpenAI answers with
+/// 400 get a 400 in OpenAI's form, with the reason, and no bill.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_the_provider_refuses_are_refused() {
+    let g = start().await;
+    let f =
+        |name: &str| json!({"type": "function", "name": name, "parameters": {"type": "object"}});
+    let user = json!({"role": "user", "content": "hi"});
+    for (body, why) in [
+        (
+            json!({"tools": {"a": 1}, "input": [user]}),
+            "must be a list",
+        ),
+        (
+            json!({"tools": [{"name": "x"}], "input": [user]}),
+            "needs a `type`",
+        ),
+        (
+            json!({"tools": [{"type": "telepathy"}], "input": [user]}),
+            "unknown tool type",
+        ),
+        (
+            json!({"tools": [f("a"), f("a")], "input": [user]}),
+            "duplicate function name",
+        ),
+        (
+            json!({"tools": [{"type": "namespace", "name": "n", "description": "d", "tools": 3}], "input": [user]}),
+            "must be a list",
+        ),
+        (
+            json!({"tools": [{"type": "namespace", "name": "n", "description": "d", "tools": [{"type": "namespace", "name": "m", "tools": []}]}], "input": [user]}),
+            "do not nest",
+        ),
+        (
+            json!({"tools": [f("a"), {"type": "namespace", "name": "n", "description": "d", "tools": [f("a")]}], "input": [user]}),
+            "duplicate function name",
+        ),
+        (
+            json!({"input": [{"type": "hologram"}]}),
+            "unknown input item type",
+        ),
+        (
+            json!({"input": [{"role": "overlord", "content": "hi"}]}),
+            "unknown role",
+        ),
+        (json!({"input": [7]}), "must be an object"),
+        (
+            json!({"input": [user, {"type": "function_call_output", "call_id": "nope", "output": "x"}]}),
+            "no function call found",
+        ),
+    ] {
+        let mut body = body;
+        body["model"] = json!("gpt-5.6");
+        let (status, text) = g.post(&body.to_string(), None).await;
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(text.contains(why), "{body}: {text}");
+        assert!(text.contains("invalid_request_error"), "{text}");
+    }
+    // A call answered in the same input, or in a previous response, is fine.
+    let ok = json!({"model": "gpt-5.6", "input": [user,
+        {"type": "function_call", "call_id": "c1", "name": "a", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "x"}]});
+    assert_eq!(g.post(&ok.to_string(), None).await.0, 200);
+    let later = json!({"model": "gpt-5.6", "previous_response_id": "resp_1",
+        "input": [{"type": "function_call_output", "call_id": "c9", "output": "x"}]});
+    assert_eq!(g.post(&later.to_string(), None).await.0, 200);
 }

@@ -15,9 +15,19 @@ pub struct PricesArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum PricesCommand {
-    /// Every price card: its prices, window, LiteLLM entry, the snapshot date and what is kept
-    /// by hand.
-    Show,
+    /// One model's full billing (every tier, cache reads and writes, the window) and what it
+    /// inherits from a hand card; without MODEL, every hand card.
+    Show {
+        /// A model id as a provider's API takes it (claude-sonnet-5-5, gpt-5.6) or a card name.
+        model: Option<String>,
+    },
+    /// Every model that can be priced: the hand cards and the snapshot's chat models of the
+    /// providers toolcost has render rules for.
+    List {
+        /// Only this LiteLLM provider's models (anthropic, openai, ...).
+        #[arg(long)]
+        provider: Option<String>,
+    },
     /// Refresh the snapshot from a newer LiteLLM `model_prices_and_context_window` JSON: keep
     /// the entries the cards name, say which figures moved, write the snapshot. Rebuild toolcost
     /// to use it; committed reports then regenerate with the new prices.
@@ -46,13 +56,43 @@ pub struct UpdateArgs {
 
 pub(super) fn run(a: PricesArgs) -> Result<i32> {
     match a.command {
-        PricesCommand::Show => {
+        PricesCommand::Show { model: None } => {
             let mut out = String::new();
             for c in PriceCard::all() {
                 out.push_str(&format!(
                     "{}: input {} / cached {} / cache write {} / output {} USD per million, window {} tokens, prices of {}\n  {}\n",
                     c.id, c.input, c.cached_input, c.cache_write, c.output, c.context_window, c.date, c.source
                 ));
+            }
+            super::print_bytes(out.as_bytes())?;
+            Ok(0)
+        }
+        PricesCommand::Show { model: Some(m) } => {
+            let c = PriceCard::named(&m)?;
+            super::print_bytes(billing(&c).as_bytes())?;
+            Ok(0)
+        }
+        PricesCommand::List { provider } => {
+            let snap = litellm::Snapshot::embedded();
+            let mut out = String::new();
+            for c in PriceCard::all() {
+                out.push_str(&format!(
+                    "{}\tcard\t{}\n",
+                    c.id,
+                    c.litellm.as_deref().unwrap_or("-")
+                ));
+            }
+            for k in snap.keys() {
+                let Some(e) = snap.entry(k).filter(|_| snap.is_chat(k)) else {
+                    continue;
+                };
+                let p = e.provider.unwrap_or_default();
+                if provider.as_deref().is_some_and(|want| want != p) {
+                    continue;
+                }
+                if PriceCard::lookup(k).is_some() {
+                    out.push_str(&format!("{k}\t{p}\n"));
+                }
             }
             super::print_bytes(out.as_bytes())?;
             Ok(0)
@@ -82,7 +122,17 @@ fn update(u: UpdateArgs) -> Result<i32> {
         )));
     }
     let bytes = std::fs::read(&u.from).map_err(|e| Error::io(&u.from, e))?;
-    let keys = pricing::litellm_keys();
+    // The entries the hand cards read and those of the client profiles' default models: the
+    // prices the committed reports use.
+    let mut keys = pricing::litellm_keys();
+    for name in crate::client::Client::names() {
+        let model = crate::client::Client::named(name)?.model;
+        if let Some(k) = PriceCard::lookup(&model).and_then(|c| c.litellm) {
+            keys.push(k);
+        }
+    }
+    keys.sort();
+    keys.dedup();
     let meta = litellm::Meta {
         source: format!(
             "{} (litellm {})",
@@ -94,13 +144,20 @@ fn update(u: UpdateArgs) -> Result<i32> {
         ),
         litellm_version: u.litellm_version,
         date,
-        filter: format!(
-            "only the entries the price cards in fixtures/prices.toml name (their `litellm` keys), each kept whole: {} of the table's entries",
-            keys.len()
-        ),
+        filter: "every entry, each kept whole, except those whose prices are unusable (a price that is not a non-negative number below 0.01 USD per token, cache reads dearer than input, a context window that is not positive)".into(),
     };
-    let (text, changes) = litellm::update(litellm::Snapshot::embedded(), &bytes, &keys, meta)?;
+    let up = litellm::update(litellm::Snapshot::embedded(), &bytes, &keys, meta)?;
+    let (text, changes) = (up.text, up.changes);
     write_atomic(&u.out, text.as_bytes())?;
+    for (k, why) in up.left_out.iter().take(20) {
+        eprintln!("toolcost prices: left out {k}: {why}");
+    }
+    if up.left_out.len() > 20 {
+        eprintln!(
+            "toolcost prices: ... and {} more left out",
+            up.left_out.len() - 20
+        );
+    }
     let f = |v: Option<f64>| v.map_or("none".to_string(), |x| x.to_string());
     let moved: String = changes
         .iter()
@@ -108,12 +165,51 @@ fn update(u: UpdateArgs) -> Result<i32> {
         .collect();
     super::print_bytes(moved.as_bytes())?;
     eprintln!(
-        "toolcost prices: wrote {} entries to {}; {} figures moved. Rebuild, then regenerate the committed reports.",
-        keys.len(),
+        "toolcost prices: wrote {} entries to {} ({} left out); {} figures moved for the {} models the cards and reports use. Rebuild, then regenerate the committed reports.",
+        litellm::Snapshot::parse(text.as_bytes())?.keys().len(),
         u.out.display(),
-        changes.len()
+        up.left_out.len(),
+        changes.len(),
+        keys.len()
     );
     Ok(0)
+}
+
+/// One card's billing, every rate and rule, in lines a person reads.
+fn billing(c: &PriceCard) -> String {
+    let mut out = format!(
+        "{}\n  prices of {} (USD per million tokens)\n  input {} / cache read {} / cache write {} / output {}\n",
+        c.id, c.date, c.input, c.cached_input, c.cache_write, c.output
+    );
+    if c.input > 0.0 {
+        out.push_str(&format!(
+            "  cache read {:.3}x input, cache write {:.3}x input\n",
+            c.cached_input / c.input,
+            c.cache_write / c.input
+        ));
+    }
+    if let Some((ttl, p)) = &c.cache_write_long {
+        out.push_str(&format!("  cache write held {ttl}: {p}\n"));
+    }
+    for t in &c.tiers {
+        out.push_str(&format!(
+            "  above {} input tokens, the whole request: input {} / cache read {} / cache write {} / output {}\n",
+            t.above, t.input, t.cached_input, t.cache_write, t.output
+        ));
+    }
+    out.push_str(&format!(
+        "  context window {} tokens\n  render {}, tokenizer {}, cache {} (minimum {} tokens)\n  cache rule: {}\n  source: {}\n",
+        c.context_window, c.render, c.tokenizer, c.cache, c.min_cacheable, c.cache_source, c.source
+    ));
+    if let Some(p) = &c.inherits {
+        out.push_str(&format!(
+            "  inherits from the {p} card what the price table does not say\n"
+        ));
+    }
+    if !c.assumed.is_empty() {
+        out.push_str(&format!("  assumed: {}\n", c.assumed.join("; ")));
+    }
+    out
 }
 
 /// `YYYY-MM-DD` with plausible month and day.

@@ -63,8 +63,11 @@ fn default_seed() -> u64 {
 pub struct ClientSpec {
     #[serde(default = "default_client")]
     pub name: String,
-    /// Overrides the `model` the client sends (and so the price card).
+    /// Overrides the client's model: its price card, and the `model` it sends unless
+    /// `wire_model` says otherwise.
     pub model: Option<String>,
+    /// Overrides the `model` the client sends (the recorded setup's `@cf/...` id, say).
+    pub wire_model: Option<String>,
 }
 
 fn default_client() -> String {
@@ -76,6 +79,7 @@ impl Default for ClientSpec {
         ClientSpec {
             name: default_client(),
             model: None,
+            wire_model: None,
         }
     }
 }
@@ -183,7 +187,11 @@ impl Scenario {
         let mut client = crate::client::Client::named(name)?;
         if self.client.name == client.name {
             if let Some(m) = &self.client.model {
+                client.model = m.clone();
                 client.wire_model = m.clone();
+            }
+            if let Some(w) = &self.client.wire_model {
+                client.wire_model = w.clone();
             }
         }
         Ok(client)

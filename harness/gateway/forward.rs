@@ -338,12 +338,15 @@ async fn forward_whole(
 /// half-sent one. A stream that is cut, stalls past the idle timeout, passes the size cap or
 /// ends without its final event gets an error event in the provider's format.
 fn forward_stream(
-    flight: Flight,
+    mut flight: Flight,
     resp: reqwest::Response,
     status: u16,
     content_type: &str,
     passed: Passed,
 ) -> Response {
+    // The row is written before the first byte goes out, so a gateway killed mid-stream
+    // leaves a row for it (marked incomplete when the log is next opened).
+    flight.p.provisional = flight.gw.begin(&flight.p, status);
     let cap = flight.gw.opts.max_response;
     let state = StreamState {
         upstream: Box::pin(resp.bytes_stream()),

@@ -164,6 +164,45 @@ pub fn insert(conn: &Connection, r: &LogRow) -> Result<i64> {
     Ok(conn.last_insert_rowid())
 }
 
+/// `usage_source` of a stream's row while the stream is passed on.
+pub const IN_FLIGHT: &str = "in-flight";
+/// `usage_source` of a stream's row whose gateway stopped before the stream ended.
+pub const INCOMPLETE: &str = "incomplete";
+
+/// Complete a row written earlier (a stream's, when it began) with its final figures.
+pub fn update(conn: &Connection, id: i64, r: &LogRow) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE log SET created_at = ?2, provider_format = ?3, model = ?4, path = ?5, status = ?6,
+            duration_ms = ?7, request_bytes = ?8, response_bytes = ?9, input_tokens = ?10,
+            cached_input_tokens = ?11, cache_write_tokens = ?12, output_tokens = ?13, cost_usd = ?14,
+            usage_source = ?15, stream = ?16, error = ?17, metadata = ?18, estimated_input_tokens = ?19,
+            estimated_cached_input_tokens = ?20, estimated_cache_write_tokens = ?21, estimate_label = ?22
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        id, r.created_at, r.provider_format, r.model, r.path, r.status, r.duration_ms, r.request_bytes as i64,
+        r.response_bytes as i64, stored(r.input_tokens), stored(r.cached_input_tokens),
+        stored(r.cache_write_tokens), stored(r.output_tokens), r.cost_usd, r.usage_source, r.stream,
+        r.error, r.metadata, r.estimated_input_tokens.map(stored),
+        r.estimated_cached_input_tokens.map(stored), r.estimated_cache_write_tokens.map(stored),
+        r.estimate_label
+    ])?;
+    Ok(())
+}
+
+/// Mark the rows of streams that were still in flight when their gateway stopped; returns how
+/// many. Their upstream was called and their client had bytes, but their usage was not seen.
+pub fn close_in_flight(conn: &Connection) -> Result<usize> {
+    Ok(conn.execute(
+        "UPDATE log SET usage_source = ?1, error = ?2 WHERE usage_source = ?3",
+        params![
+            INCOMPLETE,
+            "the gateway stopped (killed or crashed) while this stream was passed on: the upstream was called and the client had part of the answer, but its usage was not seen",
+            IN_FLIGHT
+        ],
+    )?)
+}
+
 /// A count as SQLite stores it; past i64 it is stored as -1, which reading flags.
 fn stored(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(-1)

@@ -39,10 +39,9 @@ impl Answer {
 
 /// The price card a request's model maps to.
 pub fn card_for(format: Format, model: &str) -> PriceCard {
-    // The model's own card, by its name (`claude-opus-5`, `claude-sonnet-4-6`).
-    let norm = |s: &str| s.to_lowercase().replace('.', "-");
-    if let Some(own) = PriceCard::all().iter().find(|c| norm(&c.id) == norm(model)) {
-        return own.clone();
+    // The model's own card: a hand card, or one made from its LiteLLM entry.
+    if let Some(own) = PriceCard::lookup(model) {
+        return own;
     }
     let m = model.to_lowercase();
     let id = if m.contains("kimi") {
@@ -74,18 +73,17 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
 /// What to say when a model is billed at a card that is not its own: an unknown model falls
 /// back to a family's or the format's default card, and the row must say so.
 pub fn card_warning(format: Format, model: &str) -> Option<String> {
+    // A model is its card's when the card resolves from its name (a dated id, a gateway path,
+    // an entry of the price table); a name that merely contains a card's
+    // (`gpt-4o-mini-clone`) is billed at a stand-in.
+    if PriceCard::lookup(model).is_some() {
+        return None;
+    }
     let card = card_for(format, model);
-    let norm = |s: &str| s.to_lowercase().replace('.', "-");
-    let (m, id) = (norm(model), norm(&card.id));
-    // The card's own name inside the model's (`claude-sonnet-4-5-20250929`,
-    // `@cf/moonshotai/kimi-k2.7-code`) is the card's model; anything else is a stand-in.
-    let own = m.contains(&id);
-    (!own).then(|| {
-        format!(
-            "no price card for model `{model}`: billed at the {} card's prices",
-            card.id
-        )
-    })
+    Some(format!(
+        "no price card for model `{model}`: billed at the {} card's prices",
+        card.id
+    ))
 }
 
 /// The mock's state: the provider's prompt cache, answer ids, and its clock.

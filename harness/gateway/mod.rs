@@ -73,6 +73,13 @@ pub struct Gateway {
 impl Gateway {
     pub fn new(opts: Options) -> Result<Arc<Gateway>> {
         let db = log::open(&opts.log)?;
+        // Rows of streams a gateway began and never finished (it was killed, or crashed).
+        let left = log::close_in_flight(&db)?;
+        if left > 0 {
+            eprintln!(
+                "toolcost gateway: {left} stream(s) of an earlier run were cut off when it stopped; their rows are marked incomplete"
+            );
+        }
         let http = crate::net::client(
             &crate::net::Options::idle(opts.timeout).with_ca_cert(opts.ca_cert.as_deref()),
         )?;
@@ -84,16 +91,47 @@ impl Gateway {
         }))
     }
 
-    /// Write a request's row, and its body when `--log-bodies` asked for it (`p.body`).
+    /// Write a request's row, and its body when `--log-bodies` asked for it (`p.body`); a
+    /// stream's row written when it began is completed instead.
     fn record(&self, p: &Pending, row: &LogRow) {
         // A failed log write must not lose the answer silently; it is reported on stderr.
         let db = crate::sync::lock(&self.db);
-        let written = log::insert(&db, row).and_then(|id| match &p.body {
-            Some(body) => log::insert_body(&db, id, body),
-            None => Ok(()),
-        });
+        let written = match p.provisional {
+            Some(id) => log::update(&db, id, row),
+            None => log::insert(&db, row).and_then(|id| match &p.body {
+                Some(body) => log::insert_body(&db, id, body),
+                None => Ok(()),
+            }),
+        };
         if let Err(e) = written {
             eprintln!("toolcost gateway: could not write the log row: {e}");
+        }
+    }
+
+    /// Write the row of a stream that is about to be passed on, before its first byte: marked
+    /// `in-flight` until its end completes it, and `incomplete` by the next gateway on this
+    /// log if this one dies first. `None` when it could not be written (said on stderr).
+    fn begin(&self, p: &Pending, status: u16) -> Option<i64> {
+        let row = p.row(
+            status,
+            0,
+            None,
+            log::IN_FLIGHT,
+            Some("the stream was still being passed on".into()),
+        );
+        let db = crate::sync::lock(&self.db);
+        let written = log::insert(&db, &row).and_then(|id| {
+            if let Some(body) = &p.body {
+                log::insert_body(&db, id, body)?;
+            }
+            Ok(id)
+        });
+        match written {
+            Ok(id) => Some(id),
+            Err(e) => {
+                eprintln!("toolcost gateway: could not write the stream's first row: {e}");
+                None
+            }
         }
     }
 
@@ -181,6 +219,8 @@ struct Pending {
     body: Option<Bytes>,
     /// toolcost's estimate of the request, once known (forward mode).
     estimate: Option<log::Estimate>,
+    /// The row written when a forwarded stream began, which its end completes.
+    provisional: Option<i64>,
 }
 
 impl Pending {
@@ -269,6 +309,7 @@ async fn handle(
         warning: None,
         body: None,
         estimate: None,
+        provisional: None,
     };
     let bytes = match body {
         Ok(b) => b,

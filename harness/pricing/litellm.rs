@@ -40,13 +40,88 @@ pub struct Snapshot {
 
 /// The figures a card reads from one entry, per million tokens; `None` where the entry has no
 /// such field.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Entry {
     pub input: Option<f64>,
     pub cached_input: Option<f64>,
     pub cache_write: Option<f64>,
     pub output: Option<f64>,
     pub context_window: Option<u64>,
+    /// A cache write that lives longer than the default, priced on its own
+    /// (`cache_creation_input_token_cost_above_1hr`, Anthropic's 1-hour TTL, or `..._above_12hr`,
+    /// OpenAI's 12-hour retention), with the TTL it names.
+    pub cache_write_long: Option<(&'static str, f64)>,
+    /// Long-context tiers (`..._above_<N>k_tokens`), by threshold.
+    pub tiers: Vec<TierEntry>,
+    /// `litellm_provider`.
+    pub provider: Option<String>,
+    /// `mode` (`chat`, `responses`, `embedding`, ...).
+    pub mode: Option<String>,
+}
+
+/// One long-context tier of an entry: the rates once a request's input passes `above` tokens
+/// (the whole request at these rates, as the providers bill it); `None` where the entry gives
+/// no such rate for the tier.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TierEntry {
+    pub above: u64,
+    pub input: Option<f64>,
+    pub cached_input: Option<f64>,
+    pub cache_write: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_write_long: Option<f64>,
+}
+
+/// The per-token fields of a standard-tier price, by the names a card uses.
+const RATE_FIELDS: [(&str, usize); 4] = [
+    ("input_cost_per_token", 0),
+    ("cache_read_input_token_cost", 1),
+    ("cache_creation_input_token_cost", 2),
+    ("output_cost_per_token", 3),
+];
+
+/// The long-lived cache writes an entry may price, with the TTL each names.
+const LONG_WRITES: [(&str, &str); 2] = [("_above_1hr", "1h"), ("_above_12hr", "12h")];
+
+/// The long-context tiers of an entry: every `<rate>_above_<N>k_tokens` of the standard tier
+/// (batch, flex, priority and other service tiers are not this tier), and the long cache write
+/// of each (`cache_creation_input_token_cost_above_1hr_above_<N>k_tokens`).
+fn tiers(e: &Map<String, Value>) -> Vec<TierEntry> {
+    let mut by: std::collections::BTreeMap<u64, TierEntry> = Default::default();
+    for (k, v) in e {
+        let Some(price) = per_million(v) else {
+            continue;
+        };
+        let Some((head, n)) = k
+            .strip_suffix("k_tokens")
+            .and_then(|h| h.rsplit_once("_above_"))
+        else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        let Some(above) = n.checked_mul(1000) else {
+            continue;
+        };
+        let t = by.entry(above).or_insert(TierEntry {
+            above,
+            ..TierEntry::default()
+        });
+        if let Some(&(_, i)) = RATE_FIELDS.iter().find(|(f, _)| *f == head) {
+            let slot = match i {
+                0 => &mut t.input,
+                1 => &mut t.cached_input,
+                2 => &mut t.cache_write,
+                _ => &mut t.output,
+            };
+            *slot = Some(price);
+        } else if LONG_WRITES
+            .iter()
+            .any(|(suffix, _)| head == format!("cache_creation_input_token_cost{suffix}"))
+        {
+            t.cache_write_long = Some(price);
+        }
+    }
+    by.into_values().filter(|t| t.input.is_some()).collect()
 }
 
 /// Per token to per million tokens, rounded to a millionth of a dollar (the table's figures
@@ -82,7 +157,8 @@ impl Snapshot {
 
     /// The figures of one entry.
     pub fn entry(&self, key: &str) -> Option<Entry> {
-        let e = self.entries.get(key)?;
+        let e = self.entries.get(key)?.as_object()?;
+        let text = |k: &str| e.get(k).and_then(Value::as_str).map(str::to_string);
         Some(Entry {
             input: e.get("input_cost_per_token").and_then(per_million),
             cached_input: e.get("cache_read_input_token_cost").and_then(per_million),
@@ -90,7 +166,28 @@ impl Snapshot {
                 .get("cache_creation_input_token_cost")
                 .and_then(per_million),
             output: e.get("output_cost_per_token").and_then(per_million),
-            context_window: e.get("max_input_tokens").and_then(Value::as_u64),
+            context_window: e
+                .get("max_input_tokens")
+                .and_then(Value::as_u64)
+                .filter(|w| *w > 0),
+            cache_write_long: LONG_WRITES.iter().find_map(|(suffix, ttl)| {
+                e.get(&format!("cache_creation_input_token_cost{suffix}"))
+                    .and_then(per_million)
+                    .map(|p| (*ttl, p))
+            }),
+            tiers: tiers(e),
+            provider: text("litellm_provider"),
+            mode: text("mode"),
+        })
+    }
+
+    /// Whether the entry is a model a conversation can be priced on: a chat or responses
+    /// model with an input and an output price per token.
+    pub fn is_chat(&self, key: &str) -> bool {
+        self.entry(key).is_some_and(|e| {
+            matches!(e.mode.as_deref(), Some("chat" | "responses"))
+                && e.input.is_some()
+                && e.output.is_some()
         })
     }
 
@@ -127,43 +224,120 @@ pub struct Change {
     pub new: Option<f64>,
 }
 
-/// The new snapshot's text and what it changes, from a newer LiteLLM table: the entries
-/// `keys` names, each kept whole. A key missing from the new table is an error, so an update
-/// never drops a card's prices.
+/// Why an entry of a new table cannot be priced on: a price that is not a number, negative,
+/// or larger than any provider charges, a cache read dearer than plain input, a context window
+/// that is not a positive whole number.
+fn entry_fault(e: &Map<String, Value>) -> Option<String> {
+    for (f, v) in e {
+        if !(f.contains("cost_per_token") || f.contains("_token_cost")) {
+            continue;
+        }
+        match v.as_f64() {
+            None if v.is_number() => return Some(format!("`{f}` is not a finite number")),
+            None => return Some(format!("`{f}` is {v}, not a number")),
+            Some(x) if !x.is_finite() || x < 0.0 => {
+                return Some(format!("`{f}` is {x}, not a price"))
+            }
+            Some(x) if x > MAX_PER_TOKEN => {
+                return Some(format!(
+                    "`{f}` is {x} USD per token, more than {MAX_PER_TOKEN} (absurd)"
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    let num = |k: &str| e.get(k).and_then(Value::as_f64);
+    if let (Some(read), Some(input)) = (
+        num("cache_read_input_token_cost"),
+        num("input_cost_per_token"),
+    ) {
+        if read > input {
+            return Some(format!(
+                "cache reads ({read}) cost more than plain input ({input})"
+            ));
+        }
+    }
+    match e.get("max_input_tokens") {
+        None => None,
+        Some(w) if w.as_u64().is_some_and(|w| w > 0) => None,
+        Some(w) => Some(format!(
+            "`max_input_tokens` is {w}, not a positive whole number"
+        )),
+    }
+}
+
+/// The dearest price per token an entry may hold: 0.01 USD, $10,000 per million tokens, far
+/// above any model the table lists (an assumed bound, to catch a unit slip).
+const MAX_PER_TOKEN: f64 = 0.01;
+
+/// What an update did: the new snapshot's text, the figures that moved for the models named,
+/// and the entries left out as unusable (key and reason).
+pub struct Updated {
+    pub text: String,
+    pub changes: Vec<Change>,
+    pub left_out: Vec<(String, String)>,
+}
+
+/// The new snapshot from a newer LiteLLM table: every entry that can be priced on, each kept
+/// whole, with what moved for the models `keys` names. An entry that names a key twice, a key
+/// of `keys` that the new table lacks or cannot price, or a table that is not a JSON object of
+/// entries refuses the update, so an update never drops or corrupts the prices a report uses;
+/// other unusable entries are left out and listed.
 pub fn update(
     current: &Snapshot,
     new_table: &[u8],
     keys: &[String],
     meta: Meta,
-) -> Result<(String, Vec<Change>)> {
-    let all = table(new_table)?;
-    let missing: Vec<&str> = keys
-        .iter()
-        .filter(|k| !all.get(k.as_str()).is_some_and(Value::is_object))
-        .map(String::as_str)
-        .collect();
-    if !missing.is_empty() {
-        return Err(Error::input(format!(
-            "the new price table has no entry for {}: the snapshot is left as it was",
-            missing.join(", ")
-        )));
-    }
+) -> Result<Updated> {
+    let all = match crate::json::parse_unique(new_table)
+        .map_err(|e| Error::input(format!("price table: {e}")))?
+    {
+        Value::Object(m) => m,
+        _ => return Err(Error::input("price table is not a JSON object of entries")),
+    };
     let mut out = Map::new();
     out.insert(
         META_KEY.into(),
         serde_json::to_value(&meta).map_err(|e| Error::input(e.to_string()))?,
     );
-    let mut sorted: Vec<&String> = keys.iter().collect();
-    sorted.sort();
-    sorted.dedup();
-    for k in &sorted {
-        out.insert((*k).clone(), all[k.as_str()].clone());
+    let mut left_out = Vec::new();
+    for (k, v) in all {
+        if k == META_KEY {
+            continue;
+        }
+        let fault = match v.as_object() {
+            None => Some("not an object".to_string()),
+            Some(e) => entry_fault(e),
+        };
+        match fault {
+            Some(why) => left_out.push((k, why)),
+            None => {
+                out.insert(k, v);
+            }
+        }
+    }
+    let mut refused: Vec<String> = Vec::new();
+    for k in keys {
+        if let Some((_, why)) = left_out.iter().find(|(l, _)| l == k) {
+            refused.push(format!("{k} ({why})"));
+        } else if !out.get(k.as_str()).is_some_and(Value::is_object) {
+            refused.push(format!("{k} (no entry)"));
+        }
+    }
+    if !refused.is_empty() {
+        return Err(Error::input(format!(
+            "the new price table cannot price {}: the snapshot is left as it was",
+            refused.join(", ")
+        )));
     }
     let text = serde_json::to_string_pretty(&Value::Object(out))
         .map_err(|e| Error::input(e.to_string()))?
         + "\n";
     let next = Snapshot::parse(text.as_bytes())?;
     let mut changes = Vec::new();
+    let mut sorted: Vec<&String> = keys.iter().collect();
+    sorted.sort();
+    sorted.dedup();
     for k in sorted {
         let (a, b) = (
             current.entry(k).unwrap_or_default(),
@@ -187,7 +361,11 @@ pub fn update(
             }
         }
     }
-    Ok((text, changes))
+    Ok(Updated {
+        text,
+        changes,
+        left_out,
+    })
 }
 
 #[cfg(test)]
@@ -222,15 +400,18 @@ mod tests {
                        "cache_read_input_token_cost": 1.25e-06, "max_input_tokens": 128000},
             "other": {"input_cost_per_token": 1e-06},
         });
-        let (text, changes) = update(
+        let u = update(
             cur,
             table.to_string().as_bytes(),
             &["gpt-4o".to_string()],
             meta(),
         )
         .unwrap();
+        let (text, changes) = (u.text, u.changes);
         let next = Snapshot::parse(text.as_bytes()).unwrap();
-        assert_eq!(next.keys(), vec!["gpt-4o"]);
+        let mut keys = next.keys();
+        keys.sort();
+        assert_eq!(keys, vec!["gpt-4o", "other"]);
         assert_eq!(next.date, "2027-01-01");
         assert!(changes
             .iter()
@@ -240,9 +421,43 @@ mod tests {
     #[test]
     fn an_update_missing_a_card_s_entry_or_not_a_table_is_refused() {
         let cur = Snapshot::embedded();
-        let e = update(cur, b"{\"x\": {}}", &["gpt-4o".to_string()], meta()).unwrap_err();
-        assert!(e.to_string().contains("no entry for gpt-4o"), "{e}");
+        let e = update(cur, b"{\"x\": {}}", &["gpt-4o".to_string()], meta())
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("gpt-4o (no entry)"), "{e}");
         assert!(update(cur, b"[1, 2]", &[], meta()).is_err());
         assert!(update(cur, b"not json", &[], meta()).is_err());
+    }
+
+    /// Every kind of unusable price leaves its entry out, and refuses the update when a report
+    /// uses it; a key named twice refuses it whole.
+    #[test]
+    fn unusable_prices_are_left_out_or_refuse_the_update() {
+        let cur = Snapshot::embedded();
+        let ok = r#""input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06"#;
+        for bad in [
+            r#""input_cost_per_token": -1e-06"#,
+            r#""input_cost_per_token": "3e-06""#,
+            r#""input_cost_per_token": null"#,
+            r#""input_cost_per_token": 1e308"#,
+            r#""input_cost_per_token": 1e-06, "cache_read_input_token_cost": 2e-06"#,
+            r#""input_cost_per_token": 1e-06, "max_input_tokens": 0"#,
+            r#""input_cost_per_token": 1e-06, "max_input_tokens": -5"#,
+        ] {
+            let table = format!(r#"{{"m": {{{bad}}}, "n": {{{ok}}}}}"#);
+            let u = update(cur, table.as_bytes(), &["n".to_string()], meta()).unwrap();
+            assert_eq!(u.left_out.len(), 1, "{bad}");
+            assert!(!Snapshot::parse(u.text.as_bytes())
+                .unwrap()
+                .keys()
+                .contains(&"m"));
+            let e = update(cur, table.as_bytes(), &["m".to_string()], meta())
+                .err()
+                .unwrap();
+            assert!(e.to_string().contains("cannot price m"), "{bad}: {e}");
+        }
+        let twice = format!(r#"{{"n": {{{ok}}}, "n": {{{ok}}}}}"#);
+        let e = update(cur, twice.as_bytes(), &[], meta()).err().unwrap();
+        assert!(e.to_string().contains("appears twice"), "{e}");
     }
 }

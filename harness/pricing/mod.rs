@@ -8,6 +8,7 @@
 //! rule and minimum), each with its source, or marked assumed. A card's `date` is the snapshot's,
 //! so every cost figure names the date of its prices.
 
+pub mod family;
 pub mod litellm;
 
 use crate::error::{Error, Result};
@@ -48,6 +49,37 @@ pub struct PriceCard {
     pub date: String,
     /// The LiteLLM entry the prices are read from.
     pub litellm: Option<String>,
+    /// Long-context tiers from the entry, by threshold: once a request's input passes a
+    /// tier's `above`, the whole request is billed at the tier's rates (as the providers bill).
+    pub tiers: Vec<Tier>,
+    /// A cache write that lives longer than the default (Anthropic's 1 hour, OpenAI's 12
+    /// hours), priced on its own: the TTL and USD per million.
+    pub cache_write_long: Option<(String, f64)>,
+    /// The card this one takes what the price table does not say from (render rules,
+    /// tokenizer, cache rule and minimum), for a model priced from the table alone.
+    pub inherits: Option<String>,
+}
+
+/// One long-context tier: every rate once a request's input passes `above` tokens. A rate the
+/// table does not give for the tier is the base rate scaled as the tier scales input.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Tier {
+    pub above: u64,
+    pub input: f64,
+    pub cached_input: f64,
+    pub cache_write: f64,
+    pub output: f64,
+}
+
+/// The rates a request is billed at: the base ones or a tier's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub input: f64,
+    pub cached_input: f64,
+    pub cache_write: f64,
+    pub output: f64,
+    /// The tier's threshold, when a tier applies.
+    pub above: Option<u64>,
 }
 
 /// A card as `fixtures/prices.toml` writes it: the LiteLLM entry it reads, and by hand only
@@ -162,7 +194,14 @@ impl CardSpec {
             source.push_str(&format!("; by hand ({}): {why}", hand.join(", ")));
         }
         source.push_str(&format!("; {}", self.source));
+        let (tiers, cache_write_long) = match e {
+            Some(e) => extras(e, input, cached_input, cache_write, output),
+            None => (Vec::new(), None),
+        };
         Ok(PriceCard {
+            tiers,
+            cache_write_long,
+            inherits: None,
             id: self.id,
             render: self.render,
             tokenizer: self.tokenizer,
@@ -180,6 +219,36 @@ impl CardSpec {
             litellm: self.litellm,
         })
     }
+}
+
+/// The tiers and long cache write of an entry, with the base rates a tier's missing rates are
+/// scaled from.
+fn extras(
+    e: &litellm::Entry,
+    input: f64,
+    cached_input: f64,
+    cache_write: f64,
+    output: f64,
+) -> (Vec<Tier>, Option<(String, f64)>) {
+    let tiers = e
+        .tiers
+        .iter()
+        .filter_map(|t| {
+            let tin = t.input?;
+            let k = if input > 0.0 { tin / input } else { 1.0 };
+            Some(Tier {
+                above: t.above,
+                input: tin,
+                cached_input: t.cached_input.unwrap_or(cached_input * k),
+                cache_write: t.cache_write.unwrap_or(cache_write * k),
+                output: t.output.unwrap_or(output * k),
+            })
+        })
+        .collect();
+    (
+        tiers,
+        e.cache_write_long.map(|(ttl, p)| (ttl.to_string(), p)),
+    )
 }
 
 /// Every card of a prices file resolved against a snapshot.
@@ -209,20 +278,86 @@ impl PriceCard {
         })
     }
 
+    /// The card of a model, by the id a provider's API takes (`claude-sonnet-5-5`, `gpt-5.6`,
+    /// `claude-opus-4-6-20260205`) or a hand card's name (`claude-sonnet-4.6`): a hand card
+    /// first, then any chat model the LiteLLM snapshot prices, with what the table does not
+    /// say inherited from the nearest hand card of its provider ([`family::derive`]). A name
+    /// neither knows is refused with the closest names.
     pub fn named(id: &str) -> Result<PriceCard> {
+        Self::lookup(id).ok_or_else(|| {
+            let shown: String = id.trim().chars().take(100).collect();
+            Error::input(format!(
+                "unknown model `{shown}`: no price card or LiteLLM entry prices it (closest: {}; `toolcost prices list` lists them all)",
+                family::closest(id.trim(), litellm::Snapshot::embedded()).join(", ")
+            ))
+        })
+    }
+
+    /// [`PriceCard::named`] without the error: `None` for a model nothing prices. Cards made
+    /// from the table are kept (up to a bound), so the gateway builds each once.
+    pub fn lookup(id: &str) -> Option<PriceCard> {
+        let id = id.trim();
         let all = Self::all();
-        all.iter()
-            .find(|c| c.id == id.trim())
-            .cloned()
-            .ok_or_else(|| Error::Unknown {
-                kind: "model",
-                name: id.to_string(),
-                expected: all
-                    .iter()
-                    .map(|c| c.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+        if let Some(c) = all.iter().find(|c| c.id == id) {
+            return Some(c.clone());
+        }
+        if id.is_empty() || id.len() > 200 {
+            return None;
+        }
+        // A hand card under any spelling of its name or entry: `claude-sonnet-4-6`,
+        // `anthropic/claude-sonnet-4-5-20250929`.
+        let norm = |s: &str| s.to_lowercase().replace('.', "-");
+        for key in family::candidates(id) {
+            if let Some(c) = all.iter().find(|c| {
+                norm(&c.id) == norm(&key)
+                    || c.litellm.as_deref().is_some_and(|l| norm(l) == norm(&key))
+            }) {
+                return Some(c.clone());
+            }
+        }
+        static MADE: std::sync::OnceLock<
+            std::sync::Mutex<std::collections::HashMap<String, Option<PriceCard>>>,
+        > = std::sync::OnceLock::new();
+        let made = MADE.get_or_init(Default::default);
+        if let Some(c) = crate::sync::lock(made).get(id) {
+            return c.clone();
+        }
+        let card = family::derive(id, litellm::Snapshot::embedded());
+        let mut m = crate::sync::lock(made);
+        if m.len() >= 1024 {
+            m.clear();
+        }
+        m.insert(id.to_string(), card.clone());
+        card
+    }
+
+    /// The rates a request of `input` tokens is billed at.
+    pub fn rates(&self, input: u64) -> Rates {
+        match self.tiers.iter().rev().find(|t| input > t.above) {
+            Some(t) => Rates {
+                input: t.input,
+                cached_input: t.cached_input,
+                cache_write: t.cache_write,
+                output: t.output,
+                above: Some(t.above),
+            },
+            None => Rates {
+                input: self.input,
+                cached_input: self.cached_input,
+                cache_write: self.cache_write,
+                output: self.output,
+                above: None,
+            },
+        }
+    }
+
+    /// `; tier above 272K input tokens` for a cost label, when a request of `input` tokens is
+    /// billed at a tier.
+    pub fn tier_note(&self, input: u64) -> String {
+        match self.rates(input).above {
+            Some(a) => format!("; tier above {}K input tokens", a / 1000),
+            None => String::new(),
+        }
     }
 
     pub fn render_model(&self) -> RenderModel {
@@ -256,12 +391,13 @@ impl PriceCard {
         Tokenizer::parse(&self.tokenizer).expect("price card tokenizer is valid (tested)")
     }
 
-    /// Dollars for a usage.
+    /// Dollars for a usage, at the tier its total input falls in.
     pub fn cost(&self, u: &Usage) -> f64 {
-        (u.uncached_input as f64 * self.input
-            + u.cached_input as f64 * self.cached_input
-            + u.cache_write as f64 * self.cache_write
-            + u.output as f64 * self.output)
+        let r = self.rates(u.total_input());
+        (u.uncached_input as f64 * r.input
+            + u.cached_input as f64 * r.cached_input
+            + u.cache_write as f64 * r.cache_write
+            + u.output as f64 * r.output)
             / 1e6
     }
 

@@ -17,7 +17,7 @@ fn usage(reply: &Reply) -> Value {
     let u = reply.usage;
     let prompt = u.total_input();
     json!({"prompt_tokens": prompt, "completion_tokens": u.output, "total_tokens": prompt + u.output,
-           "prompt_tokens_details": {"cached_tokens": u.cached_input}})
+           "prompt_tokens_details": {"cached_tokens": u.cached_input, "cache_write_tokens": u.cache_write}})
 }
 
 /// The assistant message and finish reason for an answer's Anthropic-form blocks.
@@ -210,7 +210,10 @@ impl Provider for OpenaiChat {
                     .pointer("/prompt_tokens_details/cached_tokens")
                     .and_then(Value::as_u64)
                     .unwrap_or(0),
-                written: 0,
+                written: u
+                    .pointer("/prompt_tokens_details/cache_write_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
                 output: count(u, "completion_tokens"),
             })
     }

@@ -34,11 +34,162 @@ pub const MAX_TOOLS: usize = 128;
 
 pub struct OpenaiResponses;
 
+/// Tool types the Responses API takes in `tools` (openai-python 3.57.0 `ToolParam`).
+const TOOL_TYPES: &[&str] = &[
+    "function",
+    "namespace",
+    "tool_search",
+    "mcp",
+    "web_search",
+    "web_search_preview",
+    "file_search",
+    "code_interpreter",
+    "computer_use_preview",
+    "image_generation",
+    "local_shell",
+    "shell",
+    "apply_patch",
+    "custom",
+];
+
+/// Input item types the Responses API takes (openai-python 3.57.0 `ResponseInputItemParam`);
+/// an item without `type` is a message.
+const ITEM_TYPES: &[&str] = &[
+    "message",
+    "function_call",
+    "function_call_output",
+    "tool_search_call",
+    "tool_search_output",
+    "reasoning",
+    "item_reference",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "mcp_call",
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "mcp_approval_response",
+    "web_search_call",
+    "file_search_call",
+    "computer_call",
+    "computer_call_output",
+    "code_interpreter_call",
+    "image_generation_call",
+    "local_shell_call",
+    "local_shell_call_output",
+    "shell_call",
+    "shell_call_output",
+    "apply_patch_call",
+    "apply_patch_call_output",
+];
+
+/// The roles a message item may have.
+const ROLES: &[&str] = &["user", "assistant", "system", "developer"];
+
+/// What the Responses API refuses in `tools`: not a list, a tool without a known `type`, a
+/// function without a name, a namespace whose `tools` is not a list of functions (namespaces
+/// do not nest), and two functions with one name.
+fn check_tools(tools: Option<&Value>) -> Result<(), String> {
+    let Some(tools) = tools else { return Ok(()) };
+    let list = tools
+        .as_array()
+        .ok_or("`tools` must be a list of tool objects")?;
+    let mut names = std::collections::HashSet::new();
+    let mut function = |t: &Value, at: &str| -> Result<(), String> {
+        let name = t
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .ok_or(format!("{at}: a function needs a `name` string"))?;
+        if !names.insert(name.to_string()) {
+            return Err(format!("{at}: duplicate function name `{name}`"));
+        }
+        Ok(())
+    };
+    for (i, t) in list.iter().enumerate() {
+        let at = format!("tools[{i}]");
+        let ty = t
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or(format!("{at}: a tool needs a `type` string"))?;
+        if !TOOL_TYPES.contains(&ty) {
+            return Err(format!("{at}: unknown tool type `{ty}`"));
+        }
+        match ty {
+            "function" => function(t, &at)?,
+            "namespace" => {
+                let members = t
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .ok_or(format!("{at}: a namespace's `tools` must be a list"))?;
+                for (j, m) in members.iter().enumerate() {
+                    let mat = format!("{at}.tools[{j}]");
+                    match m.get("type").and_then(Value::as_str) {
+                        Some("function") => function(m, &mat)?,
+                        Some("namespace") => return Err(format!("{mat}: namespaces do not nest")),
+                        _ => return Err(format!("{mat}: a namespace holds functions only")),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// What the Responses API refuses in `input`: an item that is not an object, an unknown item
+/// type, a message with an unknown role, and a `function_call_output` whose `call_id` no
+/// earlier `function_call` made (unless the call is in a previous response).
+fn check_input(input: &Value, continues: bool) -> Result<(), String> {
+    let mut calls = std::collections::HashSet::new();
+    for (i, item) in input.as_array().into_iter().flatten().enumerate() {
+        let at = format!("input[{i}]");
+        let obj = item
+            .as_object()
+            .ok_or(format!("{at}: an input item must be an object"))?;
+        let ty = match obj.get("type") {
+            None => "message",
+            Some(Value::String(t)) => t.as_str(),
+            Some(_) => return Err(format!("{at}: `type` must be a string")),
+        };
+        if !ITEM_TYPES.contains(&ty) {
+            return Err(format!("{at}: unknown input item type `{ty}`"));
+        }
+        match ty {
+            "message" => {
+                let role = obj.get("role").and_then(Value::as_str).unwrap_or("");
+                if !ROLES.contains(&role) {
+                    return Err(format!(
+                        "{at}: unknown role `{role}`; expected user, assistant, system or developer"
+                    ));
+                }
+            }
+            "function_call" => {
+                if let Some(id) = obj.get("call_id").and_then(Value::as_str) {
+                    calls.insert(id.to_string());
+                }
+            }
+            "function_call_output" => {
+                let id = obj
+                    .get("call_id")
+                    .and_then(Value::as_str)
+                    .ok_or(format!("{at}: a function_call_output needs a `call_id`"))?;
+                if !continues && !calls.contains(id) {
+                    return Err(format!(
+                        "{at}: no function call found for function call output with call_id {id}"
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn usage(reply: &Reply) -> Value {
     let u = reply.usage;
     let input = u.total_input();
     json!({"input_tokens": input,
-           "input_tokens_details": {"cached_tokens": u.cached_input, "cache_write_tokens": 0},
+           "input_tokens_details": {"cached_tokens": u.cached_input, "cache_write_tokens": u.cache_write},
            "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": 0},
            "total_tokens": input + u.output})
 }
@@ -101,7 +252,8 @@ impl Provider for OpenaiResponses {
             Some(Value::Array(_)) => {}
             _ => return Err("request body has no `input` list or string".into()),
         }
-        Ok(())
+        check_tools(body.get("tools"))?;
+        check_input(&body["input"], body.get("previous_response_id").is_some())
     }
 
     fn request(&self, r: RequestParts) -> Value {
@@ -319,7 +471,11 @@ impl Provider for OpenaiResponses {
                     .pointer("/input_tokens_details/cached_tokens")
                     .and_then(Value::as_u64)
                     .unwrap_or(0),
-                written: 0,
+                // gpt-5.6 and later bill and report cache writes (inside input_tokens).
+                written: u
+                    .pointer("/input_tokens_details/cache_write_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
                 // Reasoning tokens are inside output_tokens (billed as output).
                 output: count(u, "output_tokens"),
             })

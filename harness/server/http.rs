@@ -306,6 +306,18 @@ pub fn refusal(r: Refusal) -> Response {
         ),
         Refusal::Forbidden(_) => error(StatusCode::FORBIDDEN, "forbidden", r.message()),
         Refusal::UnknownReceipt(_) => error(StatusCode::NOT_FOUND, "unknown_receipt", r.message()),
+        Refusal::Unavailable(_) => {
+            let mut resp = error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                r.message(),
+            );
+            resp.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+            resp
+        }
     }
 }
 

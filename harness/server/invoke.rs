@@ -35,6 +35,9 @@ pub enum Refusal {
     Forbidden(String),
     /// `repairs` names a receipt this store does not hold.
     UnknownReceipt(String),
+    /// The store could not be read or written just now (busy, locked by another process, a
+    /// full disk): nothing was recorded, and the same call may succeed later.
+    Unavailable(String),
 }
 
 impl Refusal {
@@ -46,6 +49,9 @@ impl Refusal {
             ),
             Refusal::BadArgs { pointer, message } => format!("arguments do not match the row's schema at {pointer}: {message}"),
             Refusal::Forbidden(m) => m.clone(),
+            Refusal::Unavailable(m) => format!(
+                "the receipt store is unavailable, nothing was recorded: {m}; try again shortly"
+            ),
             Refusal::UnknownReceipt(id) => format!("`repairs` names receipt `{id}`, which this server does not hold; give the id of the receipt this call repairs"),
         }
     }
@@ -84,7 +90,11 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
         match state.receipt(id) {
             Ok(Some(_)) => {}
             Ok(None) => return Err(Refusal::UnknownReceipt(id.clone())),
-            Err(e) => return Err(Refusal::Forbidden(format!("could not read receipts: {e}"))),
+            Err(e) => {
+                return Err(Refusal::Unavailable(format!(
+                    "could not read receipts: {e}"
+                )))
+            }
         }
     }
     let args = match req.args {
@@ -114,26 +124,24 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
         super::ReceiptIds::Reproducible => String::new(),
         super::ReceiptIds::Unguessable => format!("{}|", state.id_secret),
     };
-    let receipt = state
-        .write_receipt(|seq| {
-            let id_src = format!(
-                "{key_prefix}{}|{}|{seq}",
-                row.key,
-                crate::json::compact(&args)
-            );
-            Receipt {
-                id: format!("inv_{}", &hash(&Value::String(id_src))[..16]),
-                key: row.key.clone(),
-                args_hash: hash(&args),
-                result_hash: hash(&result),
-                ok,
-                repairs: req.repairs.clone(),
-                created_at: clock::rfc3339(secs, nanos),
-                args: args.clone(),
-                result: result.clone(),
-            }
-        })
-        .map_err(Refusal::Forbidden)?;
+    let receipt = state.write_receipt(|seq| {
+        let id_src = format!(
+            "{key_prefix}{}|{}|{seq}",
+            row.key,
+            crate::json::compact(&args)
+        );
+        Receipt {
+            id: format!("inv_{}", &hash(&Value::String(id_src))[..16]),
+            key: row.key.clone(),
+            args_hash: hash(&args),
+            result_hash: hash(&result),
+            ok,
+            repairs: req.repairs.clone(),
+            created_at: clock::rfc3339(secs, nanos),
+            args: args.clone(),
+            result: result.clone(),
+        }
+    })?;
     Ok(Invocation {
         ok,
         result,

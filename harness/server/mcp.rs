@@ -258,7 +258,8 @@ pub async fn handle(
                 "serverInfo": server_info.clone(),
                 "instructions": endpoint.instructions,
             });
-            reply(ok(&id, result), Some(sessions.open(version)))
+            let holder = ctx.authorised && st.token.is_some();
+            reply(ok(&id, result), Some(sessions.open(version, holder)))
         }
         "ping" if !modern => reply(ok(&id, json!({})), None),
         "server/discover" => reply(

@@ -9,6 +9,7 @@ pub mod batch;
 pub mod code;
 pub mod guard;
 pub mod listing;
+mod peers;
 pub mod sessions;
 mod stall;
 pub mod stdio;
@@ -65,12 +66,12 @@ pub fn state(opts: &Options) -> Result<Arc<State>> {
 
 /// The same with these limits.
 pub fn state_with(opts: &Options, limits: Limits) -> Result<Arc<State>> {
-    let mut conn = store::open(opts.db.as_deref())?;
+    let (mut conn, claim) = store::open(opts.db.as_deref())?;
     if let Some(rows) = &opts.rows {
         store::replace_directory(&mut conn, rows)?;
     }
     let st = State::with_limits(conn, opts.token.clone(), &opts.allowlist, limits)?;
-    finish(st, opts)
+    finish(st, opts, claim)
 }
 
 /// [`state_with`] for a server that owns its options, so a large catalogue is not held twice
@@ -81,7 +82,7 @@ pub fn state_with(opts: &Options, limits: Limits) -> Result<Arc<State>> {
 /// - A `--db` file may bring a table of its own making (its own column types), so the rows
 ///   are written, let go, and the snapshot is read back from the table.
 pub fn state_from(mut opts: Options, limits: Limits) -> Result<Arc<State>> {
-    let mut conn = store::open(opts.db.as_deref())?;
+    let (mut conn, claim) = store::open(opts.db.as_deref())?;
     let (token, allowlist) = (opts.token.clone(), &opts.allowlist);
     let st = match opts.rows.take() {
         Some(rows) if opts.db.is_none() => {
@@ -97,13 +98,14 @@ pub fn state_from(mut opts: Options, limits: Limits) -> Result<Arc<State>> {
         }
         None => State::with_limits(conn, token, allowlist, limits)?,
     };
-    finish(st, &opts)
+    finish(st, &opts, claim)
 }
 
-/// The options a state takes after it is made.
-fn finish(mut st: State, opts: &Options) -> Result<Arc<State>> {
+/// The options a state takes after it is made, and its claim on the store file.
+fn finish(mut st: State, opts: &Options, claim: Option<store::Claim>) -> Result<Arc<State>> {
     st.max_body = opts.max_body;
     st.in_memory = opts.db.is_none();
+    st.claim = claim;
     Ok(Arc::new(st))
 }
 
@@ -111,8 +113,12 @@ struct App {
     state: Arc<State>,
     /// Open sessions, per endpoint path.
     sessions: std::collections::HashMap<&'static str, Sessions>,
-    /// One permit per open event stream (`Limits::max_streams`).
+    /// One permit per open event stream (`Limits::max_streams`), less the streams kept for
+    /// token holders.
     streams: Arc<tokio::sync::Semaphore>,
+    /// Streams only a token holder may open, so tokenless peers cannot take every slot: a
+    /// quarter of `max_streams` when the server has a token (8 of the default 32), else none.
+    held_streams: Arc<tokio::sync::Semaphore>,
     /// Largest request body (`--max-body`).
     max_body: usize,
 }
@@ -124,7 +130,13 @@ pub fn endpoints() -> Vec<Endpoint> {
 
 /// The router for a state.
 pub fn router(state: Arc<State>, max_body: usize) -> Router {
-    let streams = Arc::new(tokio::sync::Semaphore::new(state.limits.max_streams.max(1)));
+    let total = state.limits.max_streams.max(1);
+    let held = match state.token.is_some() {
+        true => total / 4,
+        false => 0,
+    };
+    let streams = Arc::new(tokio::sync::Semaphore::new(total - held));
+    let held_streams = Arc::new(tokio::sync::Semaphore::new(held));
     let app = Arc::new(App {
         state,
         sessions: endpoints()
@@ -132,6 +144,7 @@ pub fn router(state: Arc<State>, max_body: usize) -> Router {
             .map(|e| (e.path, Sessions::default()))
             .collect(),
         streams,
+        held_streams,
         max_body,
     });
     let dispatch = Router::new()
@@ -303,6 +316,7 @@ pub async fn run(
     let app = router(state, max_body);
     let max = limits.max_connections.max(1);
     let slots = Arc::new(tokio::sync::Semaphore::new(max));
+    let peers = Arc::new(peers::Peers::new(max));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -312,9 +326,9 @@ pub async fn run(
             p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
             _ = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
-                Ok((s, _)) => s,
+                Ok(s) => s,
                 Err(_) => {
                     // Out of descriptors or a connection reset before accept: back off a little.
                     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -323,6 +337,12 @@ pub async fn run(
             },
             _ = &mut shutdown => break,
         };
+        // One address may hold only its share of the slots, and the last slots are kept for
+        // addresses that hold none: connections that send nothing cannot starve other peers.
+        let Some(seat) = peers.seat(peer.ip(), slots.available_permits()) else {
+            drop(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         let mut stop = stop_rx.clone();
@@ -330,6 +350,7 @@ pub async fn run(
         let stream = stall::StallGuard::new(stream, limits.write_stall);
         tokio::spawn(async move {
             let _permit = permit;
+            let _seat = seat;
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(hyper_util::rt::TokioTimer::new())
@@ -586,7 +607,7 @@ async fn mcp_post(
             if id.is_null() {
                 return event_stream(Body::from_stream(first));
             }
-            let Some(permit) = stream_permit(app) else {
+            let Some(permit) = stream_permit(app, ctx.authorised && st.token.is_some()) else {
                 return too_many_streams(app);
             };
             let note = mcp::list_changed_for(&id);
@@ -674,7 +695,8 @@ fn mcp_get(app: &Arc<App>, endpoint: Endpoint, headers: &HeaderMap) -> Response 
             )
         }
     };
-    let Some(permit) = stream_permit(app) else {
+    let holder = app.state.token.is_some() && app.state.authorised(http::presented(headers));
+    let Some(permit) = stream_permit(app, holder) else {
         return too_many_streams(app);
     };
     // The stream belongs to its session: it ends when the session is deleted or dropped.

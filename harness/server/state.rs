@@ -171,6 +171,8 @@ impl Snapshot {
 /// Shared server state.
 pub struct State {
     db: Mutex<Connection>,
+    /// The exclusive claim on the `--db` file, held for the state's life.
+    pub(crate) claim: Option<super::store::Claim>,
     /// Held across a directory change, the re-read and the snapshot swap, so writers take
     /// turns and the served snapshot is always the table after the last acknowledged write.
     writer: Mutex<()>,
@@ -232,6 +234,7 @@ impl State {
     ) -> Result<State> {
         Ok(State {
             db: Mutex::new(conn),
+            claim: None,
             writer: Mutex::new(()),
             snapshot: RwLock::new(Arc::new(first)),
             generation: AtomicU64::new(0),
@@ -326,17 +329,18 @@ impl State {
     pub fn write_receipt(
         &self,
         make: impl Fn(u64) -> Receipt,
-    ) -> std::result::Result<Receipt, String> {
+    ) -> std::result::Result<Receipt, super::invoke::Refusal> {
+        use super::invoke::Refusal;
         let db = self.db();
         let mut attempt = 0;
         loop {
             let seq = store::next_receipt_seq(&db)
-                .map_err(|e| format!("could not number the receipt: {e}"))?;
+                .map_err(|e| Refusal::Unavailable(format!("could not number the receipt: {e}")))?;
             let cap = self.limits.memory_receipts;
             if self.in_memory && seq > cap {
-                return Err(format!(
+                return Err(Refusal::Forbidden(format!(
                     "this server keeps receipts in memory and holds {cap}, its limit, so the call was not run; restart it with --db FILE to keep receipts on disk"
-                ));
+                )));
             }
             let receipt = make(seq);
             match store::insert_receipt(&db, &receipt) {
@@ -348,7 +352,11 @@ impl State {
                 {
                     attempt += 1
                 }
-                Err(e) => return Err(format!("could not write the receipt: {e}")),
+                Err(e) => {
+                    return Err(Refusal::Unavailable(format!(
+                        "could not write the receipt: {e}"
+                    )))
+                }
             }
         }
     }
@@ -421,7 +429,7 @@ mod tests {
     fn state() -> Arc<State> {
         let rows: Vec<Row> =
             Generator::new(Profile::named("seed-2026-07").unwrap(), 5, 1, false).collect();
-        let mut conn = store::open(None).unwrap();
+        let (mut conn, _) = store::open(None).unwrap();
         store::replace_directory(&mut conn, &rows).unwrap();
         Arc::new(State::new(conn, Some("t".into()), vec![]).unwrap())
     }

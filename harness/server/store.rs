@@ -51,9 +51,58 @@ pub struct Receipt {
     pub result: serde_json::Value,
 }
 
+/// An exclusive claim on a store file, held while a server serves it: a second server on the
+/// same file (in this process or another) is refused rather than left to serve rows the first
+/// has deleted. The claim is an advisory lock on `<db>.claim` beside the file, which holds the
+/// holder's process id; the system lets it go when the holder exits, however it exits.
+#[derive(Debug)]
+pub struct Claim {
+    _file: std::fs::File,
+}
+
+/// Claim `path` for this server ([`Claim`]), or say which process holds it.
+pub fn claim(path: &Path) -> Result<Claim> {
+    use std::io::{Read, Seek, Write};
+    let lock_path = {
+        let mut p = path.as_os_str().to_owned();
+        p.push(".claim");
+        std::path::PathBuf::from(p)
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(|e| Error::io(&lock_path, e))?;
+    match f.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = (&f).take(32).read_to_string(&mut holder);
+            let holder = holder.trim();
+            return Err(Error::input(format!(
+                "{}: another toolcost server is serving this store ({}), so this one would not see its changes; stop it, or give another --db",
+                path.display(),
+                match holder.is_empty() {
+                    true => "its process id is not recorded".to_string(),
+                    false => format!("process {holder}"),
+                }
+            )));
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
+    }
+    f.set_len(0).map_err(|e| Error::io(&lock_path, e))?;
+    f.rewind().map_err(|e| Error::io(&lock_path, e))?;
+    writeln!(f, "{}", std::process::id()).map_err(|e| Error::io(&lock_path, e))?;
+    Ok(Claim { _file: f })
+}
+
 /// Open (or create) a store with every table. A file that is not toolcost's (see
-/// [`directory::identity`]) is refused before anything is written to it.
-pub fn open(path: Option<&Path>) -> Result<Connection> {
+/// [`directory::identity`]) is refused before anything is written to it, or beside it; a
+/// file another server holds is refused before anything is written to it ([`claim`]).
+pub fn open(path: Option<&Path>) -> Result<(Connection, Option<Claim>)> {
+    let mut held = None;
     let conn = match path {
         Some(p) => {
             let conn = Connection::open(p)?;
@@ -63,6 +112,13 @@ pub fn open(path: Option<&Path>) -> Result<Connection> {
                     p.display()
                 ))
             })?;
+            let who = match who {
+                Identity::Legacy => match legacy_layout_fault(&conn)? {
+                    None => Identity::Legacy,
+                    Some(why) => Identity::Foreign(why),
+                },
+                other => other,
+            };
             if let Identity::Foreign(why) = who {
                 return Err(Error::input(format!(
                     "{}: not a toolcost database ({why}), so nothing was written to it; give a new --db path, or serve its `directory` table from memory with --catalogue {}",
@@ -70,6 +126,7 @@ pub fn open(path: Option<&Path>) -> Result<Connection> {
                     p.display()
                 )));
             }
+            held = Some(claim(p)?);
             conn
         }
         None => Connection::open_in_memory()?,
@@ -78,7 +135,38 @@ pub fn open(path: Option<&Path>) -> Result<Connection> {
     directory::stamp(&conn)?;
     conn.execute_batch(DIRECTORY_DDL)?;
     conn.execute_batch(RECEIPTS_DDL)?;
-    Ok(conn)
+    Ok((conn, held))
+}
+
+/// Why an unstamped file with toolcost's table names is not an older toolcost store: a table
+/// whose columns are not the ones toolcost writes (someone else's `receipts`, say). `None`:
+/// every table it holds has toolcost's columns, in toolcost's order.
+fn legacy_layout_fault(conn: &Connection) -> Result<Option<String>> {
+    let columns = |c: &Connection, table: &str| -> Result<Vec<String>> {
+        let mut stmt = c.prepare(&format!("PRAGMA table_info({table})"))?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(1))?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(names)
+    };
+    let reference = Connection::open_in_memory()?;
+    reference.execute_batch(DIRECTORY_DDL)?;
+    reference.execute_batch(RECEIPTS_DDL)?;
+    for table in ["directory", "receipts", "outbox"] {
+        let theirs = columns(conn, table)?;
+        if theirs.is_empty() {
+            continue;
+        }
+        let ours = columns(&reference, table)?;
+        if theirs != ours {
+            return Ok(Some(format!(
+                "its `{table}` table has the columns {}, not toolcost's {}",
+                theirs.join(", "),
+                ours.join(", ")
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// The sequence number the next receipt takes: one more than the last row's.
@@ -143,7 +231,7 @@ mod tests {
 
     #[test]
     fn receipts_are_append_only() {
-        let conn = open(None).unwrap();
+        let (conn, _) = open(None).unwrap();
         let r = Receipt {
             id: "inv_1".into(),
             key: "NOW".into(),

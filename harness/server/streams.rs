@@ -20,8 +20,12 @@ pub(super) fn event_stream(body: Body) -> Response {
 }
 
 /// A slot for one more event stream, or `None` when `Limits::max_streams` are open.
-pub(super) fn stream_permit(app: &App) -> Option<tokio::sync::OwnedSemaphorePermit> {
-    app.streams.clone().try_acquire_owned().ok()
+/// A token holder takes from the streams kept for holders first.
+pub(super) fn stream_permit(app: &App, holder: bool) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    let held = holder
+        .then(|| app.held_streams.clone().try_acquire_owned().ok())
+        .flatten();
+    held.or_else(|| app.streams.clone().try_acquire_owned().ok())
 }
 
 /// The 503 that refuses a stream past the cap.

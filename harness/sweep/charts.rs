@@ -77,7 +77,8 @@ pub fn sweep_plots(
         } else {
             format!("-{client}")
         };
-        let window = context_windows(&c.card);
+        let mut window = context_windows(&c.card);
+        window.extend(price_tiers(&c.card));
         let limit = c.format.spec().tool_limit();
         let limit = (limit.tools as f64, limit.label);
         files.extend(plot::write(
@@ -177,11 +178,32 @@ fn bytes_vs_tokens(
     )
 }
 
+/// Where the client's card bills at another tier: a line at each threshold of input tokens,
+/// with the factor its input rate changes by.
+fn price_tiers(own: &PriceCard) -> Vec<(f64, String)> {
+    own.tiers
+        .iter()
+        .map(|t| {
+            (
+                t.above as f64,
+                format!(
+                    "price tier above {}: {} bills the whole request at {:.2}x input",
+                    plot::compact(t.above as f64),
+                    own.id,
+                    t.input / own.input
+                ),
+            )
+        })
+        .collect()
+}
+
 /// Every price card's context window, cards with the same window on one line; the client's
 /// own card is marked.
 fn context_windows(own: &PriceCard) -> Vec<(f64, String)> {
     let mut by_size: Vec<(u64, Vec<String>)> = Vec::new();
-    for card in PriceCard::all() {
+    let own_listed = PriceCard::all().iter().any(|c| c.id == own.id);
+    let extra = (!own_listed).then_some(own);
+    for card in PriceCard::all().iter().chain(extra) {
         let id = if card.id == own.id {
             format!("{} (this client)", card.id)
         } else {

@@ -196,11 +196,14 @@ fn grid(
     let mut clients = Vec::new();
     for c in &client_names {
         let mut client = Client::named(c)?;
-        if let Some(m) = scenario
-            .filter(|s| s.client.name == *c)
-            .and_then(|s| s.client.model.clone())
-        {
-            client.model = m;
+        if let Some(spec) = scenario.filter(|s| s.client.name == *c).map(|s| &s.client) {
+            if let Some(m) = &spec.model {
+                client.model = m.clone();
+                client.wire_model = m.clone();
+            }
+            if let Some(w) = &spec.wire_model {
+                client.wire_model = w.clone();
+            }
         }
         clients.push(client);
     }

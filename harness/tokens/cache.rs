@@ -11,7 +11,9 @@
 //! - [`CacheRule::Automatic`] (OpenAI; Kimi by assumption): every request of at least the
 //!   minimum is cached; a later request reads the longest prefix it shares with an earlier one,
 //!   at message granularity, rounded down to the rule's step (128 tokens for OpenAI). Nothing
-//!   is charged for writing.
+//!   is charged for writing, except under a rule `with writes` (gpt-5.6 and later): there the
+//!   part of a prompt of at least the minimum that was not read is written, at the card's
+//!   cache-write price (one implicit breakpoint at the end of the prompt).
 //! - [`CacheRule::None`]: no caching.
 //!
 //! Time is whatever the caller says it is (seconds), so the driver can run on a virtual clock
@@ -37,16 +39,19 @@ pub const TTL_1H: f64 = 3600.0;
 pub enum CacheRule {
     /// Only at `cache_control` marks.
     Marks,
-    /// Automatically, in steps of `step` tokens, entries living `ttl` seconds.
+    /// Automatically, in steps of `step` tokens, entries living `ttl` seconds; `writes`: the
+    /// provider bills what it writes.
     Automatic {
         step: u64,
         ttl: u64,
+        writes: bool,
     },
     None,
 }
 
 impl CacheRule {
-    /// Parse a card's `cache` field: `marks`, `automatic:<step>:<ttl seconds>` or `none`.
+    /// Parse a card's `cache` field: `marks`, `automatic:<step>:<ttl seconds>[:writes]` or
+    /// `none`.
     pub fn parse(spec: &str) -> Option<CacheRule> {
         let mut parts = spec.split(':');
         match parts.next()? {
@@ -55,7 +60,16 @@ impl CacheRule {
             "automatic" => {
                 let step = parts.next()?.parse().ok()?;
                 let ttl = parts.next()?.parse().ok()?;
-                (step > 0).then_some(CacheRule::Automatic { step, ttl })
+                let writes = match parts.next() {
+                    None => false,
+                    Some("writes") => true,
+                    Some(_) => return None,
+                };
+                (step > 0 && parts.next().is_none()).then_some(CacheRule::Automatic {
+                    step,
+                    ttl,
+                    writes,
+                })
             }
             _ => None,
         }
@@ -203,9 +217,15 @@ impl PromptCache {
         match p.rule {
             CacheRule::None => Ok(none),
             CacheRule::Marks => self.bill_marks(req, p, scope, now, commit, full),
-            CacheRule::Automatic { step, ttl } => {
-                Ok(self.bill_automatic(req, p, scope, now, commit, full, step, ttl as f64))
-            }
+            CacheRule::Automatic { step, ttl, writes } => Ok(self.bill_automatic(
+                req,
+                p,
+                scope,
+                now,
+                commit,
+                full,
+                (step, ttl as f64, writes),
+            )),
         }
     }
 
@@ -314,8 +334,7 @@ impl PromptCache {
         now: f64,
         commit: bool,
         full: &super::Billing,
-        step: u64,
-        ttl: f64,
+        (step, ttl, writes): (u64, f64, bool),
     ) -> Usage {
         let total = full.input_tokens;
         // Prefixes at message granularity: tools and system first, then each whole message.
@@ -358,10 +377,14 @@ impl PromptCache {
                 );
             }
         }
+        let written = match writes && total >= p.min_cacheable {
+            true => total - cached,
+            false => 0,
+        };
         Usage {
-            uncached_input: total - cached,
+            uncached_input: total - cached - written,
             cached_input: cached,
-            cache_write: 0,
+            cache_write: written,
             output: 0,
         }
     }
@@ -458,7 +481,14 @@ mod tests {
 
     #[test]
     fn automatic_caching_reads_the_previous_request_whatever_its_marks() {
-        let p = pricing(CacheRule::Automatic { step: 1, ttl: 300 }, 0);
+        let p = pricing(
+            CacheRule::Automatic {
+                step: 1,
+                ttl: 300,
+                writes: false,
+            },
+            0,
+        );
         let mut c = PromptCache::default();
         let a = c.bill(&req(first()), &p, "s", 0.0, true).unwrap();
         assert_eq!(a.cached_input, 0);

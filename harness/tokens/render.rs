@@ -5,8 +5,8 @@
 //!   (per model family and `tool_choice`, FACTS section 3). Deferred tools are unbilled until a
 //!   `tool_reference` in the messages expands them.
 //! - OpenAI: the cookbook's `num_tokens_for_tools` walk over the `namespace functions` rendering
-//!   (func_init, prop_init, prop_key, enum_init, enum_item, func_end) and 3 tokens per message
-//!   (or Responses input item) plus 3 to prime the reply. Deferred functions keep name and
+//!   (func_init, prop_init, prop_key, enum_init, enum_item, func_end), 3 tokens per message
+//!   (or Responses input item) and its role's tokens, plus 3 to prime the reply. Deferred functions keep name and
 //!   description billed (func_init plus `name:description`); a namespace with deferred members
 //!   is billed the same way for its own name and description only. Definitions a Responses
 //!   `tool_search_output` item loads are billed where the item appears, with the same walk
@@ -280,18 +280,31 @@ pub fn billed_with(
     tools: &ToolsBilling,
 ) -> Billing {
     let system = system_text(&req.body);
-    let system_tokens = tok.count(&system);
-    let per_message = matches!(render, RenderModel::Openai { .. }) as u8 as f64 * 3.0;
+    let openai = matches!(render, RenderModel::Openai { .. });
+    // OpenAI frames every message with 3 tokens and its role (the cookbook's
+    // `num_tokens_from_messages`: tokens_per_message 3, and each value of the message, the
+    // role's included, counted), and primes the reply with 3.
+    let frame = |role: &str| match openai {
+        true => 3.0 + tok.count(role),
+        false => 0.0,
+    };
+    let system_messages = req
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .count()
+        .max(usize::from(!system.is_empty()));
+    let system_tokens = tok.count(&system) + system_messages as f64 * frame("system");
     let mut message_tokens = 0.0;
     let mut last_user = 0.0;
     for m in req.messages().iter().filter(|m| m["role"] != "system") {
-        let t = per_message + tok.count(&message_text(m));
+        let t = frame(m["role"].as_str().unwrap_or("")) + tok.count(&message_text(m));
         message_tokens += t;
         last_user = if m["role"] == "user" { t } else { 0.0 };
     }
     message_tokens += tools.expanded_tokens;
-    if matches!(render, RenderModel::Openai { .. }) {
-        message_tokens += 3.0 + per_message; // the system message's framing and the reply primer
+    if openai {
+        message_tokens += 3.0; // the reply primer
     }
     if let RenderModel::Anthropic { framing, .. } = render {
         message_tokens += framing;
