@@ -343,6 +343,7 @@ impl Calibration {
             };
             let f = c.correction;
             let scale = |n: u64| (n as f64 * f).round() as u64;
+            let old_input = r.input_tokens;
             let input = scale(r.input_tokens);
             let cached = scale(r.cached_input_tokens).min(input);
             let written = scale(r.cache_write_tokens).min(input - cached);
@@ -351,15 +352,33 @@ impl Calibration {
             r.cache_write_tokens = written;
             r.uncached_input_tokens = input - cached - written;
             r.marginal_tokens_per_definition = r.marginal_tokens_per_definition.map(|m| m * f);
-            // Dollars are linear in the input tokens: the input part scales, output stays.
+            // The warm dollars are the card's for the scaled usage, at the tier the scaled input
+            // falls in; the cold turn's split is not in the row, so its input part scales with
+            // the correction and with the change of tier, and its output is priced anew.
             if let Ok(card) = PriceCard::named(&r.model) {
-                let out = card.cost(&Usage {
+                let warm = Usage {
+                    uncached_input: r.uncached_input_tokens,
+                    cached_input: r.cached_input_tokens,
+                    cache_write: r.cache_write_tokens,
                     output: r.output_tokens,
-                    ..Usage::default()
-                });
-                let rescale = |cost: f64| out + (cost - out) * f;
-                r.cost_usd = r.cost_usd.map(rescale);
-                r.cost_usd_cold = r.cost_usd_cold.map(rescale);
+                };
+                r.cost_usd = r.cost_usd.map(|_| card.cost(&warm));
+                let (before, after) = (card.rates(old_input), card.rates(input));
+                let out = |rate: f64| r.output_tokens as f64 * rate / 1e6;
+                let k = match before.input > 0.0 {
+                    true => after.input / before.input,
+                    false => 1.0,
+                };
+                r.cost_usd_cold = r
+                    .cost_usd_cold
+                    .map(|cold| out(after.output) + (cold - out(before.output)) * f * k);
+                let (old_note, new_note) = (card.tier_note(old_input), card.tier_note(input));
+                if old_note != new_note {
+                    if !old_note.is_empty() {
+                        r.cost_label = r.cost_label.replacen(&old_note, "", 1);
+                    }
+                    r.cost_label.push_str(&new_note);
+                }
             }
             let label = format!(
                 "calibrated:{name}(x{f:.3} ±{:.1}%, n={})",

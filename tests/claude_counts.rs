@@ -41,6 +41,7 @@ fn the_estimate_meets_the_recorded_counts() {
         (c.refit.per_byte, CURRENT.per_byte),
         (c.refit.per_bare_word_token, CURRENT.per_bare_word_token),
         (c.refit.per_spaced_word_token, CURRENT.per_spaced_word_token),
+        (c.refit.per_punctuation_token, CURRENT.per_punctuation_token),
     ] {
         assert!(
             ((got - kept) / kept).abs() < 1e-3,

@@ -108,6 +108,20 @@ fn todays_models_are_priced_from_the_snapshot() {
         PriceCard::named("claude-opus-4-7").unwrap().tokenizer,
         "claude-est"
     );
+    // An id the table prices itself keeps its own prices, though it contains a card's name.
+    let dated = PriceCard::named("gpt-4o-2024-05-13").unwrap();
+    assert!(
+        (dated.input - per_million(&raw("gpt-4o-2024-05-13")["input_cost_per_token"])).abs() < 1e-9
+    );
+    assert_ne!(dated.input, PriceCard::named("gpt-4o").unwrap().input);
+    // A deployment path is priced at its own entry, not the first-party one.
+    let azure = PriceCard::named("azure/eu/gpt-4o").unwrap();
+    assert!(
+        (azure.input - per_million(&raw("azure/eu/gpt-4o")["input_cost_per_token"])).abs() < 1e-9
+    );
+    assert_eq!(azure.inherits.as_deref(), Some("gpt-4o"));
+    // gpt-4 and gpt-3.5 count with cl100k, as their generation does.
+    assert_eq!(PriceCard::named("gpt-4-turbo").unwrap().tokenizer, "cl100k");
     // The card names stay aliases.
     assert_eq!(
         PriceCard::named("claude-sonnet-4.6").unwrap().id,

@@ -190,17 +190,45 @@ pub fn update(conn: &Connection, id: i64, r: &LogRow) -> Result<()> {
     Ok(())
 }
 
+/// The start of an in-flight row's `error`, followed by the gateway's process id and `)`.
+pub const IN_FLIGHT_BY: &str = "the stream was still being passed on (gateway process ";
+
 /// Mark the rows of streams that were still in flight when their gateway stopped; returns how
 /// many. Their upstream was called and their client had bytes, but their usage was not seen.
+/// A row whose gateway still runs (another gateway on the same log, or this process) is left
+/// to it; where a process cannot be looked up (outside Linux), every in-flight row is marked.
 pub fn close_in_flight(conn: &Connection) -> Result<usize> {
-    Ok(conn.execute(
-        "UPDATE log SET usage_source = ?1, error = ?2 WHERE usage_source = ?3",
-        params![
-            INCOMPLETE,
-            "the gateway stopped (killed or crashed) while this stream was passed on: the upstream was called and the client had part of the answer, but its usage was not seen",
-            IN_FLIGHT
-        ],
-    )?)
+    let mut stmt = conn.prepare("SELECT id, error FROM log WHERE usage_source = ?1")?;
+    let open: Vec<(i64, Option<String>)> = stmt
+        .query_map([IN_FLIGHT], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<std::result::Result<_, _>>()?;
+    let mut closed = 0;
+    for (id, error) in open {
+        let pid = error
+            .as_deref()
+            .and_then(|e| e.strip_prefix(IN_FLIGHT_BY))
+            .and_then(|rest| rest.strip_suffix(')'))
+            .and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(running) {
+            continue;
+        }
+        closed += conn.execute(
+            "UPDATE log SET usage_source = ?1, error = ?2 WHERE id = ?3 AND usage_source = ?4",
+            params![
+                INCOMPLETE,
+                "the gateway stopped (killed or crashed) while this stream was passed on: the upstream was called and the client had part of the answer, but its usage was not seen",
+                id,
+                IN_FLIGHT
+            ],
+        )?;
+    }
+    Ok(closed)
+}
+
+/// Whether a process still runs.
+fn running(pid: u32) -> bool {
+    pid == std::process::id()
+        || (cfg!(target_os = "linux") && Path::new(&format!("/proc/{pid}")).exists())
 }
 
 /// A count as SQLite stores it; past i64 it is stored as -1, which reading flags.

@@ -144,6 +144,9 @@ impl Mock {
         if let Some(reason) = req.format.spec().limits(req.tools(), None).first() {
             return Err(reason.clone());
         }
+        if req.format == Format::OpenaiResponses {
+            crate::provider::openai_responses::refusals(&req.body)?;
+        }
         let pricing = Pricing {
             rule: card.cache_rule(),
             render,

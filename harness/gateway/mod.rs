@@ -117,7 +117,7 @@ impl Gateway {
             0,
             None,
             log::IN_FLIGHT,
-            Some("the stream was still being passed on".into()),
+            Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
         );
         let db = crate::sync::lock(&self.db);
         let written = log::insert(&db, &row).and_then(|id| {

@@ -44,17 +44,34 @@ pub fn derive(id: &str, snap: &Snapshot) -> Option<PriceCard> {
         assumed.push(format!("context window as {}'s", parent.id));
         parent.context_window
     });
-    let (cache, cache_source) = cache_rule(parent, &key, input, e.cache_write);
+    // The model's own name, without a deployment path.
+    let lower = key.to_lowercase();
+    let lower = lower.rsplit('/').next().unwrap_or(&lower).to_string();
+    let (cache, cache_source) = cache_rule(parent, &lower, input, e.cache_write);
     assumed.extend(parent.assumed.iter().cloned());
-    let render = match parent.render.starts_with("openai") {
-        true => format!("openai:{key}"),
+    // OpenAI's cookbook constants depend on the model (func_init 10 for gpt-4 and gpt-3.5);
+    // a model it does not name renders as its parent does.
+    let render = match parent.render.starts_with("openai") && lower.starts_with("gpt-") {
+        true => format!("openai:{lower}"),
         false => parent.render.clone(),
+    };
+    // gpt-4 (not 4o or 4.1) and gpt-3.5 count with cl100k.
+    let cl100k = lower.starts_with("gpt-3")
+        || (lower.starts_with("gpt-4")
+            && !lower.starts_with("gpt-4o")
+            && !lower.starts_with("gpt-4.1"));
+    let tokenizer = match cl100k {
+        true => {
+            assumed.push("tokenizer cl100k (the gpt-4 and gpt-3.5 generation's)".into());
+            "cl100k".to_string()
+        }
+        false => parent.tokenizer.clone(),
     };
     let (tiers, cache_write_long) = super::extras(&e, input, cached_input, cache_write, output);
     Some(PriceCard {
         id: id.to_string(),
         render,
-        tokenizer: parent.tokenizer.clone(),
+        tokenizer,
         context_window,
         input,
         cached_input,
@@ -111,7 +128,9 @@ fn strip_date(k: &str) -> Option<String> {
 
 /// The hand card a provider's model inherits from.
 fn parent(provider: &str, key: &str) -> Option<&'static str> {
-    let k = key.to_lowercase();
+    let full = key.to_lowercase();
+    // A deployment path (`azure/eu/gpt-4o`) names the model last.
+    let k = full.rsplit('/').next().unwrap_or(&full).to_string();
     match provider {
         "anthropic" => Some(match claude_version(&k) {
             Some(v) if v < (4, 7) && k.contains("haiku") => "claude-haiku-4.5",
@@ -120,7 +139,7 @@ fn parent(provider: &str, key: &str) -> Option<&'static str> {
             // current generation (assumed for the latter).
             _ => "claude-opus-5",
         }),
-        "openai" => Some(if k.starts_with("gpt-4.1") {
+        "openai" | "azure" => Some(if k.starts_with("gpt-4.1") {
             "gpt-4.1"
         } else if k.starts_with("gpt-4") || k.starts_with("gpt-3") {
             "gpt-4o"

@@ -2,8 +2,9 @@
 //! read their prices and context windows from (`fixtures/litellm-prices.json`), and its
 //! refresh from a newer copy of the table (`toolcost prices update --from FILE`).
 //!
-//! The snapshot keeps only the entries the cards name, each whole, and a `toolcost_snapshot`
-//! object saying where the table came from, its LiteLLM version, the date and the filter.
+//! The snapshot keeps every entry whose figures are usable, each whole, and a
+//! `toolcost_snapshot` object saying where the table came from, its LiteLLM version, the date
+//! and the filter.
 //! LiteLLM prices per token; cards price per million tokens.
 
 use crate::error::{Error, Result};

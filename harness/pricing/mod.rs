@@ -304,9 +304,19 @@ impl PriceCard {
         if id.is_empty() || id.len() > 200 {
             return None;
         }
-        // A hand card under any spelling of its name or entry: `claude-sonnet-4-6`,
-        // `anthropic/claude-sonnet-4-5-20250929`.
+        // A hand card under its own spelling, then the table's own entry for the id as given
+        // (`gpt-4o-2024-05-13` and `azure/eu/gpt-4o` have prices of their own), and only then a
+        // hand card under another spelling (`anthropic/claude-sonnet-4-5-20250929`).
         let norm = |s: &str| s.to_lowercase().replace('.', "-");
+        if let Some(c) = all.iter().find(|c| {
+            norm(&c.id) == norm(id) || c.litellm.as_deref().is_some_and(|l| norm(l) == norm(id))
+        }) {
+            return Some(c.clone());
+        }
+        let snap = litellm::Snapshot::embedded();
+        if snap.is_chat(id) {
+            return Self::derived(id);
+        }
         for key in family::candidates(id) {
             if let Some(c) = all.iter().find(|c| {
                 norm(&c.id) == norm(&key)
@@ -315,6 +325,12 @@ impl PriceCard {
                 return Some(c.clone());
             }
         }
+        Self::derived(id)
+    }
+
+    /// A card made from the table for `id` ([`family::derive`]), kept (up to a bound) so
+    /// the gateway builds each once.
+    fn derived(id: &str) -> Option<PriceCard> {
         static MADE: std::sync::OnceLock<
             std::sync::Mutex<std::collections::HashMap<String, Option<PriceCard>>>,
         > = std::sync::OnceLock::new();

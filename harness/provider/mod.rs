@@ -8,7 +8,7 @@
 
 mod anthropic_messages;
 mod openai_chat;
-mod openai_responses;
+pub(crate) mod openai_responses;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

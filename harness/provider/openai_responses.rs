@@ -85,6 +85,15 @@ const ITEM_TYPES: &[&str] = &[
 /// The roles a message item may have.
 const ROLES: &[&str] = &["user", "assistant", "system", "developer"];
 
+/// What the Responses API refuses in a body, as the mock answers it (the forward gateway passes
+/// bodies on as they are and lets the provider say): the faults of `tools` and of `input`.
+pub fn refusals(body: &Value) -> Result<(), String> {
+    check_tools(body.get("tools"))?;
+    let continues =
+        body.get("previous_response_id").is_some() || body.get("conversation").is_some();
+    check_input(&body["input"], continues)
+}
+
 /// What the Responses API refuses in `tools`: not a list, a tool without a known `type`, a
 /// function without a name, a namespace whose `tools` is not a list of functions (namespaces
 /// do not nest), and two functions with one name.
@@ -252,8 +261,7 @@ impl Provider for OpenaiResponses {
             Some(Value::Array(_)) => {}
             _ => return Err("request body has no `input` list or string".into()),
         }
-        check_tools(body.get("tools"))?;
-        check_input(&body["input"], body.get("previous_response_id").is_some())
+        Ok(())
     }
 
     fn request(&self, r: RequestParts) -> Value {

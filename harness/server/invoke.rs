@@ -36,7 +36,7 @@ pub enum Refusal {
     /// `repairs` names a receipt this store does not hold.
     UnknownReceipt(String),
     /// The store could not be read or written just now (busy, locked by another process, a
-    /// full disk): nothing was recorded, and the same call may succeed later.
+    /// full disk): no receipt was written, and the same call may succeed later.
     Unavailable(String),
 }
 
@@ -50,7 +50,7 @@ impl Refusal {
             Refusal::BadArgs { pointer, message } => format!("arguments do not match the row's schema at {pointer}: {message}"),
             Refusal::Forbidden(m) => m.clone(),
             Refusal::Unavailable(m) => format!(
-                "the receipt store is unavailable, nothing was recorded: {m}; try again shortly"
+                "the receipt store is unavailable (another process holds it, or it cannot be written): {m}. No receipt was written; the call itself may have run, so look before retrying a call with side effects"
             ),
             Refusal::UnknownReceipt(id) => format!("`repairs` names receipt `{id}`, which this server does not hold; give the id of the receipt this call repairs"),
         }

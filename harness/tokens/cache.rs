@@ -161,7 +161,11 @@ impl Pricing<'_> {
                 let later: f64 = messages[m + 1..]
                     .iter()
                     .filter(|x| x["role"] != "system")
-                    .map(|x| 3.0 + self.tokenizer.count(&super::render::message_text(x)))
+                    .map(|x| {
+                        // The framing `billed_with` gives each message: 3 and its role.
+                        3.0 + self.tokenizer.count(x["role"].as_str().unwrap_or(""))
+                            + self.tokenizer.count(&super::render::message_text(x))
+                    })
                     .sum();
                 return total.input_tokens.saturating_sub(later.round() as u64);
             }

@@ -123,7 +123,8 @@ pub fn current_framing() -> f64 {
 /// Earlier Claude tokens per cl100k token: 27,367 / 22,215, the sum of seven npm servers'
 /// definitions counted by claude-3-haiku's `count_tokens` against cl100k of the same text
 /// (published 2026-01-15; figures in `fixtures/claude-counts/README.md`). Per server the ratio
-/// runs from 1.18 to 1.26.
+/// runs from 1.18 to 1.26. The recorded text was pretty-printed JSON sent as a message; that
+/// the ratio holds for the compact definitions toolcost counts is assumed.
 pub const LEGACY_PER_CL100K: f64 = 1.2319;
 
 /// The features of a text: its bytes, its o200k word tokens by how the word starts, and its

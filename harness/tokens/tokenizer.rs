@@ -194,7 +194,8 @@ impl Tokenizer {
 /// its own).
 fn claude_count(text: &str) -> f64 {
     let est = |t: &str| super::claude::CURRENT.tokens(&super::claude::features(t));
-    match WHOLE.with(std::cell::Cell::get) {
+    // The memo keeps an f64's bits in a usize: only where a usize holds them.
+    match WHOLE.with(std::cell::Cell::get) || usize::BITS < 64 {
         true => est(text),
         false => {
             f64::from_bits(memo::count(memo::CLAUDE, text, |t| est(t).to_bits() as usize) as u64)
