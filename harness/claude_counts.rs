@@ -76,6 +76,21 @@ impl Tabular for CountRow {
     ];
 }
 
+impl From<&CountRow> for HeldOutRow {
+    fn from(r: &CountRow) -> HeldOutRow {
+        HeldOutRow {
+            server: r.server.clone(),
+            tools: r.tools,
+            model: r.model.clone(),
+            recorded: r.recorded,
+            estimate: r.estimate,
+            error_pct: r.error_pct,
+            before: r.before,
+            before_error_pct: r.before_error_pct,
+        }
+    }
+}
+
 /// One server of a held-out set: the committed estimate beside the recorded count.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HeldOutRow {
@@ -109,29 +124,69 @@ pub struct HeldOut {
 
 /// The committed estimate on a set it was not fitted to.
 pub fn check(set: &[Recorded]) -> Result<HeldOut> {
-    let mut rows = Vec::new();
-    for r in set {
-        let estimate = count_tokens(&r.model, Some(&r.tools))? - count_tokens(&r.model, None)?;
-        let before = before_of(&r.tools);
-        let rec = r.recorded as f64;
-        rows.push(HeldOutRow {
-            server: r.server.clone(),
-            tools: r.tools.len(),
-            model: r.model.clone(),
-            recorded: r.recorded,
-            estimate,
-            error_pct: pct(estimate as f64, rec),
-            before,
-            before_error_pct: pct(before as f64, rec),
-        });
-    }
-    let errs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
+    let rows = set.iter().map(measure).collect::<Result<Vec<_>>>()?;
+    let (mape_pct, worst_pct) = mape_worst(rows.iter().map(|r| r.error_pct));
     Ok(HeldOut {
-        mape_pct: errs.iter().sum::<f64>() / errs.len().max(1) as f64,
-        worst_pct: errs.iter().cloned().fold(0.0, f64::max),
         rows,
+        mape_pct,
+        worst_pct,
     })
 }
+
+/// One server's estimate through the mock's `count_tokens`, and what toolcost said before.
+fn measure(r: &Recorded) -> Result<HeldOutRow> {
+    let estimate = count_tokens(&r.model, Some(&r.tools))? - count_tokens(&r.model, None)?;
+    let before = before_of(&r.tools);
+    let rec = r.recorded as f64;
+    Ok(HeldOutRow {
+        server: r.server.clone(),
+        tools: r.tools.len(),
+        model: r.model.clone(),
+        recorded: r.recorded,
+        estimate,
+        error_pct: pct(estimate as f64, rec),
+        before,
+        before_error_pct: pct(before as f64, rec),
+    })
+}
+
+/// The mean and the largest of the errors' sizes, in percent.
+fn mape_worst(errors: impl Iterator<Item = f64>) -> (f64, f64) {
+    let v: Vec<f64> = errors.map(f64::abs).collect();
+    (
+        v.iter().sum::<f64>() / v.len().max(1) as f64,
+        v.iter().cloned().fold(0.0, f64::max),
+    )
+}
+
+impl HeldOutRow {
+    /// The row's Markdown cells: server, tools, recorded, estimate, error, before, error.
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.server.clone(),
+            self.tools.to_string(),
+            crate::report::thousands(self.recorded),
+            crate::report::thousands(self.estimate),
+            format!("{:+.2}%", self.error_pct),
+            crate::report::thousands(self.before),
+            format!("{:+.1}%", self.before_error_pct),
+        ]
+    }
+}
+
+/// The held-out table's columns; the fit table adds leave-one-out's two after the fifth.
+const HELD_COLUMNS: [(&str, crate::report::Align); 7] = {
+    use crate::report::Align::{Left, Right};
+    [
+        ("server", Left),
+        ("tools", Right),
+        ("recorded", Right),
+        ("estimate", Right),
+        ("error", Right),
+        ("before", Right),
+        ("error", Right),
+    ]
+};
 
 /// What toolcost answered for a tools delta before `claude-est`: o200k definitions and the 4.6
 /// family's tool prompt.
@@ -309,7 +364,7 @@ pub fn compare(set: &[Recorded]) -> Result<Comparison> {
     let refit = claude::fit(&samples, &minimal, probe)?;
     let mut rows = Vec::new();
     for (i, r) in set.iter().enumerate() {
-        let estimate = count_tokens(&r.model, Some(&r.tools))? - count_tokens(&r.model, None)?;
+        let m = measure(r)?;
         let rest: Vec<Sample> = samples
             .iter()
             .enumerate()
@@ -323,28 +378,20 @@ pub fn compare(set: &[Recorded]) -> Result<Comparison> {
             }
             false => f64::NAN,
         };
-        let before = before_of(&r.tools);
-        let rec = r.recorded as f64;
         rows.push(CountRow {
-            server: r.server.clone(),
-            tools: r.tools.len(),
-            model: r.model.clone(),
-            recorded: r.recorded,
-            estimate,
-            error_pct: pct(estimate as f64, rec),
             loo_estimate: loo.round().max(0.0) as u64,
-            loo_error_pct: pct(loo.round(), rec),
-            before,
-            before_error_pct: pct(before as f64, rec),
+            loo_error_pct: pct(loo.round(), m.recorded as f64),
+            server: m.server,
+            tools: m.tools,
+            model: m.model,
+            recorded: m.recorded,
+            estimate: m.estimate,
+            error_pct: m.error_pct,
+            before: m.before,
+            before_error_pct: m.before_error_pct,
         });
     }
-    let stat = |f: fn(&CountRow) -> f64| {
-        let v: Vec<f64> = rows.iter().map(|r| f(r).abs()).collect();
-        (
-            v.iter().sum::<f64>() / v.len() as f64,
-            v.iter().cloned().fold(0.0, f64::max),
-        )
-    };
+    let stat = |f: fn(&CountRow) -> f64| mape_worst(rows.iter().map(f));
     let (mape, worst) = stat(|r| r.error_pct);
     let (loo_mape, loo_worst) = stat(|r| r.loo_error_pct);
     let (before_mape, _) = stat(|r| r.before_error_pct);
@@ -375,35 +422,20 @@ these very counts, so the in-sample column agrees with them by construction; the
 column is each server estimated with weights fitted without it). `before` is what toolcost \
 answered before the estimator existed (estimated:o200k with the 4.6 family's tool prompt).\n\n"
     ));
-    use crate::report::Align::{Left, Right};
-    let columns = [
-        ("server", Left),
-        ("tools", Right),
-        ("recorded", Right),
-        ("estimate", Right),
-        ("error", Right),
-        ("leave-one-out", Right),
-        ("error", Right),
-        ("before", Right),
-        ("error", Right),
-    ];
-    let body: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.server.clone(),
-                r.tools.to_string(),
-                crate::report::thousands(r.recorded),
-                crate::report::thousands(r.estimate),
-                format!("{:+.2}%", r.error_pct),
+    use crate::report::Align::Right;
+    let mut columns = HELD_COLUMNS.to_vec();
+    columns.splice(5..5, [("leave-one-out", Right), ("error", Right)]);
+    let body = c.rows.iter().map(|r| {
+        let mut cells = HeldOutRow::from(r).cells();
+        cells.splice(
+            5..5,
+            [
                 crate::report::thousands(r.loo_estimate),
                 format!("{:+.2}%", r.loo_error_pct),
-                crate::report::thousands(r.before),
-                format!("{:+.1}%", r.before_error_pct),
-            ]
-        })
-        .collect();
+            ],
+        );
+        cells
+    });
     out.push_str(&crate::report::markdown::table(&columns, body));
     out.push_str(&format!(
         "\nIn sample: MAPE {:.2}%, worst {:.2}%. Leave-one-out: MAPE {:.2}%, worst {:.2}%. \
@@ -434,31 +466,10 @@ estimate). Re-fitted on this set: {:.5} / {:.4} / {:.4} / {:.4}.\n",
 over three: with three the worst of those five was off by 6.6%, with four by 2.7%; azure and \
 grafana were first estimated with the weights already fixed.\n\n"
     ));
-    let columns = [
-        ("server", Left),
-        ("tools", Right),
-        ("recorded", Right),
-        ("estimate", Right),
-        ("error", Right),
-        ("before", Right),
-        ("error", Right),
-    ];
-    let body: Vec<Vec<String>> = held
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.server.clone(),
-                r.tools.to_string(),
-                crate::report::thousands(r.recorded),
-                crate::report::thousands(r.estimate),
-                format!("{:+.2}%", r.error_pct),
-                crate::report::thousands(r.before),
-                format!("{:+.1}%", r.before_error_pct),
-            ]
-        })
-        .collect();
-    out.push_str(&crate::report::markdown::table(&columns, body));
+    out.push_str(&crate::report::markdown::table(
+        &HELD_COLUMNS,
+        held.rows.iter().map(HeldOutRow::cells),
+    ));
     out.push_str(&format!(
         "\nOut of sample: MAPE {:.2}%, worst {:.2}%.\n",
         held.mape_pct, held.worst_pct

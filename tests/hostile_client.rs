@@ -967,16 +967,19 @@ async fn streams_cut_by_a_killed_gateway_keep_their_rows() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("log.sqlite");
-    let gw = common::serve(
-        &[
-            "gateway",
-            "--upstream",
-            &up,
-            "--log",
-            log_path.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let gateway = || {
+        common::serve(
+            &[
+                "gateway",
+                "--upstream",
+                &up,
+                "--log",
+                log_path.to_str().unwrap(),
+            ],
+            &[],
+        )
+    };
+    let gw = gateway();
     let body = serde_json::json!({"model": "claude-sonnet-5-5", "max_tokens": 10, "stream": true,
         "messages": [{"role": "user", "content": "hi"}]});
     let mut readers = Vec::new();
@@ -1009,16 +1012,7 @@ async fn streams_cut_by_a_killed_gateway_keep_their_rows() {
         "{rows:?}"
     );
     // The next gateway on the log says what became of them.
-    let next = common::serve(
-        &[
-            "gateway",
-            "--upstream",
-            &up,
-            "--log",
-            log_path.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let next = gateway();
     drop(next);
     let rows = toolcost::gateway::log::read_all(&log_path).unwrap();
     assert_eq!(rows.len(), 3);

@@ -593,9 +593,16 @@ fn over_stdio_every_version_lists_the_same_definitions() {
 
 /// Open a 2026-07-28 `subscriptions/listen` stream on `/mcp`.
 async fn listen(s: &Server) -> reqwest::Response {
-    s.http
-        .post(format!("{}/mcp", s.base))
-        .header("mcp-protocol-version", MODERN)
+    listen_as(s, None).await
+}
+
+/// [`listen`] presenting a token, or none.
+async fn listen_as(s: &Server, token: Option<&str>) -> reqwest::Response {
+    let mut rb = s.http.post(format!("{}/mcp", s.base));
+    if let Some(t) = token {
+        rb = rb.bearer_auth(t);
+    }
+    rb.header("mcp-protocol-version", MODERN)
         .header("accept", "application/json, text/event-stream")
         .body(
             modern(
@@ -1242,22 +1249,7 @@ async fn tokenless_streams_leave_slots_for_token_holders() {
         503,
         "tokenless peers hold their share"
     );
-    let held = s
-        .http
-        .post(format!("{}/mcp", s.base))
-        .bearer_auth(TOKEN)
-        .header("mcp-protocol-version", MODERN)
-        .header("accept", "application/json, text/event-stream")
-        .body(
-            modern(
-                "subscriptions/listen",
-                json!({"notifications": {"toolsListChanged": true}}),
-            )
-            .to_string(),
-        )
-        .send()
-        .await
-        .unwrap();
+    let held = listen_as(&s, Some(TOKEN)).await;
     assert_eq!(held.status(), 200, "a token holder still gets a stream");
     drop(open);
 }

@@ -95,17 +95,23 @@ impl Gateway {
     /// stream's row written when it began is completed instead.
     fn record(&self, p: &Pending, row: &LogRow) {
         // A failed log write must not lose the answer silently; it is reported on stderr.
-        let db = crate::sync::lock(&self.db);
         let written = match p.provisional {
-            Some(id) => log::update(&db, id, row),
-            None => log::insert(&db, row).and_then(|id| match &p.body {
-                Some(body) => log::insert_body(&db, id, body),
-                None => Ok(()),
-            }),
+            Some(id) => log::update(&crate::sync::lock(&self.db), id, row),
+            None => self.insert(p, row).map(|_| ()),
         };
         if let Err(e) = written {
             eprintln!("toolcost gateway: could not write the log row: {e}");
         }
+    }
+
+    /// Insert a row, with the request's body when `--log-bodies` keeps it; the row's id.
+    fn insert(&self, p: &Pending, row: &LogRow) -> Result<i64> {
+        let db = crate::sync::lock(&self.db);
+        let id = log::insert(&db, row)?;
+        if let Some(body) = &p.body {
+            log::insert_body(&db, id, body)?;
+        }
+        Ok(id)
     }
 
     /// Write the row of a stream that is about to be passed on, before its first byte: marked
@@ -119,14 +125,7 @@ impl Gateway {
             log::IN_FLIGHT,
             Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
         );
-        let db = crate::sync::lock(&self.db);
-        let written = log::insert(&db, &row).and_then(|id| {
-            if let Some(body) = &p.body {
-                log::insert_body(&db, id, body)?;
-            }
-            Ok(id)
-        });
-        match written {
+        match self.insert(p, &row) {
             Ok(id) => Some(id),
             Err(e) => {
                 eprintln!("toolcost gateway: could not write the stream's first row: {e}");

@@ -19,7 +19,10 @@ use super::PriceCard;
 pub fn derive(id: &str, snap: &Snapshot) -> Option<PriceCard> {
     let key = candidates(id).into_iter().find(|k| snap.is_chat(k))?;
     let e = snap.entry(&key)?;
-    let parent_id = parent(e.provider.as_deref().unwrap_or(""), &key)?;
+    // The model's own name, lower case, without a deployment path (`azure/eu/gpt-4o`).
+    let lower = key.to_lowercase();
+    let lower = lower.rsplit('/').next().unwrap_or(&lower).to_string();
+    let parent_id = parent(e.provider.as_deref().unwrap_or(""), &lower)?;
     let parent = PriceCard::all().iter().find(|c| c.id == parent_id)?;
     let input = e.input?;
     let output = e.output?;
@@ -44,9 +47,6 @@ pub fn derive(id: &str, snap: &Snapshot) -> Option<PriceCard> {
         assumed.push(format!("context window as {}'s", parent.id));
         parent.context_window
     });
-    // The model's own name, without a deployment path.
-    let lower = key.to_lowercase();
-    let lower = lower.rsplit('/').next().unwrap_or(&lower).to_string();
     let (cache, cache_source) = cache_rule(parent, &lower, input, e.cache_write);
     assumed.extend(parent.assumed.iter().cloned());
     // OpenAI's cookbook constants depend on the model (func_init 10 for gpt-4 and gpt-3.5);
@@ -126,13 +126,11 @@ fn strip_date(k: &str) -> Option<String> {
     None
 }
 
-/// The hand card a provider's model inherits from.
-fn parent(provider: &str, key: &str) -> Option<&'static str> {
-    let full = key.to_lowercase();
-    // A deployment path (`azure/eu/gpt-4o`) names the model last.
-    let k = full.rsplit('/').next().unwrap_or(&full).to_string();
+/// The hand card a provider's model inherits from; `k` is the model's name in lower case,
+/// without a deployment path.
+fn parent(provider: &str, k: &str) -> Option<&'static str> {
     match provider {
-        "anthropic" => Some(match claude_version(&k) {
+        "anthropic" => Some(match claude_version(k) {
             Some(v) if v < (4, 7) && k.contains("haiku") => "claude-haiku-4.5",
             Some(v) if v < (4, 7) => "claude-sonnet-4.6",
             // 4.7 and later, and names without a version (`claude-mythos-preview`): the

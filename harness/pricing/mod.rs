@@ -293,44 +293,16 @@ impl PriceCard {
         })
     }
 
-    /// [`PriceCard::named`] without the error: `None` for a model nothing prices. Cards made
-    /// from the table are kept (up to a bound), so the gateway builds each once.
+    /// [`PriceCard::named`] without the error: `None` for a model nothing prices. What a name
+    /// resolves to is kept (up to a bound): the gateway looks a model up on every request.
     pub fn lookup(id: &str) -> Option<PriceCard> {
         let id = id.trim();
-        let all = Self::all();
-        if let Some(c) = all.iter().find(|c| c.id == id) {
+        if let Some(c) = Self::all().iter().find(|c| c.id == id) {
             return Some(c.clone());
         }
         if id.is_empty() || id.len() > 200 {
             return None;
         }
-        // A hand card under its own spelling, then the table's own entry for the id as given
-        // (`gpt-4o-2024-05-13` and `azure/eu/gpt-4o` have prices of their own), and only then a
-        // hand card under another spelling (`anthropic/claude-sonnet-4-5-20250929`).
-        let norm = |s: &str| s.to_lowercase().replace('.', "-");
-        if let Some(c) = all.iter().find(|c| {
-            norm(&c.id) == norm(id) || c.litellm.as_deref().is_some_and(|l| norm(l) == norm(id))
-        }) {
-            return Some(c.clone());
-        }
-        let snap = litellm::Snapshot::embedded();
-        if snap.is_chat(id) {
-            return Self::derived(id);
-        }
-        for key in family::candidates(id) {
-            if let Some(c) = all.iter().find(|c| {
-                norm(&c.id) == norm(&key)
-                    || c.litellm.as_deref().is_some_and(|l| norm(l) == norm(&key))
-            }) {
-                return Some(c.clone());
-            }
-        }
-        Self::derived(id)
-    }
-
-    /// A card made from the table for `id` ([`family::derive`]), kept (up to a bound) so
-    /// the gateway builds each once.
-    fn derived(id: &str) -> Option<PriceCard> {
         static MADE: std::sync::OnceLock<
             std::sync::Mutex<std::collections::HashMap<String, Option<PriceCard>>>,
         > = std::sync::OnceLock::new();
@@ -338,13 +310,40 @@ impl PriceCard {
         if let Some(c) = crate::sync::lock(made).get(id) {
             return c.clone();
         }
-        let card = family::derive(id, litellm::Snapshot::embedded());
+        let card = Self::resolve(id);
         let mut m = crate::sync::lock(made);
         if m.len() >= 1024 {
             m.clear();
         }
         m.insert(id.to_string(), card.clone());
         card
+    }
+
+    /// [`PriceCard::lookup`] past a hand card's exact name: a hand card under its own spelling,
+    /// then the table's own entry for the id as given (`gpt-4o-2024-05-13` and
+    /// `azure/eu/gpt-4o` have prices of their own), and only then a hand card under another
+    /// spelling (`anthropic/claude-sonnet-4-5-20250929`) or a card made from the table.
+    fn resolve(id: &str) -> Option<PriceCard> {
+        let norm = |s: &str| s.to_lowercase().replace('.', "-");
+        let hand = |key: &str| {
+            Self::all()
+                .iter()
+                .find(|c| {
+                    norm(&c.id) == norm(key)
+                        || c.litellm.as_deref().is_some_and(|l| norm(l) == norm(key))
+                })
+                .cloned()
+        };
+        if let Some(c) = hand(id) {
+            return Some(c);
+        }
+        let snap = litellm::Snapshot::embedded();
+        if !snap.is_chat(id) {
+            if let Some(c) = family::candidates(id).iter().find_map(|k| hand(k)) {
+                return Some(c);
+            }
+        }
+        family::derive(id, snap)
     }
 
     /// The rates a request of `input` tokens is billed at.

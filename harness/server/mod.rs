@@ -4,6 +4,7 @@
 //! modules say which), plus MCP over stdio. Every surface reads the same snapshot, rebuilt on
 //! each change, and every invocation goes through one path that writes a receipt first.
 
+mod accept;
 pub mod answer;
 pub mod batch;
 pub mod code;
@@ -23,6 +24,7 @@ pub mod outbound;
 pub mod state;
 pub mod store;
 
+pub use accept::run;
 use answer::rpc_response;
 pub use limits::{Limits, ReceiptIds};
 
@@ -39,10 +41,8 @@ use mcp::Outcome;
 use serde_json::Value;
 use sessions::Sessions;
 use state::State;
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Request bodies larger than this are refused with 413 unless `--max-body` says otherwise.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
@@ -300,76 +300,6 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// Serve until `shutdown` resolves. Tests bind 127.0.0.1:0 and pass the listener.
-pub async fn run(
-    listener: tokio::net::TcpListener,
-    state: Arc<State>,
-    max_body: usize,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let addr = listener.local_addr()?;
-    state.set_base_url(format!("http://{addr}"));
-    state.set_bound(addr);
-    let limits = state.limits.clone();
-    let app = router(state, max_body);
-    let max = limits.max_connections.max(1);
-    let slots = Arc::new(tokio::sync::Semaphore::new(max));
-    let peers = Arc::new(peers::Peers::new(max));
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        // A connection slot first: past the cap, new connections wait in the backlog, and the
-        // header timeout frees the slots of clients that connect and send nothing.
-        let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-            _ = &mut shutdown => break,
-        };
-        let (stream, peer) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(s) => s,
-                Err(_) => {
-                    // Out of descriptors or a connection reset before accept: back off a little.
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
-            },
-            _ = &mut shutdown => break,
-        };
-        // One address may hold only its share of the slots, and the last slots are kept for
-        // addresses that hold none: connections that send nothing cannot starve other peers.
-        let Some(seat) = peers.seat(peer.ip(), slots.available_permits()) else {
-            drop(stream);
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
-        let mut stop = stop_rx.clone();
-        let header_timeout = limits.header_timeout;
-        let stream = stall::StallGuard::new(stream, limits.write_stall);
-        tokio::spawn(async move {
-            let _permit = permit;
-            let _seat = seat;
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(header_timeout);
-            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = stop.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
-            }
-        });
-    }
-    let _ = stop_tx.send(true);
-    // Every connection holds a slot until it ends: taking them all waits for the last.
-    let _ = slots.acquire_many(max as u32).await;
-    Ok(())
 }
 
 type AppState = Extract<Arc<App>>;

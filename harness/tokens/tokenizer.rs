@@ -117,13 +117,7 @@ impl Tokenizer {
     pub fn count_parts<'a>(self, parts: impl Iterator<Item = Part<'a>> + Clone) -> f64 {
         if self == Tokenizer::ClaudeEst {
             // The estimate reads whole pretokens, so it is made from the joined text.
-            let mut text = String::new();
-            for p in parts {
-                match p {
-                    Part::Piece(t) | Part::Joint(t) => text.push_str(t),
-                }
-            }
-            return claude_count(&text);
+            return claude_count(&joined(parts));
         }
         let bpe = self.bpe();
         let which = self.memo_key();
@@ -138,12 +132,7 @@ impl Tokenizer {
             }
         };
         let n = assembled.unwrap_or_else(|| {
-            let mut text = String::new();
-            for p in parts {
-                match p {
-                    Part::Piece(t) | Part::Joint(t) => text.push_str(t),
-                }
-            }
+            let text = joined(parts);
             match whole {
                 true => bpe.count(text.as_str()),
                 false => memo::count(which, &text, |t| pieces::count(bpe, which, t)),
@@ -188,6 +177,17 @@ impl Tokenizer {
             Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => memo::CL100K,
         }
     }
+}
+
+/// The text the parts make, one after another.
+fn joined<'a>(parts: impl Iterator<Item = Part<'a>>) -> String {
+    let mut text = String::new();
+    for p in parts {
+        match p {
+            Part::Piece(t) | Part::Joint(t) => text.push_str(t),
+        }
+    }
+    text
 }
 
 /// The current-Claude estimate of a text, remembered like a BPE count (its bits under a key of
