@@ -1,7 +1,7 @@
 //! `toolcost lint`: strict-schema violations per tool, and the normalised `tools/list`.
 
 use crate::catalogue::Catalogue;
-use crate::schema::{self, Violation};
+use crate::schema::{self, Change, Violation};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -10,6 +10,9 @@ use serde_json::{json, Value};
 pub struct ToolReport {
     pub name: String,
     pub violations: Vec<Violation>,
+    /// Where the normal form (`lint --fix`) accepts other arguments than the schema does,
+    /// because the strict rules cannot say what the schema says.
+    pub changes: Vec<Change>,
 }
 
 /// Two tools with one name are an error everywhere (lint, weigh, check): a client keeps one of
@@ -51,6 +54,7 @@ pub fn lint(cat: &Catalogue) -> Vec<ToolReport> {
             (!violations.is_empty()).then(|| ToolReport {
                 name: r.key.clone(),
                 violations,
+                changes: schema::normalise_reported(&schema).changes,
             })
         })
         .collect()
@@ -68,6 +72,12 @@ pub fn text(cat: &Catalogue, reports: &[ToolReport]) -> String {
         for v in &r.violations {
             out.push_str(&format!("  {v}\n"));
         }
+        if !r.changes.is_empty() {
+            out.push_str("  the normal form cannot keep exactly what this schema accepts:\n");
+            for c in &r.changes {
+                out.push_str(&format!("    {c}\n"));
+            }
+        }
     }
     let total: usize = reports.iter().map(|r| r.violations.len()).sum();
     out.push_str(&format!(
@@ -83,7 +93,13 @@ pub fn text(cat: &Catalogue, reports: &[ToolReport]) -> String {
     out
 }
 
+/// The `_meta` key under which a normalised tool lists what its normal form changes.
+pub const META_NORMALISED: &str = "toolcost/normalised";
+
 /// The catalogue's `tools/list` result with every input schema normalised; other fields kept.
+/// A tool whose normal form accepts other arguments than its schema says so in its `_meta`
+/// ([`META_NORMALISED`]: pointer, effect and reason of each change), where clients and people
+/// can read it and no provider rendering sends it to the model.
 pub fn fixed_tools_list(cat: &Catalogue) -> String {
     let tools: Vec<Value> = cat
         .tools
@@ -91,11 +107,17 @@ pub fn fixed_tools_list(cat: &Catalogue) -> String {
         .map(|t| {
             let mut v = t.parsed().into_owned();
             if let Some(obj) = v.as_object_mut() {
-                let schema = schema::normalise(
+                let r = schema::normalise_reported(
                     obj.get("inputSchema")
                         .unwrap_or(&crate::catalogue::empty_schema()),
                 );
-                obj.insert("inputSchema".into(), schema);
+                obj.insert("inputSchema".into(), r.schema);
+                if !r.changes.is_empty() {
+                    let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+                    if let Some(meta) = meta.as_object_mut() {
+                        meta.insert(META_NORMALISED.into(), json!(r.changes));
+                    }
+                }
             }
             v
         })

@@ -10,6 +10,7 @@
 //! and no timers, so there is no filesystem and no network: the host functions bound here are
 //! the whole world the program sees.
 
+use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::{CatchResultExt, CaughtError, Context, Function, Promise, Runtime};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -116,8 +117,13 @@ fn execute(
     calls: Rc<Cell<usize>>,
 ) -> std::result::Result<(), String> {
     let engine = |e: rquickjs::Error| format!("the sandbox could not start: {e}");
-    let rt = Runtime::new().map_err(engine)?;
-    rt.set_memory_limit(limits.memory_bytes);
+    let refused = Rc::new(Cell::new(false));
+    let rt = Runtime::new_with_alloc(Metered {
+        used: 0,
+        limit: limits.memory_bytes,
+        refused: refused.clone(),
+    })
+    .map_err(engine)?;
     rt.set_max_stack_size(1 << 20);
     let deadline = started + limits.time;
     rt.set_interrupt_handler(Some(Box::new(move || Instant::now() >= deadline)));
@@ -148,11 +154,16 @@ fn execute(
                 CaughtError::Value(v) => format!("Uncaught: {}", shown(v)),
                 CaughtError::Error(e) => e.to_string(),
             };
-            // QuickJS throws `null` when it cannot even allocate the error object.
-            if text.contains("out of memory") || text == "Uncaught: null" {
-                mem_msg.clone()
-            } else {
-                text
+            // QuickJS throws `null` when it cannot even allocate the error object; a program
+            // may throw `null` too. The allocator says which.
+            match (text.as_str(), refused.get()) {
+                (_, true) if text == "Uncaught: null" || text.contains("out of memory") => {
+                    mem_msg.clone()
+                }
+                ("Uncaught: null", false) => {
+                    "Uncaught: null (the program threw `null`, which carries no message)".into()
+                }
+                _ => text,
             }
         };
         let g = ctx.globals();
@@ -208,6 +219,86 @@ fn execute(
     })
 }
 
+/// The runtime's allocator: Rust's, with the memory limit kept here rather than in QuickJS, so
+/// that the sandbox knows whether an allocation was refused (QuickJS then throws `null` when
+/// it cannot allocate the error either, which a program can also throw).
+struct Metered {
+    used: usize,
+    limit: usize,
+    refused: Rc<Cell<bool>>,
+}
+
+impl Metered {
+    fn room(&mut self, more: usize) -> bool {
+        let ok = self.used.checked_add(more).is_some_and(|u| u <= self.limit);
+        if !ok {
+            self.refused.set(true);
+        }
+        ok
+    }
+}
+
+// SAFETY: every call goes to `RustAllocator`, which keeps each block's size in a header that
+// `usable_size` reads; this type only counts those sizes and refuses a block past the limit
+// (a null pointer, which QuickJS handles as allocation failure).
+unsafe impl Allocator for Metered {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.room(size) {
+            return std::ptr::null_mut();
+        }
+        let p = RustAllocator.alloc(size);
+        if !p.is_null() {
+            self.used += unsafe { RustAllocator::usable_size(p) };
+        }
+        p
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        let Some(total) = count.checked_mul(size) else {
+            self.refused.set(true);
+            return std::ptr::null_mut();
+        };
+        if !self.room(total) {
+            return std::ptr::null_mut();
+        }
+        let p = RustAllocator.calloc(count, size);
+        if !p.is_null() {
+            self.used += unsafe { RustAllocator::usable_size(p) };
+        }
+        p
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        self.used = self
+            .used
+            .saturating_sub(unsafe { RustAllocator::usable_size(ptr) });
+        unsafe { RustAllocator.dealloc(ptr) }
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        if ptr.is_null() {
+            return self.alloc(new_size);
+        }
+        if new_size == 0 {
+            unsafe { self.dealloc(ptr) };
+            return std::ptr::null_mut();
+        }
+        let old = unsafe { RustAllocator::usable_size(ptr) };
+        if new_size > old && !self.room(new_size - old) {
+            return std::ptr::null_mut();
+        }
+        let p = unsafe { RustAllocator.realloc(ptr, new_size) };
+        if !p.is_null() {
+            self.used = self.used.saturating_sub(old) + unsafe { RustAllocator::usable_size(p) };
+        }
+        p
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        unsafe { RustAllocator::usable_size(ptr) }
+    }
+}
+
 /// Push as much of `text` as fits under `limit` bytes, cut on a character boundary; whether
 /// it was cut.
 fn push_within(out: &mut String, text: &str, limit: usize) -> bool {
@@ -238,10 +329,25 @@ fn print_returned<'js>(
     let shown: Option<String> = match ctx.json_stringify(value) {
         Ok(s) => s.and_then(|s| s.to_string().ok()),
         Err(_) => {
-            return Err(format!(
-                "Error: the program's returned value could not be written out within the sandbox's {} MB of memory",
-                limits.memory_bytes >> 20
-            ))
+            // What JSON.stringify threw: a cycle and a BigInt are TypeErrors that say so.
+            let why = ctx
+                .catch()
+                .into_exception()
+                .and_then(|x| x.message())
+                .unwrap_or_default();
+            let lower = why.to_ascii_lowercase();
+            return Err(if lower.contains("circular") || lower.contains("cycle") {
+                "Error: the program's returned value refers to itself (a cycle), so it cannot be written as JSON; return a copy without the cycle".to_string()
+            } else if lower.contains("bigint") {
+                "Error: the program's returned value holds a BigInt, which JSON cannot write; return it as a string (String(n)) or a Number".to_string()
+            } else if lower.contains("memory") || why.is_empty() {
+                format!(
+                    "Error: the program's returned value could not be written out within the sandbox's {} MB of memory",
+                    limits.memory_bytes >> 20
+                )
+            } else {
+                format!("Error: the program's returned value cannot be written as JSON: {why}")
+            });
         }
     };
     if let Some(s) = shown {
@@ -383,6 +489,53 @@ mod tests {
         );
         let e = o.error.expect("the program cannot finish");
         assert!(e.contains("16 MB of memory"), "{e}");
+    }
+
+    /// What went wrong is said as it happened: a thrown `null` is not running out of memory
+    /// (many small objects exhaust it too, where QuickJS itself throws `null`), and a value
+    /// JSON cannot write is not "too large".
+    #[test]
+    fn each_failure_says_what_happened() {
+        let limits = Limits {
+            memory_bytes: 16 << 20,
+            ..quick()
+        };
+        for (code, want) in [
+            ("throw null;", "the program threw `null`"),
+            (
+                "try { throw null } catch (e) { throw e }",
+                "the program threw `null`",
+            ),
+            (
+                "const a = []; while (true) a.push({n: a.length});",
+                "16 MB of memory",
+            ),
+            (
+                "const a = []; while (true) a.push('x'.repeat(1 << 20) + a.length);",
+                "16 MB of memory",
+            ),
+            (
+                "throw new Error('out of memory, said the program');",
+                "out of memory, said the program",
+            ),
+            (
+                "const o = {}; o.self = o; return o;",
+                "refers to itself (a cycle)",
+            ),
+            ("return {n: 10n};", "holds a BigInt"),
+        ] {
+            let o = run(code, Rc::new(Echo), limits);
+            let e = o.error.unwrap_or_default();
+            assert!(e.contains(want), "{code}: {e}");
+        }
+        // The limit is the sandbox's: a program well under it runs.
+        let o = run(
+            "const a = []; for (let i = 0; i < 8; i++) a.push('x'.repeat(1 << 20)); return a.length;",
+            Rc::new(Echo),
+            limits,
+        );
+        assert_eq!(o.error, None);
+        assert_eq!(o.printed, "8");
     }
 
     #[test]

@@ -208,6 +208,49 @@ fn lint_reports_and_fixes() {
         .stdout(predicate::str::contains("0 of 9 tools"));
 }
 
+/// `lint` names where a normal form cannot keep what a schema accepts, and `lint --fix`
+/// writes the same list into the tool's `_meta`.
+#[test]
+fn lint_names_what_the_normal_form_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.tools.json");
+    std::fs::write(
+        &file,
+        r##"{"tools": [{"name": "when", "description": "d", "inputSchema": {"type": "object",
+            "$defs": {"p": {"type": "object", "properties": {"id": {"type": "string"}}}},
+            "properties": {"at": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                           "page": {"$ref": "#/$defs/p", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}}}]}"##,
+    )
+    .unwrap();
+    toolcost()
+        .arg("lint")
+        .arg(&file)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "/properties/at/anyOf: `anyOf` with `null`",
+        ))
+        .stdout(predicate::str::contains("(narrows)"));
+    let fixed = dir.path().join("fixed.json");
+    toolcost()
+        .args(["lint", "--fix", "-o"])
+        .arg(&fixed)
+        .arg(&file)
+        .assert()
+        .success();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&fixed).unwrap()).unwrap();
+    let tool = &v["tools"][0];
+    let changes = tool["_meta"]["toolcost/normalised"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["pointer"], "/properties/at/anyOf");
+    // The `$ref`'s sibling properties are kept beside its target's.
+    let page = &tool["inputSchema"]["properties"]["page"];
+    assert_eq!(page["properties"]["id"]["type"], "string");
+    assert_eq!(page["properties"]["n"]["type"], "integer");
+    assert_eq!(page["required"], serde_json::json!(["n"]));
+}
+
 #[test]
 fn bad_inputs_get_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();

@@ -1024,3 +1024,119 @@ async fn streams_cut_by_a_killed_gateway_keep_their_rows() {
         );
     }
 }
+
+/// A server at `--url` whose answer to `initialize` is `body` (as `content_type`, with
+/// `headers`): what `weigh` says about it.
+async fn weigh_answer(body: Vec<u8>, content_type: &str, headers: Vec<(String, String)>) -> String {
+    let content_type = content_type.to_string();
+    let base = upstream::serve(move |_| Reply::Whole {
+        status: 200,
+        content_type: content_type.clone(),
+        headers: headers.clone(),
+        body: body.clone(),
+    })
+    .await;
+    let out = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("toolcost"))
+        .args(["weigh", "--timeout", "10", "--json", "--url"])
+        .arg(format!("{base}/mcp"))
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .expect("weigh hung")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Each kind of answer that is not a JSON-RPC response is named for what it is, not lumped
+/// into "carried no response".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weigh_says_what_an_unreadable_answer_held() {
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    let wrong_id =
+        r#"{"jsonrpc":"2.0","id":999,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}"#;
+    let gzip_header = vec![("content-encoding".to_string(), "gzip".to_string())];
+    type Headers = Vec<(String, String)>;
+    let cases: Vec<(Vec<u8>, &str, Headers, &str)> = vec![
+        (
+            b"{not json".to_vec(),
+            "application/json",
+            vec![],
+            "was not JSON (",
+        ),
+        (
+            b"<html><body>Sign in</body></html>".to_vec(),
+            "text/html",
+            vec![],
+            "an HTML page",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":1,"result":NaN}"#.to_vec(),
+            "application/json",
+            vec![],
+            "was not JSON (",
+        ),
+        (
+            deep.into_bytes(),
+            "application/json",
+            vec![],
+            "nested more than 128 levels",
+        ),
+        (
+            wrong_id.as_bytes().to_vec(),
+            "application/json",
+            vec![],
+            "answered request id 999",
+        ),
+        (
+            vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff],
+            "application/json",
+            gzip_header,
+            "encoded as `gzip`",
+        ),
+        (Vec::new(), "application/json", vec![], "was an empty body"),
+    ];
+    for (body, ct, headers, want) in cases {
+        let err = weigh_answer(body, ct, headers).await;
+        assert!(err.contains(want), "expected `{want}` in: {err}");
+        assert!(!err.contains("carried no response"), "{err}");
+    }
+}
+
+/// Paging that never ends over HTTP, ended by `--timeout`, is reported as paging, not as a
+/// server slow to start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_http_paging_is_not_blamed_on_a_slow_start() {
+    let page = std::sync::atomic::AtomicUsize::new(0);
+    let base = upstream::serve(move |r| {
+        let msg: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let result = match msg["method"].as_str() {
+            Some("initialize") => serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "pager"}}),
+            Some("tools/list") => {
+                let n = page.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                serde_json::json!({"tools": [], "nextCursor": format!("c{n}")})
+            }
+            _ => return Reply::json(202, ""),
+        };
+        let body = serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": msg["id"], "result": result})).unwrap();
+        Reply::Stream {
+            status: 200,
+            content_type: "application/json".into(),
+            chunks: vec![(Duration::from_millis(40), body)],
+            end: End::Clean,
+        }
+    })
+    .await;
+    let out = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("toolcost"))
+        .args(["weigh", "--timeout", "2", "--json", "--url"])
+        .arg(format!("{base}/mcp"))
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .expect("weigh hung")
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("still paging tools/list"), "{err}");
+    assert!(!err.contains("slow to start"), "{err}");
+}

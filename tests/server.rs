@@ -793,3 +793,43 @@ fn the_first_snapshot_is_the_table_as_read_back() {
     // The projections too, as bytes.
     assert_eq!(state.snapshot().catalogue.tools, Catalogue::project(&table));
 }
+
+/// A tool accepts what its stored schema accepts, not what the strict form it is shown in
+/// can say: an `anyOf` of a string and an integer takes both at invoke, and the contract says
+/// where its strict form keeps only one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invoke_checks_the_stored_schema_and_the_contract_names_its_changes() {
+    let mut rs = rows(20, false);
+    let echo = rs.iter_mut().find(|r| r.key == "ECHO").expect("ECHO row");
+    echo.input_schema = Some(
+        json!({"type": "object", "properties": {"message": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+               "required": ["message"]})
+        .into(),
+    );
+    let s = start_with(rs, Some(TOKEN), server::DEFAULT_MAX_BODY).await;
+    for (args, status) in [
+        (r#"{"message":"hi"}"#, 200),
+        (r#"{"message":7}"#, 200),
+        (r#"{"message":true}"#, 422),
+        (r#"{}"#, 422),
+    ] {
+        let (st, v) = s
+            .post(
+                "/api/dispatch",
+                &format!(r#"{{"key":"ECHO","args":{args}}}"#),
+                Some(TOKEN),
+            )
+            .await;
+        assert_eq!(st, status, "{args}: {v}");
+    }
+    let (_, c) = s.get("/api/dispatch?key=ECHO").await;
+    assert_eq!(c["schema"]["properties"]["message"]["type"], "string");
+    assert_eq!(
+        c["schema_changes"][0]["pointer"], "/properties/message/anyOf",
+        "{c}"
+    );
+    assert_eq!(c["schema_changes"][0]["effect"], "narrows");
+    // A row whose schema is already strict shows no changes.
+    let (_, plain) = s.get("/api/dispatch?key=EMAIL_SEND").await;
+    assert!(plain.get("schema_changes").is_none(), "{plain}");
+}

@@ -19,6 +19,15 @@ pub struct Http {
     protocol: Option<String>,
     queue: VecDeque<Incoming>,
     last_status: Option<u16>,
+    /// What the last answer held where it held no JSON-RPC message, for [`Channel::gone`].
+    last_problem: Option<String>,
+    /// Ids of the answers the last request got, to name an answer to the wrong request.
+    answered: Vec<Value>,
+    /// The id of the last request sent.
+    asked: Option<Value>,
+    /// The last answer's content type and encoding.
+    last_type: String,
+    last_encoding: Option<String>,
     timeout: Duration,
     max_body: usize,
 }
@@ -68,6 +77,11 @@ impl Http {
             protocol: None,
             queue: VecDeque::new(),
             last_status: None,
+            last_problem: None,
+            answered: Vec::new(),
+            asked: None,
+            last_type: String::new(),
+            last_encoding: None,
             timeout,
             max_body: opts.max_line,
         })
@@ -75,6 +89,11 @@ impl Http {
 
     fn push(&mut self, text: &str) {
         if let Some(m) = Incoming::parse(text) {
+            if m.value.get("method").is_none() {
+                if let Some(id) = m.value.get("id") {
+                    self.answered.push(id.clone());
+                }
+            }
             if m.value.pointer("/result/protocolVersion").is_some() {
                 self.protocol = m
                     .value
@@ -87,7 +106,39 @@ impl Http {
             for item in batch {
                 self.push(&crate::json::compact(&item));
             }
+        } else {
+            self.last_problem = Some(unreadable(
+                text,
+                &self.last_type,
+                self.last_encoding.as_deref(),
+            ));
         }
+    }
+}
+
+/// What an answer that holds no JSON-RPC message holds instead, in words.
+fn unreadable(text: &str, content_type: &str, encoding: Option<&str>) -> String {
+    let t = text.trim_start();
+    if let Some(enc) = encoding.filter(|e| !e.eq_ignore_ascii_case("identity")) {
+        return format!(
+            "encoded as `{enc}`, which toolcost does not decode; serve tools/list uncompressed"
+        );
+    }
+    if content_type.contains("html") || t.starts_with('<') {
+        return "an HTML page, not JSON-RPC (is --url the MCP endpoint itself?)".into();
+    }
+    let begins: String = t.chars().take(60).flat_map(char::escape_default).collect();
+    match serde_json::from_str::<Value>(t) {
+        Err(e) if e.to_string().contains("recursion limit") => {
+            "JSON nested more than 128 levels deep, which toolcost does not read".into()
+        }
+        Err(e) => format!("not JSON ({e}); it begins `{begins}`"),
+        Ok(v) if !v.is_object() => {
+            format!("JSON, but not a JSON-RPC message; it begins `{begins}`")
+        }
+        Ok(_) => format!(
+            "a JSON object without `jsonrpc`, so not a JSON-RPC message; it begins `{begins}`"
+        ),
     }
 }
 
@@ -128,6 +179,19 @@ impl Channel for Http {
         })?;
         let status = resp.status();
         self.last_status = Some(status.as_u16());
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_ascii_lowercase)
+        };
+        self.last_type = header("content-type").unwrap_or_default();
+        self.last_encoding = header("content-encoding");
+        self.last_problem = None;
+        if msg.get("method").is_some() && msg.get("id").is_some() {
+            self.asked = msg.get("id").cloned();
+            self.answered.clear();
+        }
         if let Some(s) = resp
             .headers()
             .get("mcp-session-id")
@@ -167,6 +231,8 @@ impl Channel for Http {
             let body = String::from_utf8_lossy(&body);
             if !body.trim().is_empty() {
                 self.push(body.trim());
+            } else if want.is_some() {
+                self.last_problem = Some("an empty body".into());
             }
             return Ok(());
         }
@@ -237,7 +303,17 @@ impl Channel for Http {
 
     async fn gone(&mut self) -> String {
         match self.last_status {
-            Some(s) => format!("its answer (HTTP {s}) carried no response to the request"),
+            Some(s) => {
+                if let Some(problem) = &self.last_problem {
+                    return format!("its answer (HTTP {s}) was {problem}");
+                }
+                match (&self.asked, self.answered.last()) {
+                    (Some(asked), Some(other)) if other != asked => format!(
+                        "its answer (HTTP {s}) answered request id {other}, not this request's id {asked}"
+                    ),
+                    _ => format!("its answer (HTTP {s}) carried no response to the request"),
+                }
+            }
             None => "no answer".into(),
         }
     }

@@ -240,6 +240,8 @@ pub async fn list_tools_with<C: Channel>(
         protocol: opts.protocol.clone(),
         modern: false,
         probe: PROBE_TIMEOUT.min(timeout / 4),
+        pages: 0,
+        tools: 0,
     };
     let out = tokio::time::timeout(timeout, session.run()).await;
     let list_changed = session.list_changed;
@@ -250,11 +252,18 @@ pub async fn list_tools_with<C: Channel>(
             return Err(e);
         }
         Err(_) => {
+            let (pages, tools) = (session.pages, session.tools);
             close(session.ch, timeout).await;
-            return Err(Error::input(format!(
-                "the server did not finish initialize and tools/list within {} s; raise --timeout if it is slow to start",
-                timeout.as_secs()
-            )));
+            return Err(Error::input(match pages {
+                0 => format!(
+                    "the server did not finish initialize and tools/list within {} s; raise --timeout if it is slow to start",
+                    timeout.as_secs()
+                ),
+                _ => format!(
+                    "the server was still paging tools/list when --timeout ({} s) ran out: {pages} page(s) and {tools} tool(s) read, each page naming a further cursor; its pagination may never end",
+                    timeout.as_secs()
+                ),
+            }));
         }
     };
     close(session.ch, timeout).await;
@@ -283,6 +292,10 @@ struct Session<'a, C: Channel> {
     /// How long the `server/discover` probe may take: a quarter of the session's time at most,
     /// so a server that never answers it still leaves time to initialize.
     probe: Duration,
+    /// `tools/list` pages and tools read so far: what a timeout reports, so that a server
+    /// whose paging never ends is not blamed for a slow start.
+    pages: usize,
+    tools: usize,
 }
 
 /// The `_meta` a stateless request carries (2026-07-28: version and capabilities required,
@@ -335,6 +348,7 @@ impl<C: Channel> Session<'_, C> {
                 .map_err(|e| Error::input(format!("tools/list answer: {e}")))?;
             listing.tools.extend(tools);
             listing.pages += 1;
+            (self.pages, self.tools) = (listing.pages, listing.tools.len());
             if listing.tools.len() > self.max_tools {
                 return Err(Error::input(format!(
                     "the server listed more than {} tools (page {}); raise --max-tools if that is real",

@@ -12,7 +12,7 @@ mod validate;
 #[cfg(test)]
 pub(crate) use normalise::normalise_slowly;
 pub use normalise::{
-    is_normal, normalise, normalise_checked, normalised, Exceeded, MAX_EXPANDED_BYTES,
-    MAX_REF_CHAIN,
+    is_normal, normalise, normalise_checked, normalise_reported, normalised, Change, Effect,
+    Exceeded, Reported, MAX_EXPANDED_BYTES, MAX_REF_CHAIN,
 };
 pub use validate::{validate, Violation, ViolationKind};

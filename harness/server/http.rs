@@ -180,12 +180,13 @@ fn ask(st: &State, intent: &str, resolver: resolve::Kind) -> Response {
 
 /// A row's contract, as JSON or Markdown.
 pub fn contract_value(row: &Row, base: &str) -> Value {
-    let schema = schema::normalise(
+    let reported = schema::normalise_reported(
         &row.input_schema
             .as_ref()
             .map_or_else(|| json!({"type": "object"}), RowSchema::value),
     );
-    json!({
+    let schema = reported.schema;
+    let mut c = json!({
         "key": row.key,
         "what": row.doc("WHAT"),
         "when_to_use": row.doc("WHEN_TO_USE"),
@@ -196,7 +197,13 @@ pub fn contract_value(row: &Row, base: &str) -> Value {
         "auth_env": row.auth.as_deref().map(|a| a.split_once(':').map(|(_, e)| e).unwrap_or(a)),
         "schema": schema,
         "invoke": {"method": "POST", "url": format!("{base}/api/dispatch"), "body": {"key": row.key, "args": {}}},
-    })
+    });
+    // Where the strict form shown cannot say what the stored schema accepts (invoke checks
+    // the stored one), the contract says where and how.
+    if !reported.changes.is_empty() {
+        c["schema_changes"] = json!(reported.changes);
+    }
+    c
 }
 
 fn contract(st: &State, key: &str, markdown: bool) -> Response {

@@ -6,7 +6,7 @@ use super::store::Receipt;
 use crate::catalogue::{Row, RowSchema, Runner};
 use crate::clock;
 use crate::resolve::Resolver;
-use crate::schema::{self, instance};
+use crate::schema::instance;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -101,11 +101,13 @@ pub async fn invoke(state: &State, req: InvokeRequest) -> Result<Invocation, Ref
         Value::Null => json!({}),
         a => a,
     };
-    let schema = schema::normalise(
-        &row.input_schema
-            .as_ref()
-            .map_or_else(|| json!({"type": "object"}), RowSchema::value),
-    );
+    // Arguments are checked against the schema as stored, not its normal form: the normal
+    // form may accept less or more (where strict rules cannot say what the schema says), and
+    // what a tool accepts is what its author wrote.
+    let schema = row
+        .input_schema
+        .as_ref()
+        .map_or_else(|| json!({"type": "object"}), RowSchema::value);
     instance::check(&schema, &args).map_err(|e| Refusal::BadArgs {
         pointer: e.pointer,
         message: e.message,
