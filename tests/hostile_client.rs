@@ -566,6 +566,33 @@ fn a_grandchild_ignoring_sigterm_does_not_survive() {
     assert!(gone, "the grandchild {} survived weigh", p[1]);
 }
 
+/// A grandchild that left the server's process group and session (`setsid`) does not
+/// survive weigh either, though its parent exited before weigh closed the session.
+#[test]
+fn a_grandchild_in_its_own_session_does_not_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pids");
+    let o = toolcost()
+        .args([
+            "weigh",
+            "--timeout",
+            "60",
+            "--",
+            "python3",
+            &peer(),
+            "setsid",
+        ])
+        .arg(&file)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let p = pids(&file);
+    let gone = wait_gone(p[1]);
+    kill(p[1]);
+    assert!(gone, "the setsid grandchild {} survived weigh", p[1]);
+}
+
 /// Item 16: SIGINT, SIGTERM and SIGHUP to weigh reach the server's process group.
 #[test]
 fn signals_to_weigh_reach_the_server_group() {

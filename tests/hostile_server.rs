@@ -3,6 +3,8 @@
 //! are bounded and only generous upper bounds are asserted.
 
 mod common;
+#[path = "support/upstream.rs"]
+mod upstream;
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -899,6 +901,54 @@ async fn the_sandbox_queue_is_bounded_and_answers_busy() {
     }
     let r = s.program("return 2;").await;
     assert_eq!(r["isError"], false, "{r}");
+}
+
+/// A program waiting on an outbound dispatch gives its sandbox slot back meanwhile: with one
+/// slot, a second program runs and ends while the first still waits on a slow upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_waiting_on_a_dispatch_does_not_hold_its_slot() {
+    let slow = upstream::serve(|_| upstream::Reply::Stream {
+        status: 200,
+        content_type: "application/json".into(),
+        chunks: vec![(Duration::from_millis(2500), b"{\"ok\":true}".to_vec())],
+        end: upstream::End::Clean,
+    })
+    .await;
+    let host = slow.trim_start_matches("http://").to_string();
+    let mut rs = rows(10);
+    rs.push(http_row("SLOW_GET", &format!("GET {slow}/things/$1")));
+    let limits = Limits {
+        sandbox_slots: 1,
+        sandbox_queue: 4,
+        ..Limits::default()
+    };
+    let s = Arc::new(start(rs, vec![host], limits).await);
+    let waiting = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            let r = s
+                .program("const r = await dispatch('SLOW_GET', {id: 'x'}); return r.ok;")
+                .await;
+            (r, Instant::now())
+        })
+    };
+    // Bounded wait until the first program is counted, then give it time to reach its call.
+    for _ in 0..200 {
+        if s.state.programs.load(std::sync::atomic::Ordering::SeqCst) >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let quick = s.program("return 2;").await;
+    let quick_done = Instant::now();
+    assert_eq!(quick["isError"], false, "{quick}");
+    let (slow_r, slow_done) = waiting.await.unwrap();
+    assert_eq!(slow_r["isError"], false, "{slow_r}");
+    assert!(
+        quick_done < slow_done,
+        "the second program waited for the first one's dispatch"
+    );
 }
 
 // ---- 10. keys are MCP tool names -----------------------------------------------------------

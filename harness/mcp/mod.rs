@@ -6,6 +6,8 @@
 //! the server sent it; recovering the raw bytes from rmcp's HTTP transport would mean
 //! re-implementing its SSE handling anyway.
 
+#[cfg(target_os = "linux")]
+mod descendants;
 mod http;
 mod stdio;
 mod target;

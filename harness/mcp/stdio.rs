@@ -23,6 +23,9 @@ pub struct Stdio {
     max_line: usize,
     /// The process group the child leads (its pid), kept after the child is reaped.
     pgid: Option<i32>,
+    /// Processes the server started, also those that left its group.
+    #[cfg(target_os = "linux")]
+    descendants: Option<super::descendants::Descendants>,
     noise: Vec<String>,
     noise_count: usize,
     stderr: Arc<Mutex<String>>,
@@ -82,6 +85,8 @@ impl Stdio {
             line: Vec::new(),
             max_line,
             pgid,
+            #[cfg(target_os = "linux")]
+            descendants: pgid.map(super::descendants::Descendants::watch),
             noise: Vec::new(),
             noise_count: 0,
             stderr: tail,
@@ -105,6 +110,14 @@ impl Stdio {
             // SAFETY: kill(2) with a negative pid signals the group the child leads.
             unsafe {
                 libc::kill(-pgid, sig);
+            }
+        }
+        // A SIGKILL ends the session for good: every process the server started goes too,
+        // including one that called `setsid` and so left the group.
+        #[cfg(target_os = "linux")]
+        if sig == libc::SIGKILL {
+            if let Some(d) = &self.descendants {
+                d.kill_all();
             }
         }
     }

@@ -25,6 +25,52 @@ pub struct ServerApi {
     /// Dispatches made, and bytes of arguments and results moved, so far.
     pub dispatches: Cell<usize>,
     pub bytes: Cell<usize>,
+    /// The sandbox slot this program runs in, given back while a dispatch waits on its
+    /// answer (an outbound call may take seconds and uses no CPU here) and taken again after.
+    pub slot: Option<Slot>,
+}
+
+/// One of the state's sandbox slots, held by a running program: a permit taken out of the
+/// semaphore, put back when the program waits on a dispatch or ends.
+pub struct Slot {
+    state: Arc<State>,
+    held: Cell<bool>,
+}
+
+impl Slot {
+    /// Wait for a free slot.
+    pub async fn take(state: Arc<State>) -> Option<Slot> {
+        state.sandboxes.acquire().await.ok()?.forget();
+        Some(Slot {
+            state,
+            held: Cell::new(true),
+        })
+    }
+
+    fn give_back(&self) {
+        if self.held.replace(false) {
+            self.state.sandboxes.add_permits(1);
+        }
+    }
+
+    /// Take a slot again, waiting at most `left`; whether one was free in time.
+    fn retake(&self, runtime: &tokio::runtime::Handle, left: std::time::Duration) -> bool {
+        let got = runtime.block_on(tokio::time::timeout(left, self.state.sandboxes.acquire()));
+        match got {
+            Ok(Ok(permit)) => {
+                permit.forget();
+                self.held.set(true);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.give_back();
+    }
 }
 
 impl ServerApi {
@@ -35,6 +81,7 @@ impl ServerApi {
             deadline,
             dispatches: Cell::new(0),
             bytes: Cell::new(0),
+            slot: None,
         }
     }
 
@@ -70,7 +117,20 @@ impl ServerApi {
         };
         self.dispatches.set(made + 1);
         let run = tokio::time::timeout(left, invoke::invoke(st, req));
-        match self.runtime.block_on(run) {
+        if let Some(slot) = &self.slot {
+            slot.give_back();
+        }
+        let answer = self.runtime.block_on(run);
+        if let Some(slot) = &self.slot {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if !slot.retake(&self.runtime, left) {
+                return Err(
+                    "the program's time limit ran out while it waited for a sandbox slot after its dispatch"
+                        .into(),
+                );
+            }
+        }
+        match answer {
             Err(_) => Err(
                 "dispatch was still waiting for its answer when the program's time limit ran out"
                     .into(),
@@ -153,15 +213,16 @@ pub async fn execute(state: Arc<State>, code: String) -> Outcome {
             "the server is busy: {slots} programs are running and {queue} are waiting, the most it queues; try again shortly"
         ));
     }
-    let shared = state.clone();
-    let Ok(_slot) = shared.sandboxes.acquire().await else {
+    let Some(slot) = Slot::take(state.clone()).await else {
         return fail("the server is shutting down".into());
     };
     let runtime = tokio::runtime::Handle::current();
     let joined = tokio::task::spawn_blocking(move || {
         let limits = Limits::default();
         let deadline = Instant::now() + limits.time;
-        let api: Rc<dyn Api> = Rc::new(ServerApi::new(state, runtime, deadline));
+        let mut api = ServerApi::new(state, runtime, deadline);
+        api.slot = Some(slot);
+        let api: Rc<dyn Api> = Rc::new(api);
         sandbox::run(&code, api, limits)
     })
     .await;

@@ -10,6 +10,8 @@ Modes (argv[1]):
   longline    2 MB on stdout without a newline, then silence
   grandchild  starts a grandchild that ignores SIGTERM (its pid in argv[2]), then exits unanswered
   hang        the same, but stays and never answers
+  setsid      starts a grandchild in a session of its own (so outside the group; pid in
+              argv[2]), then exits unanswered
 """
 import json
 import os
@@ -29,17 +31,18 @@ def tool(name):
 
 
 mode = sys.argv[1]
-if mode in ("grandchild", "hang"):
+if mode in ("grandchild", "hang", "setsid"):
     g = subprocess.Popen(
         ["sh", "-c", "trap '' TERM; exec sleep 300"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        start_new_session=(mode == "setsid"),
     )
     signal.signal(signal.SIGTERM, signal.SIG_IGN) if mode == "hang" else None
     time.sleep(0.2)  # the grandchild's sh has set its trap and exec'd
     with open(sys.argv[2] + ".tmp", "w") as f:
         f.write(f"{os.getpid()} {g.pid}\n")
     os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-    if mode == "grandchild":
+    if mode in ("grandchild", "setsid"):
         sys.exit(0)
     while True:
         time.sleep(1)
