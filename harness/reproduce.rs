@@ -104,6 +104,7 @@ impl Tabular for ReproRow {
         "label",
         "note",
     ];
+    const NOTES: &'static str = "note";
 }
 
 /// The re-fit of the Kimi constant from the current generator.

@@ -77,3 +77,36 @@ fn the_committed_report_is_what_the_code_makes() {
     };
     assert_eq!(names(&rows), names(&r.rows));
 }
+
+/// In a 100-column terminal the table fits: its notes go below it, numbered, and the
+/// closing paragraph wraps; the files keep every note whole.
+#[test]
+fn the_terminal_table_fits_a_100_column_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("toolcost")
+        .unwrap()
+        .env("COLUMNS", "100")
+        .args(["reproduce", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for l in text.lines() {
+        assert!(l.chars().count() <= 100, "{} chars: {l}", l.chars().count());
+    }
+    assert!(text.contains("\n[1] "), "{text}");
+    // The numbered notes are the rows' notes, word for word.
+    let r = reproduce().unwrap();
+    let first = r.rows.iter().find(|x| !x.note.trim().is_empty()).unwrap();
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains(&first.note.split_whitespace().collect::<Vec<_>>().join(" ")),
+        "{}",
+        first.note
+    );
+}

@@ -12,6 +12,8 @@ pub mod markdown;
 mod record;
 mod table;
 
+pub use table::{terminal_width, wrap};
+
 pub use markdown::Align;
 pub use record::{check_columns, Column};
 
@@ -27,6 +29,9 @@ pub trait Tabular: Serialize + DeserializeOwned {
     const COLUMNS: &'static [Column] = &[];
     /// The fields the terminal table shows, in order (all when empty).
     const BRIEF: &'static [&'static str] = &[];
+    /// A field of long text that, where the table is wider than the terminal, goes below it
+    /// as numbered notes (none when empty).
+    const NOTES: &'static str = "";
 }
 
 /// Output formats shared by every command that prints results.

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The steps of toolcost's GitHub Action (action.yml) as one script, so that a test can run
+# them on any machine: find or build toolcost once per version, run `toolcost check` against
+# the repository's budget, write the per-tool diff to the job summary, annotate the pull
+# request, and exit as `check` does (0 within budget, 1 over it, 2 an error).
+#
+# Environment (all optional):
+#   TOOLCOST_BIN      a toolcost binary to use as it is (skips the build)
+#   TOOLCOST_SOURCE   the toolcost source to build from (the action's own checkout)
+#   TOOLCOST_CACHE    where built binaries are kept, one folder per version
+#   TOOLCOST_VERSION  the version being built (the action's ref)
+#   TOOLCOST_CONFIG   the budget file (default toolcost.toml)
+#   TOOLCOST_LOCK     the baseline lock (default toolcost.lock.json)
+#   GITHUB_STEP_SUMMARY  the job summary file GitHub Actions provides
+set -euo pipefail
+
+config="${TOOLCOST_CONFIG:-toolcost.toml}"
+lock="${TOOLCOST_LOCK:-toolcost.lock.json}"
+bin="${TOOLCOST_BIN:-}"
+
+if [ -z "$bin" ]; then
+  source_dir="${TOOLCOST_SOURCE:?set TOOLCOST_SOURCE to the toolcost source, or TOOLCOST_BIN to a binary}"
+  root="${TOOLCOST_CACHE:-$HOME/.cache/toolcost}/${TOOLCOST_VERSION:-local}"
+  bin="$root/bin/toolcost"
+  if [ ! -x "$bin" ]; then
+    echo "building toolcost ${TOOLCOST_VERSION:-local} once into $root (later runs reuse it)" >&2
+    cargo install --locked --quiet --root "$root" --path "$source_dir"
+  fi
+fi
+if [ ! -f "$lock" ]; then
+  echo "::error::no baseline $lock: run \`toolcost check --update\` and commit the lock" >&2
+  exit 2
+fi
+
+report="$(mktemp)"
+trap 'rm -f "$report"' EXIT
+set +e
+"$bin" check --config "$config" --lock "$lock" --format md >"$report"
+code=$?
+set -e
+cat "$report"
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+  {
+    echo "## toolcost check"
+    echo
+    cat "$report"
+  } >>"$GITHUB_STEP_SUMMARY"
+fi
+if [ "$code" -eq 1 ]; then
+  # The same findings as annotations on the pull request's files.
+  "$bin" check --config "$config" --lock "$lock" --format github || true
+fi
+exit "$code"
