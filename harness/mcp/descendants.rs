@@ -20,6 +20,9 @@ pub const MAX_TRACKED: usize = 4096;
 /// The descendants of one process, as seen so far.
 pub struct Descendants {
     root: i32,
+    /// The root's start time when watching began: once the root is gone and its pid reused,
+    /// the new process's children are not the server's.
+    root_start: Option<u64>,
     seen: Arc<Mutex<HashMap<i32, u64>>>,
     stop: Arc<AtomicBool>,
 }
@@ -27,15 +30,17 @@ pub struct Descendants {
 impl Descendants {
     /// Start recording the descendants of `root` (needs a tokio runtime).
     pub fn watch(root: i32) -> Descendants {
+        let root_start = table().get(&root).map(|(_, s)| *s);
         let d = Descendants {
             root,
+            root_start,
             seen: Arc::default(),
             stop: Arc::default(),
         };
         let (seen, stop) = (d.seen.clone(), d.stop.clone());
         tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
-                scan(root, &seen);
+                scan(root, root_start, &seen);
                 tokio::time::sleep(POLL).await;
             }
         });
@@ -45,7 +50,7 @@ impl Descendants {
     /// SIGKILL every recorded descendant that is still the process recorded (one last walk
     /// first, for any started since the previous one).
     pub fn kill_all(&self) {
-        scan(self.root, &self.seen);
+        scan(self.root, self.root_start, &self.seen);
         self.stop.store(true, Ordering::Relaxed);
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let now = table();
@@ -66,9 +71,11 @@ impl Drop for Descendants {
     }
 }
 
-/// Record every process below `root` or below one already recorded.
-fn scan(root: i32, seen: &Mutex<HashMap<i32, u64>>) {
+/// Record every process below `root` (while it is still the process that started as
+/// `root_start`) or below one already recorded.
+fn scan(root: i32, root_start: Option<u64>, seen: &Mutex<HashMap<i32, u64>>) {
     let now = table();
+    let root_is_ours = root_start.is_some() && now.get(&root).map(|(_, s)| *s) == root_start;
     let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
     // A recorded pid that now belongs to another process (or none) is dropped.
     seen.retain(|pid, start| now.get(pid).is_some_and(|(_, s)| s == start));
@@ -78,7 +85,9 @@ fn scan(root: i32, seen: &Mutex<HashMap<i32, u64>>) {
             if seen.len() >= MAX_TRACKED {
                 return;
             }
-            if !seen.contains_key(pid) && (*ppid == root || seen.contains_key(ppid)) {
+            if !seen.contains_key(pid)
+                && ((*ppid == root && root_is_ours) || seen.contains_key(ppid))
+            {
                 seen.insert(*pid, *start);
             }
         }
