@@ -403,6 +403,13 @@ fn combinators_and_ref_siblings_keep_what_they_accept_or_say_where_not() {
         json!({"m": 2}),
         json!({"m": 3.5}),
     ];
+    // `["integer", "number"]` is `number`, in either order.
+    for ts in [json!(["integer", "number"]), json!(["number", "integer"])] {
+        let s = json!({"type": "object", "properties": {"m": {"type": ts}}});
+        let r = normalise_reported(&s);
+        assert!(r.changes.is_empty(), "{s}: {:?}", r.changes);
+        assert_eq!(r.schema["properties"]["m"]["type"], "number");
+    }
     for s in &exact {
         let r = normalise_reported(s);
         assert!(r.changes.is_empty(), "{s}: {:?}", r.changes);
@@ -453,6 +460,19 @@ fn combinators_and_ref_siblings_keep_what_they_accept_or_say_where_not() {
             Effect::Narrows,
         ),
         (json!({"type": "string"}), "", Effect::Changes),
+        // Found by a hostile review: a kept `not` whose `$ref` loses its target, and a type
+        // list naming a type that does not exist.
+        (
+            json!({"type": "object", "$defs": {"s": {"type": "string"}},
+                   "properties": {"a": {"type": "integer", "not": {"$ref": "#/$defs/s"}}}}),
+            "/properties/a/not",
+            Effect::Changes,
+        ),
+        (
+            json!({"type": "object", "properties": {"a": {"type": ["string", "any"]}}}),
+            "/properties/a/type",
+            Effect::Changes,
+        ),
     ] {
         let r = normalise_reported(&s);
         assert!(
@@ -511,4 +531,19 @@ fn the_equivalence_property_meets_combinators_it_keeps_exact() {
         accepted > 20 && refused > 20,
         "{accepted} accepted, {refused} refused"
     );
+}
+
+/// A root that is wrapped as `input` is cut where a second pass would cut it: normalising the
+/// normal form again changes nothing (found by a hostile review).
+#[test]
+fn a_wrapped_deep_root_is_a_fixed_point() {
+    let mut deep = json!({"type": "integer", "minimum": 3});
+    for _ in 0..30 {
+        deep = json!({"type": "object", "properties": {"x": deep}});
+    }
+    let s = json!({"type": "array", "items": deep});
+    let once = normalise_reported(&s);
+    let twice = normalise_reported(&once.schema);
+    assert_eq!(twice.schema, once.schema);
+    assert!(twice.changes.is_empty(), "{:?}", twice.changes);
 }

@@ -172,8 +172,27 @@ fn normalise_full(schema: &Value) -> (Value, Vec<Change>, Option<Exceeded>) {
         changes: RefCell::new(Vec::new()),
     };
     let node = n.node(schema, 0, &mut refs, "");
-    let node = n.root_object(node);
-    (node, n.changes.into_inner(), n.exceeded.into_inner())
+    if node.get("type").and_then(Value::as_str) == Some("object") {
+        let node = n.root_object(node);
+        return (node, n.changes.into_inner(), n.exceeded.into_inner());
+    }
+    // A root that is wrapped as `input` sits one level down in the normal form: normalise it
+    // there, so that the depth cut falls where a second pass puts it.
+    let wrapped = Normaliser {
+        root: schema,
+        spent: Cell::new(0),
+        frames: Cell::new(0),
+        exceeded: RefCell::new(None),
+        changes: RefCell::new(Vec::new()),
+    };
+    let mut refs = vec!["#".to_string()];
+    let node = wrapped.node(schema, 1, &mut refs, "");
+    let node = wrapped.root_object(node);
+    (
+        node,
+        wrapped.changes.into_inner(),
+        wrapped.exceeded.into_inner(),
+    )
 }
 
 /// Normalise a schema and say every place where its normal form accepts other instances than
@@ -291,6 +310,23 @@ fn weight(v: &Value, cap: usize) -> usize {
     }
     total
 }
+
+/// Keywords holding subschemas that the normaliser keeps as they are.
+const KEPT_SUBSCHEMAS: [&str; 13] = [
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "dependentSchemas",
+    "dependencies",
+    "contains",
+    "propertyNames",
+    "prefixItems",
+    "additionalItems",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
 
 /// Keywords whose conjunction is the larger (`min*`) or smaller (`max*`) bound.
 const LOWER_BOUNDS: [&str; 5] = [
@@ -448,6 +484,17 @@ impl Normaliser<'_> {
         let one_of = obj.remove("oneOf");
         let all_of = obj.remove("allOf");
 
+        // Keywords that hold subschemas the strict form has no rule for are kept as given, not
+        // normalised: a `$ref` inside one no longer resolves once `$defs` is gone.
+        for key in KEPT_SUBSCHEMAS {
+            if obj.contains_key(key) {
+                self.change(
+                    &format!("{ptr}/{key}"),
+                    Effect::Changes,
+                    format!("`{key}` is kept as given, not normalised; strict clients may refuse it, and a `$ref` inside it no longer resolves"),
+                );
+            }
+        }
         // The node's own keywords first, so that its annotations win over what it refers to.
         self.fix_type(&mut obj, ptr);
         self.children(&mut obj, depth, refs, ptr);
@@ -492,7 +539,10 @@ impl Normaliser<'_> {
         if src
             .keys()
             .any(|k| k != "type" && !ANNOTATIONS.contains(&k.as_str()))
-            || src.get("type").and_then(Value::as_str).is_none()
+            || src
+                .get("type")
+                .and_then(Value::as_str)
+                .is_none_or(|t| !TYPES.contains(&t))
         {
             self.change(
                 ptr,
@@ -510,13 +560,30 @@ impl Normaliser<'_> {
             None => {}
             Some(Value::String(t)) if TYPES.contains(&t.as_str()) => {}
             Some(Value::Array(ts)) => {
-                let ty = self.node_type(obj);
                 let mut valid: Vec<&str> = ts
                     .iter()
                     .filter_map(Value::as_str)
                     .filter(|t| TYPES.contains(t))
                     .collect();
                 valid.dedup();
+                // `["integer", "number"]`, in either order, is `number`.
+                let ty = match valid.contains(&"number")
+                    && valid.iter().all(|t| matches!(*t, "integer" | "number"))
+                {
+                    true => "number".to_string(),
+                    false => self.node_type(obj),
+                };
+                if valid.len() < ts.len() {
+                    // An entry that names no type (`"any"`, a number) accepts every value to a
+                    // validator that does not know it.
+                    self.change(
+                        &at,
+                        Effect::Changes,
+                        format!(
+                            "`type` lists entries that are not JSON Schema types; served as `{ty}`"
+                        ),
+                    );
+                }
                 // `["integer", "number"]` is `number`.
                 let others: Vec<&str> = valid
                     .iter()
