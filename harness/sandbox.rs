@@ -229,6 +229,15 @@ struct Metered {
 }
 
 impl Metered {
+    /// A block just allocated (or null), counted.
+    fn counted(&mut self, p: *mut u8) -> *mut u8 {
+        if !p.is_null() {
+            // SAFETY: `p` was just returned by `RustAllocator`, which keeps its size in a header.
+            self.used += unsafe { RustAllocator::usable_size(p) };
+        }
+        p
+    }
+
     fn room(&mut self, more: usize) -> bool {
         let ok = self.used.checked_add(more).is_some_and(|u| u <= self.limit);
         if !ok {
@@ -247,10 +256,7 @@ unsafe impl Allocator for Metered {
             return std::ptr::null_mut();
         }
         let p = RustAllocator.alloc(size);
-        if !p.is_null() {
-            self.used += unsafe { RustAllocator::usable_size(p) };
-        }
-        p
+        self.counted(p)
     }
 
     fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
@@ -262,10 +268,7 @@ unsafe impl Allocator for Metered {
             return std::ptr::null_mut();
         }
         let p = RustAllocator.calloc(count, size);
-        if !p.is_null() {
-            self.used += unsafe { RustAllocator::usable_size(p) };
-        }
-        p
+        self.counted(p)
     }
 
     unsafe fn dealloc(&mut self, ptr: *mut u8) {

@@ -58,6 +58,16 @@ fn code(text: &str) -> Vec<String> {
     out
 }
 
+/// The name of a `--flag` written in the docs (`--max-line=N` is `max-line`), if `word` is one.
+fn flag_name(word: &str) -> Option<String> {
+    let name: String = word
+        .strip_prefix("--")?
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
 struct Help(HashMap<Vec<String>, String>);
 
 impl Help {
@@ -127,16 +137,9 @@ fn every_command_and_flag_the_docs_name_exists() {
                     if *flag == "--" || *flag == "toolcost" || flag.starts_with('|') {
                         break;
                     }
-                    let Some(name) = flag.strip_prefix("--") else {
+                    let Some(name) = flag_name(flag) else {
                         continue;
                     };
-                    let name: String = name
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-                        .collect();
-                    if name.is_empty() {
-                        continue;
-                    }
                     checked += 1;
                     if !help.of(&path).contains(&format!("--{name}")) {
                         missing.push(format!(
@@ -184,16 +187,9 @@ fn every_command_and_flag_the_docs_name_exists() {
                 continue;
             }
             for w in words {
-                let Some(name) = w.strip_prefix("--") else {
+                let Some(name) = flag_name(w) else {
                     continue;
                 };
-                let name: String = name
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-                    .collect();
-                if name.is_empty() {
-                    continue;
-                }
                 checked += 1;
                 if !every.contains(&format!("--{name}")) {
                     missing.push(format!(

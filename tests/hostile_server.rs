@@ -63,6 +63,18 @@ async fn start_full(
     common::serve_in_process(state, max_body, http).await
 }
 
+/// A server on the SQLite store `db`, with the default limits.
+async fn start_on(rows: Vec<Row>, db: &std::path::Path) -> Server {
+    start_full(
+        rows,
+        vec![],
+        Some(db.to_path_buf()),
+        server::DEFAULT_MAX_BODY,
+        Limits::default(),
+    )
+    .await
+}
+
 async fn start(rows: Vec<Row>, allowlist: Vec<String>, limits: Limits) -> Server {
     start_full(rows, allowlist, None, server::DEFAULT_MAX_BODY, limits).await
 }
@@ -250,14 +262,7 @@ fn measure_weigh_and_lint_survive_a_ref_bomb() {
 async fn a_row_with_a_ref_bomb_is_refused_before_it_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.sqlite");
-    let s = start_full(
-        rows(10),
-        vec![],
-        Some(db.clone()),
-        server::DEFAULT_MAX_BODY,
-        Limits::default(),
-    )
-    .await;
+    let s = start_on(rows(10), &db).await;
     let mut row = http_row("BOMB", "GET https://example.com/x");
     row.input_schema = Some(ref_bomb(40).into());
     let posted = tokio::time::timeout(
@@ -726,14 +731,7 @@ fn serve_db_refuses_a_file_that_is_not_its_own_and_changes_nothing() {
 async fn generate_keeps_a_database_with_receipts_and_receipts_cannot_be_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("store.sqlite");
-    let s = start_full(
-        rows(5),
-        vec![],
-        Some(file.clone()),
-        server::DEFAULT_MAX_BODY,
-        Limits::default(),
-    )
-    .await;
+    let s = start_on(rows(5), &file).await;
     let (_, v) = s.invoke("NOW", json!({})).await;
     let id = v["proof"]["invocation_id"].as_str().unwrap().to_string();
     // 8: INSERT OR REPLACE cannot rewrite the receipt behind the server's back.
@@ -1492,14 +1490,7 @@ fn foreign_and_shared_stores_are_refused_and_left_alone() {
 async fn a_busy_store_is_unavailable_not_forbidden() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.sqlite");
-    let s = start_full(
-        rows(5),
-        vec![],
-        Some(db.clone()),
-        server::DEFAULT_MAX_BODY,
-        Limits::default(),
-    )
-    .await;
+    let s = start_on(rows(5), &db).await;
     let (st, v) = s.invoke("NOW", json!({})).await;
     assert_eq!(st, 200, "{v}");
     let holder = rusqlite::Connection::open(&db).unwrap();

@@ -27,11 +27,7 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
+        let at = pointer_shown(&self.pointer);
         write!(f, "{at}: {}", self.message)
     }
 }
@@ -68,6 +64,15 @@ fn push(out: &mut Vec<Violation>, pointer: &str, kind: ViolationKind, message: S
         kind,
         message,
     });
+}
+
+/// A JSON pointer as a reader sees it: the empty pointer (the whole document) as `(root)`.
+pub(crate) fn pointer_shown(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "(root)"
+    } else {
+        pointer
+    }
 }
 
 /// Escape a key for use as a JSON pointer segment (RFC 6901).
