@@ -188,7 +188,7 @@ fn measure_surface(
         let bill = billed_input(&built.request, render, tok);
         let bill0 = billed_input(&base.request, render, tok);
         let n = cat.tools.len();
-        let warnings = limits(&built, bill.input_tokens, cfg);
+        let warnings = limits(surface, &built, bill.input_tokens, cfg);
         let refused = !warnings.is_empty();
         let (warm, cold) = cache_usage_billed(&mut built.request, cfg, tok, &bill);
         let cost = |u: &Usage| {
@@ -348,12 +348,15 @@ fn swap_newest_text(req: &mut Request, text: Option<Value>) -> Option<Value> {
 }
 
 /// The provider limits a request crosses.
-fn limits(built: &Built, input_tokens: u64, cfg: &Config) -> Vec<String> {
-    let mut w = built
-        .request
-        .format
-        .spec()
-        .limits(built.request.tools(), cfg.client.max_tools);
+fn limits(surface: SurfaceKind, built: &Built, input_tokens: u64, cfg: &Config) -> Vec<String> {
+    let format = built.request.format;
+    // A surface the format lacks is refused before any limit: it cannot be sent at all.
+    let mut w: Vec<String> = surface.lacks(format).into_iter().collect();
+    w.extend(
+        format
+            .spec()
+            .limits(built.request.tools(), cfg.client.max_tools),
+    );
     if input_tokens > cfg.model.context_window {
         w.push(format!(
             "{input_tokens} input tokens exceed {}'s context window of {}",

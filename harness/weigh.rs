@@ -177,7 +177,11 @@ pub fn weigh(
 
     let surfaces = measure::measure(
         cat,
-        &config(client.clone(), model.clone(), SurfaceKind::all()),
+        &config(
+            client.clone(),
+            model.clone(),
+            SurfaceKind::all_for(client.format),
+        ),
         &|_| {},
     );
     // The one-turn rows already hold the per-row surface for the chosen client and card (by

@@ -7,7 +7,8 @@ use crate::json;
 use serde_json::Value;
 
 pub use crate::provider::{
-    deferred_definitions, definition_parts, is_deferred, is_namespace, namespace_members, Format,
+    called_from_code, deferred_definitions, definition_parts, is_deferred, is_namespace,
+    namespace_members, Format,
 };
 
 /// One request body, built by a surface for one round.
@@ -99,4 +100,25 @@ pub fn tool_call(format: Format, id: &str, name: &str, input: Value) -> Value {
 /// expand deferred definitions in place.
 pub fn tool_result(format: Format, id: &str, text: &str, references: &[String]) -> Value {
     format.spec().tool_result(id, text, references)
+}
+
+/// Anthropic's mid-conversation tool change: a `role: "system"` message of `tool_addition`
+/// blocks, each carrying a definition by value (`tool_definition`). The tools are offered from
+/// this point of the conversation on; `tools` and the prefix before it stay as they were
+/// (anthropic-sdk-python 2.14.0: `BetaSystemMessageParam`, `BetaRequestToolAdditionBlockParam`,
+/// and its tool runner's `add_tools`, which sends exactly this after the tool results; betas
+/// `mid-conversation-tool-changes-2026-07-01` and `inline-tools-2026-09-15`).
+pub fn tool_addition_message(definitions: Vec<Value>) -> Value {
+    let blocks: Vec<Value> = definitions
+        .into_iter()
+        .map(|d| serde_json::json!({"type": "tool_addition", "tool": {"type": "tool_definition", "definition": d}}))
+        .collect();
+    serde_json::json!({"role": "system", "content": blocks})
+}
+
+/// The Responses API's mid-conversation tool change: an `additional_tools` input item (role
+/// `developer`, the only one it takes) whose tools are available from this item on
+/// (openai-python 3.57.0, beta Responses: `AdditionalTools` in `BetaResponseInputItemParam`).
+pub fn additional_tools_item(definitions: Vec<Value>) -> Value {
+    serde_json::json!({"type": "additional_tools", "role": "developer", "tools": definitions})
 }

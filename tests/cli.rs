@@ -36,7 +36,14 @@ fn measure_json_reads_back_into_the_documented_row_type() {
         .unwrap();
     assert!(out.status.success());
     let rows: Vec<MeasureRow> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(rows.len(), toolcost::surface::SurfaceKind::all().len() * 3);
+    // `all` is every surface the default client's format (Anthropic Messages) has.
+    let format = toolcost::client::Client::named("claude-cli")
+        .unwrap()
+        .format;
+    assert_eq!(
+        rows.len(),
+        toolcost::surface::SurfaceKind::all_for(format).len() * 3
+    );
     let per_row = rows
         .iter()
         .find(|r| r.surface == "per-row-mcp" && r.tokenizer == "o200k")

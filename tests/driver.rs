@@ -308,13 +308,30 @@ policies = ["serial", "parallel"]
     // turn and now once each, orders under both policies, for every surface and client.
     assert_eq!(all.len(), 3 * n * 4);
     let refused = |r: &driver::TaskResult| r.answer.starts_with("refused by the provider");
-    for r in &all {
+    let lacking = |r: &driver::TaskResult| {
+        let format = toolcost::client::Client::named(&r.client).unwrap().format;
+        toolcost::surface::SurfaceKind::parse(&r.surface)
+            .unwrap()
+            .lacks(format)
+            .is_some()
+    };
+    for r in all.iter().filter(|r| lacking(r)) {
+        // A provider's own mechanism the client's format lacks: nothing sent, and it says so.
+        assert!(r.answer.starts_with(driver::UNAVAILABLE), "{r:?}");
+        assert_eq!(
+            (r.success, r.rounds, r.input_tokens),
+            (false, 0, 0),
+            "{r:?}"
+        );
+    }
+    for r in all.iter().filter(|r| !lacking(r)) {
         let deferring = r.surface.starts_with("deferred-search");
         let expect_refused = match r.client.as_str() {
             // Chat Completions has no deferral, tool search or namespaces.
             "openai-agent" => deferring,
             // Anthropic has deferral but no namespaces.
             "claude-cli" => r.surface == "deferred-search-namespace",
+            // At N=60 allowed-tools sends 60 definitions and the built-ins: under 128.
             "openai-responses-agent" => false,
             other => panic!("unexpected client {other}"),
         };
@@ -361,6 +378,18 @@ policies = ["serial", "parallel"]
         if surface != "deferred-search-namespace" {
             assert_eq!(c.rounds, rounds, "{c:?}");
         }
+    }
+    // The providers' own tool changes: enabling costs a round as on the name list; a program
+    // makes its call from code in round one and ends with its output in round two.
+    for (client, surface, rounds) in [
+        ("claude-cli", "name-list-native", 3),
+        ("claude-cli", "programmatic", 2),
+        ("openai-responses-agent", "allowed-tools", 3),
+        ("openai-responses-agent", "additional-tools", 3),
+    ] {
+        let r = find(client, surface, "now", "serial");
+        assert!(r.success, "{r:?}");
+        assert_eq!(r.rounds, rounds, "{r:?}");
     }
     // Chat Completions has no shell here: protocol-only runs one http_request per request, in
     // parallel under the parallel policy, so the orders lookups still take one round.

@@ -282,7 +282,8 @@ fn measure_runs_every_surface_for_the_responses_client() {
     let rows: Vec<toolcost::measure::MeasureRow> = serde_json::from_slice(&out.stdout).unwrap();
     let surfaces: std::collections::BTreeSet<&str> =
         rows.iter().map(|r| r.surface.as_str()).collect();
-    assert_eq!(surfaces.len(), SurfaceKind::all().len());
+    let format = Client::named(CLIENT).unwrap().format;
+    assert_eq!(surfaces.len(), SurfaceKind::all_for(format).len());
     let o200k = |s: &str| {
         rows.iter()
             .find(|r| r.surface == s && r.tokenizer == "o200k")

@@ -41,7 +41,9 @@ pub struct MeasureArgs {
     /// `all` or a comma-separated list of surfaces: per-row-mcp, deferred-search,
     /// deferred-search-regex, deferred-search-client, deferred-search-client-regex,
     /// deferred-search-namespace (Responses only), protocol-only, small-mcp, name-list,
-    /// code-mode, per-row-mcp-min (`all` leaves out the deferred-search variants).
+    /// code-mode, per-row-mcp-min, and the providers' own tool changes: name-list-native and
+    /// programmatic (Anthropic only), allowed-tools and additional-tools (Responses only).
+    /// `all` leaves out the deferred-search variants and the surfaces the client's format lacks.
     #[arg(long, default_value = "all")]
     pub surface: String,
     /// Comma-separated tokenizers: o200k, cl100k, kimi-est, claude-est (current Claude),
@@ -73,7 +75,11 @@ pub struct MeasureArgs {
 pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Config)> {
     let client = Client::named(&a.client)?;
     let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
-    let surfaces = SurfaceKind::parse_list(&a.surface)?;
+    // `all` is every surface the client's API format has; a named one it lacks is a refused row.
+    let surfaces = match a.surface.trim() {
+        "all" => SurfaceKind::all_for(client.format),
+        list => SurfaceKind::parse_list(list)?,
+    };
     let tokenizers = match &a.tokenizer {
         Some(list) => list
             .split(',')

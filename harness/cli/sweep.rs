@@ -23,7 +23,9 @@ pub struct SweepArgs {
     /// `all` or a comma-separated list of surfaces: per-row-mcp, deferred-search,
     /// deferred-search-regex, deferred-search-client, deferred-search-client-regex,
     /// deferred-search-namespace (Responses only), protocol-only, small-mcp, name-list,
-    /// code-mode, per-row-mcp-min (`all` leaves out the deferred-search variants).
+    /// code-mode, per-row-mcp-min, and the providers' own tool changes: name-list-native and
+    /// programmatic (Anthropic only), allowed-tools and additional-tools (Responses only).
+    /// `all` leaves out the deferred-search variants; a surface a client's format lacks is a refused row.
     #[arg(long)]
     pub surface: Option<String>,
     /// Comma-separated tokenizers. Default: o200k,cl100k.

@@ -30,6 +30,9 @@ use std::time::Instant;
 
 const TOKEN: &str = "toolcost-driver";
 
+/// How a task's answer begins when the client's API format lacks the surface (nothing sent).
+pub const UNAVAILABLE: &str = "not available in the client's API format: ";
+
 /// One task on one surface at one N, summed from the gateway's log rows.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TaskResult {
@@ -292,6 +295,22 @@ impl Setup<'_> {
             endpoint: &endpoint,
         };
         let started = Instant::now();
+        if let Some(why) = surface.lacks(self.client.format) {
+            // The client's API format has no such mechanism: nothing is sent.
+            return Ok(Played {
+                client: self.client.name.clone(),
+                surface,
+                task: task.name,
+                run_id,
+                policy: policy_name,
+                outcome: Outcome {
+                    success: false,
+                    misses: 0,
+                    answer: format!("{UNAVAILABLE}{why}"),
+                },
+                wall_ms: 0.0,
+            });
+        }
         let mut play = Play::new(&ctx, surface, &task, self.server, self.gateway, &run_id, s);
         play.token = self.token.to_string();
         play.batch = batch;
@@ -402,14 +421,15 @@ fn summarise(s: &Scenario, n: usize, p: Played, mine: &[&LogRow]) -> TaskResult 
         cached_input_tokens: mine.iter().map(|r| r.cached_input_tokens).sum(),
         cache_write_tokens: mine.iter().map(|r| r.cache_write_tokens).sum(),
         output_tokens: mine.iter().map(|r| r.output_tokens).sum(),
-        cost_usd: mine.iter().map(|r| r.cost_usd).sum(),
+        // Folded from +0: a task with no rows costs 0, not the -0 an empty `sum` gives.
+        cost_usd: mine.iter().fold(0.0, |c, r| c + r.cost_usd),
         wire_bytes: mine.iter().map(|r| r.request_bytes).sum(),
         wall_ms: p.wall_ms,
         label: format!(
             "simulated rounds, calls and success; tokens {}; cost derived",
             mine.first()
                 .map(|r| r.usage_source.as_str())
-                .unwrap_or("none")
+                .unwrap_or("none (nothing sent)")
         ),
         policy: p.policy,
         start: "cold provider cache; server shared at this N (receipts only)".into(),

@@ -29,6 +29,8 @@ pub(super) struct Play<'a> {
     results: Vec<Value>,
     /// The requests each shell call the model makes runs, in call order.
     pending_shell: Vec<Vec<HttpCall>>,
+    /// Conversation items that go after this round's results (a tool change).
+    follow: Vec<Value>,
     /// The reference server's bearer token.
     pub(super) token: String,
     /// Capability calls per round (the policy).
@@ -70,6 +72,7 @@ impl<'a> Play<'a> {
             failed: false,
             results: Vec::new(),
             pending_shell: Vec::new(),
+            follow: Vec::new(),
             token: TOKEN.to_string(),
             batch: 1,
             answer: String::new(),
@@ -111,7 +114,11 @@ impl<'a> Play<'a> {
     fn step(&mut self) -> Value {
         if self.phase == Phase::Final {
             self.answer = self.final_text();
-            return json!({"text": self.answer});
+            let mut step = json!({"text": self.answer});
+            if let Some(Value::Object(extra)) = self.player.closing(&self.results) {
+                step.as_object_mut().expect("object").extend(extra);
+            }
+            return step;
         }
         let phase = self.phase;
         let t = turn(
@@ -142,7 +149,11 @@ impl<'a> Play<'a> {
                     }
                 }
             }
-            Move::Shell { .. } | Move::Tool { .. } | Move::Text(_) | Move::Parallel(_) => {}
+            Move::Shell { .. }
+            | Move::Tool { .. }
+            | Move::Text(_)
+            | Move::Parallel(_)
+            | Move::Program { .. } => {}
         }
     }
 
@@ -268,6 +279,7 @@ impl<'a> Play<'a> {
             }
             if !results.is_empty() {
                 self.history.extend(spec.result_items(results));
+                self.history.append(&mut self.follow);
             } else if self.phase != Phase::Final && !matches!(self.phase, Phase::Discover(_)) {
                 self.history
                     .push(wire::user_message(self.ctx.client.format, None, "continue"));
@@ -297,6 +309,7 @@ impl<'a> Play<'a> {
         };
         match local {
             Some(Ok(l)) => {
+                self.follow.extend(l.follow);
                 self.apply(l.read);
                 return Ok((l.text, l.references));
             }

@@ -144,8 +144,10 @@ impl Mock {
         if let Some(reason) = req.format.spec().limits(req.tools(), None).first() {
             return Err(reason.clone());
         }
-        if req.format == Format::OpenaiResponses {
-            crate::provider::openai_responses::refusals(&req.body)?;
+        match req.format {
+            Format::OpenaiResponses => crate::provider::openai_responses::refusals(&req.body)?,
+            Format::AnthropicMessages => crate::provider::anthropic_messages::refusals(&req.body)?,
+            Format::OpenaiChat => {}
         }
         let pricing = Pricing {
             rule: card.cache_rule(),
@@ -210,15 +212,52 @@ impl Mock {
             }
             // The model goes on after the search within this answer: the search's blocks and
             // the definitions they load are input of this round.
-            usage.uncached_input += search_input_tokens(req, &content, &card, tok);
+            usage.uncached_input += blocks_input_tokens(req, &content, &card, tok);
         }
         let none = json!({});
         let then = match client_search {
             true => &none,
             false => step.get("then").unwrap_or(&step),
         };
+        // A program the code-execution tool runs: its output ends it, before the model's words.
+        if let Some(stdout) = then.get("program_output").and_then(Value::as_str) {
+            let (id, _) = running_program(req)?;
+            let block = json!({"type": "code_execution_tool_result", "tool_use_id": id, "content": {
+                "type": "code_execution_result", "stdout": stdout, "stderr": "", "return_code": 0, "content": []}});
+            // The model reads the output before it answers: input of this round.
+            usage.uncached_input +=
+                blocks_input_tokens(req, std::slice::from_ref(&block), &card, tok);
+            content.push(block);
+        }
         if let Some(text) = then.get("text").and_then(Value::as_str) {
             content.push(json!({"type": "text", "text": text}));
+        }
+        if let Some(program) = then.get("program") {
+            let (id, caller) = match program.get("code").and_then(Value::as_str) {
+                Some(code) => {
+                    let id = format!("srvtoolu_mock_{n}");
+                    content.push(
+                        json!({"type": "server_tool_use", "id": id, "name": "code_execution",
+                        "input": {"code": code}}),
+                    );
+                    (id, code_execution_type(req)?)
+                }
+                None => running_program(req)?,
+            };
+            for (k, call) in program["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let name = call.get("tool").and_then(Value::as_str).unwrap_or("");
+                content.push(
+                    json!({"type": "tool_use", "id": format!("toolu_mock_{n}_p{k}"), "name": name,
+                    "input": call.get("input").cloned().unwrap_or(json!({})),
+                    "caller": {"type": caller, "tool_id": id}}),
+                );
+                stop = "tool_use";
+            }
         }
         // One tool call, or several in parallel (`{"tools": [{"tool": ..., "input": ...}, ...]}`).
         let calls: Vec<&Value> = match then.get("tools").and_then(Value::as_array) {
@@ -238,6 +277,8 @@ impl Mock {
         }
         let visible: String = content
             .iter()
+            // Calls the running code makes are not the model's words.
+            .filter(|b| !wire::called_from_code(b))
             .map(|b| match b["type"].as_str() {
                 Some("text") => b["text"].as_str().unwrap_or("").to_string(),
                 Some("tool_use") | Some("server_tool_use") => format!(
@@ -260,9 +301,39 @@ impl Mock {
     }
 }
 
-/// Input tokens the search blocks of an answer add: the request with the blocks appended,
-/// less the request.
-fn search_input_tokens(req: &Request, blocks: &[Value], card: &PriceCard, tok: Tokenizer) -> u64 {
+/// The program a request's code-execution tool is running: the id of the last `server_tool_use`
+/// of `code_execution` with no result yet, and the tool's type (the callers' `type`).
+fn running_program(req: &Request) -> Result<(String, String), String> {
+    let mut open: Option<String> = None;
+    for m in req.messages() {
+        for b in m["content"].as_array().into_iter().flatten() {
+            match b["type"].as_str() {
+                Some("server_tool_use") if b["name"] == "code_execution" => {
+                    open = b["id"].as_str().map(String::from)
+                }
+                Some("code_execution_tool_result") => open = None,
+                _ => {}
+            }
+        }
+    }
+    let id =
+        open.ok_or("the step goes on with a program, but none is running in this conversation")?;
+    Ok((id, code_execution_type(req)?))
+}
+
+/// The code-execution tool type in a request's `tools`.
+fn code_execution_type(req: &Request) -> Result<String, String> {
+    req.tools()
+        .iter()
+        .filter_map(|t| t["type"].as_str())
+        .find(|t| crate::provider::anthropic_messages::CODE_EXECUTION.contains(t))
+        .map(String::from)
+        .ok_or_else(|| "the step runs a program, but the request has no code execution tool".into())
+}
+
+/// Input tokens that blocks of an answer the model reads before it goes on add (a search's
+/// results, a program's output): the request with the blocks appended, less the request.
+fn blocks_input_tokens(req: &Request, blocks: &[Value], card: &PriceCard, tok: Tokenizer) -> u64 {
     let render = card.render_model();
     let mut with = req.clone();
     let key = req.format.spec().conversation_key();

@@ -14,6 +14,149 @@ pub const MAX_DEFERRED: usize = 10_000;
 
 pub struct AnthropicMessages;
 
+/// The `tool_choice` types Messages takes.
+const TOOL_CHOICES: &[&str] = &["auto", "any", "tool", "none"];
+
+/// The code-execution tool versions that may call tools from code (`allowed_callers`,
+/// anthropic-sdk-python 2.14.0 `BetaToolParam`).
+pub const CODE_EXECUTION: &[&str] = &[
+    "code_execution_20250825",
+    "code_execution_20260120",
+    "code_execution_20260521",
+];
+
+/// What Messages refuses in a body beyond its shape, as the mock answers it (the forward gateway
+/// lets the provider say). Rules from Anthropic's docs on mid-conversation system messages and
+/// tool changes and on programmatic tool calling (read 2026-12-02 through the stored docs
+/// corpus) and the SDK's types; the wording of each message is toolcost's (assumed), the codes
+/// named are the docs':
+/// - a role other than user, assistant or system;
+/// - a system message first, or not right after a user turn (or another system message);
+/// - a `tool_addition` / `tool_removal` block outside a system message;
+/// - a `tool_reference` that names no declared tool and no tool added earlier
+///   (`tool_reference_unresolved`);
+/// - a `tool_choice` type of another API (OpenAI's `allowed_tools`);
+/// - an `allowed_callers` entry that is neither `direct` nor a code-execution tool in `tools`;
+/// - a reply to tool calls made from code that holds anything but `tool_result` blocks.
+pub fn refusals(body: &Value) -> Result<(), String> {
+    let tools: Vec<&Value> = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    if let Some(choice) = body.pointer("/tool_choice/type").and_then(Value::as_str) {
+        if !TOOL_CHOICES.contains(&choice) {
+            return Err(format!(
+                "tool_choice.type: `{choice}` is not one of auto, any, tool, none"
+            ));
+        }
+    }
+    let tool_types: Vec<&str> = tools.iter().filter_map(|t| t["type"].as_str()).collect();
+    for (i, t) in tools.iter().enumerate() {
+        for caller in t
+            .get("allowed_callers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let c = caller.as_str().unwrap_or("");
+            if c != "direct" && !(CODE_EXECUTION.contains(&c) && tool_types.contains(&c)) {
+                return Err(format!(
+                    "tools.{i}.allowed_callers: `{c}` needs that code execution tool in `tools`"
+                ));
+            }
+        }
+    }
+    let mut known: std::collections::HashSet<&str> =
+        tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    for (i, m) in messages.iter().enumerate() {
+        let role = m["role"].as_str().unwrap_or("");
+        let pending = i.checked_sub(1).is_some_and(|p| {
+            messages[p]["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(super::called_from_code))
+        });
+        let only_results = m["content"]
+            .as_array()
+            .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"));
+        if pending && role == "user" && !only_results {
+            return Err(format!(
+                "messages.{i}: while tool calls from code are pending, the reply holds tool_result blocks only"
+            ));
+        }
+        match role {
+            "user" | "assistant" => {}
+            "system" => {
+                let after = i.checked_sub(1).map(|p| messages[p]["role"].as_str());
+                if !matches!(after, Some(Some("user" | "system"))) {
+                    return Err(format!(
+                        "messages.{i}: a system message must follow a user turn"
+                    ));
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "messages.{i}.role: `{role}` is not one of user, assistant, system"
+                ))
+            }
+        }
+        for (j, b) in m
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let ty = b["type"].as_str().unwrap_or("");
+            if !matches!(ty, "tool_addition" | "tool_removal") {
+                continue;
+            }
+            if role != "system" {
+                return Err(format!(
+                    "messages.{i}.content.{j}: `{ty}` blocks are accepted only in system messages"
+                ));
+            }
+            match b["tool"]["type"].as_str() {
+                Some("tool_reference") => {
+                    let name = b["tool"]["name"].as_str().unwrap_or("");
+                    if !known.contains(name) {
+                        return Err(format!(
+                            "messages.{i}.content.{j}: tool_reference_unresolved: no tool named `{name}` is declared in `tools` or added earlier"
+                        ));
+                    }
+                }
+                Some("tool_definition") if ty == "tool_addition" => {
+                    match b["tool"]["definition"]["name"].as_str() {
+                        Some(name) => {
+                            known.insert(name);
+                        }
+                        None => {
+                            return Err(format!(
+                                "messages.{i}.content.{j}.tool.definition: a definition needs a `name`"
+                            ))
+                        }
+                    }
+                }
+                // MCP references are resolved against MCP servers the mock does not have.
+                Some("mcp_tool_reference" | "mcp_toolset_reference") => {}
+                other => {
+                    return Err(format!(
+                        "messages.{i}.content.{j}.tool.type: `{}` is not a tool change this block takes",
+                        other.unwrap_or("(none)")
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn usage(reply: &Reply) -> Value {
     let u = reply.usage;
     json!({"input_tokens": u.uncached_input, "cache_creation_input_tokens": u.cache_write,

@@ -6,7 +6,7 @@
 //! Adding a format means one file here, one variant and one arm in `spec`; everything else
 //! (surfaces, the gateway and its mock upstream, measure, sweep) goes through [`Provider`].
 
-mod anthropic_messages;
+pub(crate) mod anthropic_messages;
 mod openai_chat;
 pub(crate) mod openai_responses;
 
@@ -101,6 +101,16 @@ pub fn is_deferred(def: &Value) -> bool {
     def.get("defer_loading")
         .and_then(Value::as_bool)
         .unwrap_or(false)
+}
+
+/// Whether a content block is a tool call the provider's running code made (Anthropic's
+/// programmatic tool calling: a `tool_use` whose `caller` is a code-execution tool, not
+/// `direct`). Such calls and their results stay out of the model's context.
+pub fn called_from_code(block: &Value) -> bool {
+    block["type"] == "tool_use"
+        && block["caller"]["type"]
+            .as_str()
+            .is_some_and(|c| c != "direct")
 }
 
 /// Whether a tool is a Responses `namespace` group.

@@ -80,6 +80,7 @@ const ITEM_TYPES: &[&str] = &[
     "shell_call_output",
     "apply_patch_call",
     "apply_patch_call_output",
+    "additional_tools",
 ];
 
 /// The roles a message item may have.
@@ -91,7 +92,60 @@ pub fn refusals(body: &Value) -> Result<(), String> {
     check_tools(body.get("tools"))?;
     let continues =
         body.get("previous_response_id").is_some() || body.get("conversation").is_some();
-    check_input(&body["input"], continues)
+    check_input(&body["input"], continues)?;
+    check_allowed(body)
+}
+
+/// An `allowed_tools` choice may name only functions the request defines (in `tools`,
+/// namespaces' members included, or in an `additional_tools` item); its `mode` is `auto` or
+/// `required` (openai-python 3.57.0 `ToolChoiceAllowedParam`; the message is toolcost's).
+fn check_allowed(body: &Value) -> Result<(), String> {
+    let Some(choice) = body
+        .get("tool_choice")
+        .filter(|c| c["type"] == "allowed_tools")
+    else {
+        return Ok(());
+    };
+    if !matches!(choice["mode"].as_str(), Some("auto" | "required")) {
+        return Err("tool_choice.mode: expected `auto` or `required`".into());
+    }
+    let added = body
+        .get("input")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|i| i["type"] == "additional_tools")
+        .flat_map(|i| i["tools"].as_array().into_iter().flatten());
+    let tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    let mut names = std::collections::HashSet::new();
+    for t in tools.chain(added) {
+        match super::is_namespace(t) {
+            true => names.extend(
+                super::namespace_members(t)
+                    .iter()
+                    .filter_map(|m| m["name"].as_str()),
+            ),
+            false => names.extend(t["name"].as_str()),
+        }
+    }
+    let listed = choice["tools"]
+        .as_array()
+        .ok_or("tool_choice.tools: expected a list of tools")?;
+    for (i, t) in listed.iter().enumerate() {
+        if t["type"] == "function" {
+            let name = t["name"].as_str().unwrap_or("");
+            if !names.contains(name) {
+                return Err(format!(
+                    "tool_choice.tools[{i}]: no function named `{name}` is defined in this request"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What the Responses API refuses in `tools`: not a list, a tool without a known `type`, a
@@ -171,6 +225,15 @@ fn check_input(input: &Value, continues: bool) -> Result<(), String> {
                         "{at}: unknown role `{role}`; expected user, assistant, system or developer"
                     ));
                 }
+            }
+            "additional_tools" => {
+                if obj.get("role").and_then(Value::as_str) != Some("developer") {
+                    return Err(format!(
+                        "{at}: an additional_tools item takes role `developer` only"
+                    ));
+                }
+                check_tools(Some(obj.get("tools").unwrap_or(&Value::Null)))
+                    .map_err(|e| format!("{at}.{e}"))?;
             }
             "function_call" => {
                 if let Some(id) = obj.get("call_id").and_then(Value::as_str) {
@@ -282,11 +345,15 @@ impl Provider for OpenaiResponses {
         defer: bool,
     ) -> Value {
         super::deferrable(
+            // `strict` is a required (nullable) field of the SDK's `FunctionToolParam`
+            // (openai-python 3.57.0); catalogue schemas are not written for strict mode, so it
+            // is sent, and off.
             super::object([
                 ("type", "function".into()),
                 ("name", name.into()),
                 ("description", description.into()),
                 ("parameters", schema),
+                ("strict", false.into()),
             ]),
             defer,
         )

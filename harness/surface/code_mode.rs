@@ -54,6 +54,9 @@ impl Surface for CodeMode {
     fn in_all(&self) -> bool {
         true
     }
+    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
+        None
+    }
     fn colour(&self) -> [u8; 3] {
         [23, 190, 207]
     }

@@ -78,6 +78,9 @@ impl Surface for DeferredSearch {
     fn in_all(&self) -> bool {
         (self.method, self.side) == (SearchMethod::Bm25, SearchSide::Provider)
     }
+    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
+        None
+    }
     fn colour(&self) -> [u8; 3] {
         match (self.method, self.side) {
             (SearchMethod::Bm25, SearchSide::Provider) => [255, 127, 14],
@@ -231,6 +234,7 @@ impl Player for Searcher {
                 next: Phase::Call(0),
             },
             references: found,
+            follow: Vec::new(),
         })
     }
     fn refuse(&self, _name: &str, _t: &Turn) -> Option<String> {

@@ -27,6 +27,9 @@ impl Surface for DeferredSearchNamespace {
     fn in_all(&self) -> bool {
         false
     }
+    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
+        None
+    }
     fn colour(&self) -> [u8; 3] {
         [219, 112, 147]
     }

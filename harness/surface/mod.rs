@@ -4,13 +4,17 @@
 //! searches with, and its colour in reports. [`REGISTRY`] lists them; adding a surface is one
 //! file, one entry there, and the methods of [`Surface`] the compiler asks for.
 
+pub mod additional_tools;
+pub mod allowed_tools;
 pub mod code_mode;
 pub mod deferred_search;
 pub mod deferred_search_namespace;
 pub mod name_list;
+pub mod name_list_native;
 pub mod per_row_mcp;
 pub mod per_row_mcp_min;
 pub mod play;
+pub mod programmatic;
 pub mod protocol_only;
 pub mod small_mcp;
 
@@ -19,7 +23,7 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::provider::RequestParts;
 use crate::resolve::Method;
-use crate::wire::{self, Request};
+use crate::wire::{self, Format, Request};
 use serde_json::Value;
 
 /// What a surface is, whatever it is called.
@@ -30,6 +34,9 @@ pub trait Surface: Sync {
     fn about(&self) -> &'static str;
     /// Whether `--surface all` measures it (variants of another surface do not).
     fn in_all(&self) -> bool;
+    /// Why a client speaking `format` cannot use it, where the format has no such mechanism
+    /// (a provider's own way of changing tools mid-conversation); `None` where it can.
+    fn lacks(&self, format: Format) -> Option<String>;
     /// Its colour in every chart.
     fn colour(&self) -> [u8; 3];
     /// Round one of a turn.
@@ -82,6 +89,10 @@ pub const REGISTRY: &[SurfaceKind] = &[
     SurfaceKind::NAME_LIST,
     SurfaceKind::CODE_MODE,
     SurfaceKind::PER_ROW_MCP_MIN,
+    SurfaceKind::NAME_LIST_NATIVE,
+    SurfaceKind::ALLOWED_TOOLS,
+    SurfaceKind::ADDITIONAL_TOOLS,
+    SurfaceKind::PROGRAMMATIC,
 ];
 
 impl SurfaceKind {
@@ -98,10 +109,28 @@ impl SurfaceKind {
     pub const NAME_LIST: SurfaceKind = SurfaceKind(&name_list::NameList);
     pub const CODE_MODE: SurfaceKind = SurfaceKind(&code_mode::CodeMode);
     pub const PER_ROW_MCP_MIN: SurfaceKind = SurfaceKind(&per_row_mcp_min::PerRowMcpMin);
+    pub const NAME_LIST_NATIVE: SurfaceKind = SurfaceKind(&name_list_native::NameListNative);
+    pub const ALLOWED_TOOLS: SurfaceKind = SurfaceKind(&allowed_tools::AllowedTools);
+    pub const ADDITIONAL_TOOLS: SurfaceKind = SurfaceKind(&additional_tools::AdditionalTools);
+    pub const PROGRAMMATIC: SurfaceKind = SurfaceKind(&programmatic::Programmatic);
 
     /// The surfaces `--surface all` measures.
     pub fn all() -> Vec<SurfaceKind> {
         REGISTRY.iter().copied().filter(|s| s.in_all()).collect()
+    }
+
+    /// The surfaces `--surface all` measures for a client speaking `format`: those the format
+    /// has.
+    pub fn all_for(format: Format) -> Vec<SurfaceKind> {
+        Self::all()
+            .into_iter()
+            .filter(|s| s.lacks(format).is_none())
+            .collect()
+    }
+
+    /// Whether it is a provider's own mechanism, which some API format lacks.
+    pub fn provider_own(&self) -> bool {
+        Format::ALL.iter().any(|&f| self.lacks(f).is_some())
     }
 
     /// Every name the CLI accepts.

@@ -29,6 +29,36 @@ pub const ENABLE_TOOL: &str = "enable_tools";
 
 pub struct NameList;
 
+/// How an enabled definition reaches the model: the client profile's way (the tools array), or
+/// a provider's own mechanism for changing tools mid-conversation (the `name-list-native`,
+/// `additional-tools` and `allowed-tools` surfaces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Every definition deferred in `tools`; `enable_tools` answers with `tool_reference`s.
+    Hidden,
+    /// Enabled definitions appended to `tools`.
+    Append,
+    /// Anthropic: enabled definitions arrive in a `role: "system"` message of `tool_addition`
+    /// blocks after the enabling result; `tools` never changes.
+    ToolAddition,
+    /// OpenAI Responses: enabled definitions arrive in an `additional_tools` input item after
+    /// the enabling result; `tools` never changes.
+    AdditionalTools,
+    /// OpenAI Responses: every definition in `tools` from the start, the callable subset named
+    /// in `tool_choice: {"type": "allowed_tools", ...}`; only `tool_choice` changes.
+    Allowed,
+}
+
+impl Delivery {
+    /// The client profile's own name-list mode.
+    pub fn of(mode: NameListMode) -> Delivery {
+        match mode {
+            NameListMode::Hidden => Delivery::Hidden,
+            NameListMode::Append => Delivery::Append,
+        }
+    }
+}
+
 impl Surface for NameList {
     fn name(&self) -> &'static str {
         "name-list"
@@ -38,6 +68,9 @@ impl Surface for NameList {
     }
     fn in_all(&self) -> bool {
         true
+    }
+    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
+        None
     }
     fn colour(&self) -> [u8; 3] {
         [148, 103, 189]
@@ -89,6 +122,7 @@ impl Player for Session {
         Some(Local {
             text: crate::json::compact(&outcome),
             references: self.references(&outcome),
+            follow: self.additions(t.ctx, &outcome),
             read: Read::Searched {
                 hit: outcome.enabled.contains(&t.tool_name(t.key)),
                 next: Phase::Call(0),
@@ -106,10 +140,13 @@ impl Player for Session {
         }
     }
     fn request(&self, ctx: &Context) -> Option<Request> {
-        // Appended definitions change the tools array; hidden ones never do.
-        match self.mode {
-            NameListMode::Hidden => None,
-            NameListMode::Append => Some(Session::request(self, ctx, Vec::new()).request),
+        // Appended definitions change the tools array, the allowed subset `tool_choice`; the
+        // other deliveries never change round one's request.
+        match self.delivery {
+            Delivery::Hidden | Delivery::ToolAddition | Delivery::AdditionalTools => None,
+            Delivery::Append | Delivery::Allowed => {
+                Some(Session::request(self, ctx, Vec::new()).request)
+            }
         }
     }
 }
@@ -163,7 +200,7 @@ struct Entry {
 /// The name-list state of one conversation.
 #[derive(Debug, Clone)]
 pub struct Session {
-    mode: NameListMode,
+    delivery: Delivery,
     entries: BTreeMap<String, Entry>,
     servers: BTreeMap<String, Vec<String>>,
     denied: BTreeSet<String>,
@@ -178,7 +215,13 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session that delivers enabled definitions the client profile's way.
     pub fn new(ctx: &Context) -> Session {
+        Session::delivering(ctx, Delivery::of(ctx.client.name_list_mode))
+    }
+
+    /// A session that delivers enabled definitions by `delivery`.
+    pub fn delivering(ctx: &Context, delivery: Delivery) -> Session {
         let mut entries = BTreeMap::new();
         let mut servers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let rows: BTreeMap<&str, &str> = ctx
@@ -216,9 +259,16 @@ impl Session {
                 .push(name.clone());
             entries.insert(name, entry);
         }
-        let list = render_list(&entries, &servers);
+        let list = match delivery {
+            // Every definition is in `tools`: the model reads them there, not in a list.
+            Delivery::Allowed => ALLOWED_NOTE.to_string(),
+            Delivery::Hidden
+            | Delivery::Append
+            | Delivery::ToolAddition
+            | Delivery::AdditionalTools => render_list(&entries, &servers),
+        };
         let mut s = Session {
-            mode: ctx.client.name_list_mode,
+            delivery,
             entries,
             servers,
             denied: BTreeSet::new(),
@@ -301,22 +351,48 @@ impl Session {
 
     /// The references an `enable_tools` result carries in hidden mode.
     pub fn references(&self, outcome: &EnableOutcome) -> Vec<String> {
-        match self.mode {
-            NameListMode::Hidden => outcome.enabled.clone(),
-            NameListMode::Append => Vec::new(),
+        match self.delivery {
+            Delivery::Hidden => outcome.enabled.clone(),
+            Delivery::Append
+            | Delivery::ToolAddition
+            | Delivery::AdditionalTools
+            | Delivery::Allowed => Vec::new(),
         }
+    }
+
+    /// The conversation items that follow an `enable_tools` result: the newly enabled
+    /// definitions as a provider's mid-conversation tool change, where the delivery is one.
+    pub fn additions(&self, ctx: &Context, outcome: &EnableOutcome) -> Vec<Value> {
+        let definitions = || -> Vec<Value> {
+            outcome
+                .enabled
+                .iter()
+                .map(|name| self.definition(ctx, name, false))
+                .collect()
+        };
+        if outcome.enabled.is_empty() {
+            return Vec::new();
+        }
+        match self.delivery {
+            Delivery::Hidden | Delivery::Append | Delivery::Allowed => Vec::new(),
+            Delivery::ToolAddition => vec![wire::tool_addition_message(definitions())],
+            Delivery::AdditionalTools => vec![wire::additional_tools_item(definitions())],
+        }
+    }
+
+    /// The definition of a listed tool, by the name the model sees.
+    fn definition(&self, ctx: &Context, name: &str, defer: bool) -> Value {
+        let tool = &ctx.catalogue.tools[self.entries[name].tool];
+        wire::tool_definition(ctx.client.format, name, tool, defer)
     }
 
     /// The request for the current state, with `history` appended after the user's turn.
     /// `ctx` must be the context the session was made from.
     pub fn request(&self, ctx: &Context, history: Vec<Value>) -> Built {
         let mut tools = vec![enable_tool(ctx)];
-        let definition = |name: &str, defer: bool| {
-            let tool = &ctx.catalogue.tools[self.entries[name].tool];
-            wire::tool_definition(ctx.client.format, name, tool, defer)
-        };
-        match self.mode {
-            NameListMode::Hidden => {
+        let definition = |name: &str, defer: bool| self.definition(ctx, name, defer);
+        match self.delivery {
+            Delivery::Hidden => {
                 // Definitions in name order; enabled ones by reference, except those enabled
                 // up front (`@server`), which are declared expanded from the first request.
                 let names: Vec<&String> = self.entries.keys().collect();
@@ -324,23 +400,60 @@ impl Session {
                     definition(name, !self.up_front.contains(*name))
                 }));
             }
-            NameListMode::Append => {
+            Delivery::Append => {
                 for name in &self.order {
                     tools.push(definition(name, false));
                 }
             }
+            // Only those enabled up front (`@server`) are in `tools`; the rest arrive in the
+            // conversation.
+            Delivery::ToolAddition | Delivery::AdditionalTools => {
+                for name in self.order.iter().filter(|n| self.up_front.contains(*n)) {
+                    tools.push(definition(name, false));
+                }
+            }
+            Delivery::Allowed => {
+                let names: Vec<&String> = self.entries.keys().collect();
+                tools.extend(crate::sync::map_on_cores(&names, |name| {
+                    definition(name, false)
+                }));
+            }
         }
-        let on_wire = match self.mode {
-            NameListMode::Hidden => self.entries.len(),
-            NameListMode::Append => self.enabled.len(),
+        let (in_context, on_wire) = match self.delivery {
+            Delivery::Hidden => (self.enabled.len(), self.entries.len()),
+            Delivery::Append | Delivery::ToolAddition | Delivery::AdditionalTools => {
+                (self.enabled.len(), self.enabled.len())
+            }
+            Delivery::Allowed => (self.entries.len(), self.entries.len()),
         };
         let mut request: Request = ctx.request(Some(&self.list), tools);
+        if self.delivery == Delivery::Allowed {
+            request.body["tool_choice"] = self.allowed_choice(ctx);
+        }
         request.messages_mut().extend(history);
         Built {
             request,
-            definitions_in_context: self.enabled.len(),
+            definitions_in_context: in_context,
             definitions_on_wire: on_wire,
         }
+    }
+
+    /// `tool_choice` naming what is callable now: the client's built-in tools, `enable_tools`
+    /// and the enabled tools in the order they were enabled.
+    fn allowed_choice(&self, ctx: &Context) -> Value {
+        let builtins = ctx
+            .client
+            .tools
+            .iter()
+            .map(|d| match wire::definition_parts(d) {
+                Some((name, _, _)) => json!({"type": "function", "name": name}),
+                // A hosted tool (`web_search`, `tool_search`) is named by its type.
+                None => json!({"type": d["type"]}),
+            });
+        let named = std::iter::once(ENABLE_TOOL)
+            .chain(self.order.iter().map(String::as_str))
+            .map(|name| json!({"type": "function", "name": name}));
+        json!({"type": "allowed_tools", "mode": "auto", "tools": builtins.chain(named).collect::<Vec<_>>()})
     }
 }
 
@@ -353,6 +466,9 @@ fn enable_tool(ctx: &Context) -> Value {
         false,
     )
 }
+
+/// The system-prompt section of the allowed-tools delivery: every definition is in `tools`.
+const ALLOWED_NOTE: &str = "# Tools\nEvery tool is defined below, but only enabled tools are callable. To use one, call enable_tools with its exact name (and the names of tools that supply its required arguments); it becomes callable in the next step and stays callable for the rest of the conversation. If a tool is already callable, call it; do not enable it again.";
 
 /// Cut at `max` characters on a character boundary, marking the cut.
 fn cut(text: &str, max: usize) -> String {

@@ -28,6 +28,9 @@ impl Surface for PerRowMcp {
     fn in_all(&self) -> bool {
         true
     }
+    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
+        None
+    }
     fn colour(&self) -> [u8; 3] {
         [214, 39, 40]
     }

@@ -53,6 +53,9 @@ impl Surface for PerRowMcpMin {
     fn in_all(&self) -> bool {
         true
     }
+    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
+        None
+    }
     fn colour(&self) -> [u8; 3] {
         [227, 119, 194]
     }

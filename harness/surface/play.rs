@@ -120,6 +120,13 @@ pub enum Move {
     Text(String),
     /// Several tool calls in one answer (parallel tool use).
     Parallel(Vec<Move>),
+    /// A program the provider runs in its code-execution tool, calling tools from the code
+    /// (Anthropic's programmatic tool calling): `code` starts it (`None`: the running program
+    /// goes on), `calls` are the tool calls it makes in this round.
+    Program {
+        code: Option<String>,
+        calls: Vec<Move>,
+    },
 }
 
 impl Move {
@@ -157,6 +164,8 @@ impl Move {
             Move::Parallel(moves) => {
                 json!({"tools": moves.iter().map(|m| m.step(shell)).collect::<Vec<_>>()})
             }
+            Move::Program { code, calls } => json!({"program": {"code": code,
+                "tools": calls.iter().map(|m| m.step(shell)).collect::<Vec<_>>()}}),
         }
     }
 
@@ -169,7 +178,9 @@ impl Move {
                 ShellForm::HttpRequest => requests.iter().map(|r| vec![r.clone()]).collect(),
             },
             Move::ProviderSearch { then, .. } => then.shell_calls(shell),
-            Move::Parallel(moves) => moves.iter().flat_map(|m| m.shell_calls(shell)).collect(),
+            Move::Parallel(moves) | Move::Program { calls: moves, .. } => {
+                moves.iter().flat_map(|m| m.shell_calls(shell)).collect()
+            }
             Move::Tool { .. } | Move::Text(_) => Vec::new(),
         }
     }
@@ -203,6 +214,9 @@ pub struct Local {
     pub text: String,
     /// Definitions the result expands (`tool_reference`).
     pub references: Vec<String>,
+    /// Conversation items the client sends after this round's results (a provider's
+    /// mid-conversation tool change).
+    pub follow: Vec<Value>,
     pub read: Read,
 }
 
@@ -237,6 +251,11 @@ pub trait Player: Send {
     /// This round's request before the conversation so far is appended, where the player's
     /// state changes it (the name list appending enabled definitions); `None`: round one's.
     fn request(&self, _ctx: &Context) -> Option<Request> {
+        None
+    }
+    /// What the final answer carries besides its text, as step fields (a program's output,
+    /// which the provider puts before the text); `results` are the task's results so far.
+    fn closing(&self, _results: &[Value]) -> Option<Value> {
         None
     }
 }

@@ -34,6 +34,9 @@ impl Surface for ProtocolOnly {
     fn in_all(&self) -> bool {
         true
     }
+    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
+        None
+    }
     fn colour(&self) -> [u8; 3] {
         [44, 160, 44]
     }

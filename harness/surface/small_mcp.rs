@@ -42,6 +42,9 @@ impl Surface for SmallMcp {
     fn in_all(&self) -> bool {
         true
     }
+    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
+        None
+    }
     fn colour(&self) -> [u8; 3] {
         [31, 119, 180]
     }

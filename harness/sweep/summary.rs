@@ -61,6 +61,16 @@ fn money(x: f64) -> String {
     }
 }
 
+/// Whether a client's API format lacks a surface (a provider's own mechanism).
+fn lacks(client: &str, surface: &str) -> bool {
+    let format = crate::client::Client::named(client).ok().map(|c| c.format);
+    SurfaceKind::parse(surface)
+        .ok()
+        .zip(format)
+        .and_then(|(k, f)| k.lacks(f))
+        .is_some()
+}
+
 /// A surface x N table of one figure for one client and tokenizer.
 fn grid(
     s: &mut String,
@@ -76,14 +86,18 @@ fn grid(
                 .map(|x| (format!("N={}", thousands(*x as u64)), Align::Right)),
         )
         .collect();
-    let body = surfaces(rows).into_iter().map(|surface| {
-        let cells = n.iter().map(|x| {
-            find(rows, client, tok, &surface, *x)
-                .map(cell)
-                .unwrap_or_default()
+    // A provider's own mechanism the client's format lacks has no row: nothing could be sent.
+    let body = surfaces(rows)
+        .into_iter()
+        .filter(|s| !lacks(client, s))
+        .map(|surface| {
+            let cells = n.iter().map(|x| {
+                find(rows, client, tok, &surface, *x)
+                    .map(cell)
+                    .unwrap_or_default()
+            });
+            std::iter::once(surface.clone()).chain(cells).collect()
         });
-        std::iter::once(surface.clone()).chain(cells).collect()
-    });
     s.push_str(&markdown::table(&columns, body));
     s.push('\n');
 }
@@ -168,6 +182,7 @@ turns a day for {} days, with a warm prompt cache.\n",
     growth_section(&mut s, rows)?;
     limits_section(&mut s, rows);
     tasks_section(&mut s, tasks);
+    tool_changes_section(&mut s, tasks);
     plots_section(&mut s, cfg, tasks);
     s.push_str("\n## Reading\n\n");
     s.push_str(&reading(rows, tasks));
@@ -261,19 +276,22 @@ fn growth_section(s: &mut String, rows: &[SweepRow]) -> Result<()> {
                     Align::Right,
                 ),
             ],
-            growth.iter().map(|g| {
-                vec![
-                    g.surface.clone(),
-                    g.client.clone(),
-                    g.tokenizer.clone(),
-                    thousands(g.from_tokens),
-                    thousands(g.to_tokens),
-                    format!("{:.2}x", g.factor),
-                    g.mean_marginal
-                        .map(|m| format!("{m:.2}"))
-                        .unwrap_or_default(),
-                ]
-            }),
+            growth
+                .iter()
+                .filter(|g| !lacks(&g.client, &g.surface))
+                .map(|g| {
+                    vec![
+                        g.surface.clone(),
+                        g.client.clone(),
+                        g.tokenizer.clone(),
+                        thousands(g.from_tokens),
+                        thousands(g.to_tokens),
+                        format!("{:.2}x", g.factor),
+                        g.mean_marginal
+                            .map(|m| format!("{m:.2}"))
+                            .unwrap_or_default(),
+                    ]
+                }),
         ));
         s.push('\n');
     }
@@ -327,7 +345,10 @@ fn task_clients(tasks: &[TaskResult]) -> Vec<&str> {
 /// Whole tasks, from the gateway's log rows: one table per client, each with its tokens' label.
 fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
     for client in task_clients(tasks) {
-        let mine: Vec<&TaskResult> = tasks.iter().filter(|t| t.client == client).collect();
+        let (mine, unavailable): (Vec<&TaskResult>, Vec<&TaskResult>) = tasks
+            .iter()
+            .filter(|t| t.client == client)
+            .partition(|t| !t.answer.starts_with(crate::driver::UNAVAILABLE));
         // A refused task has no usage: the label is a played task's.
         let label = mine
             .iter()
@@ -368,6 +389,15 @@ fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
             }),
         ));
         s.push('\n');
+        let mut lacking: Vec<&str> = unavailable.iter().map(|t| t.surface.as_str()).collect();
+        lacking.dedup();
+        if !lacking.is_empty() {
+            let _ = writeln!(
+                s,
+                "Not played: the client's API format has no such mechanism for {}.\n",
+                lacking.join(", ")
+            );
+        }
         let refused: Vec<String> = mine
             .iter()
             .filter(|t| t.answer.starts_with("refused by the provider"))
@@ -381,6 +411,144 @@ fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
             );
         }
     }
+}
+
+/// What the providers' own ways of changing tools mid-conversation change: per N, client and
+/// task, the cheapest successful whole task without them and with them, and the share of input
+/// read from the prompt cache over the task's rounds on each (derived from the task rows).
+fn tool_changes_section(s: &mut String, tasks: &[TaskResult]) {
+    let own = |t: &TaskResult| SurfaceKind::parse(&t.surface).is_ok_and(|k| k.provider_own());
+    if !tasks.iter().any(|t| own(t) && t.success) {
+        return;
+    }
+    s.push_str("## The providers' own tool changes (whole tasks, derived)\n\n");
+    s.push_str("Per N, client and task: the cheapest task that succeeded on the other surfaces, and on every surface once the provider's own mechanisms (name-list-native, allowed-tools, additional-tools, programmatic) are among them. Cache share is the input read from the prompt cache over all of the task's rounds.\n\n");
+    let share = |t: &TaskResult| match t.input_tokens {
+        0 => "-".to_string(),
+        n => percent(t.cached_input_tokens as f64 / n as f64),
+    };
+
+    let mut keys: Vec<(usize, &str, &str)> = Vec::new();
+    for t in tasks
+        .iter()
+        .filter(|t| t.policy == "serial" || t.policy.is_empty())
+    {
+        let k = (t.rows, t.client.as_str(), t.task.as_str());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut lines = Vec::new();
+    for (n, client, task) in keys {
+        let pool: Vec<&TaskResult> = tasks
+            .iter()
+            .filter(|t| t.rows == n && t.client == client && t.task == task)
+            .filter(|t| t.policy == "serial" || t.policy.is_empty())
+            .collect();
+        let without = cheapest(pool.iter().copied().filter(|t| !own(t)));
+        let with = cheapest(pool.iter().copied());
+        let Some(with) = with else { continue };
+        let cell = |t: Option<&TaskResult>| {
+            t.map_or(("-".to_string(), "-".to_string(), "-".to_string()), |t| {
+                (t.surface.clone(), money(t.cost_usd), share(t))
+            })
+        };
+        let (ws, wc, wh) = cell(without);
+        let (s2, c2, h2) = cell(Some(with));
+        lines.push(vec![
+            thousands(n as u64),
+            client.to_string(),
+            task.to_string(),
+            ws,
+            wc,
+            wh,
+            s2,
+            c2,
+            h2,
+        ]);
+    }
+    s.push_str(&markdown::table(
+        &[
+            ("N", Align::Right),
+            ("client", Align::Left),
+            ("task", Align::Left),
+            ("cheapest without", Align::Left),
+            ("cost", Align::Right),
+            ("cache share", Align::Right),
+            ("cheapest with", Align::Left),
+            ("cost", Align::Right),
+            ("cache share", Align::Right),
+        ],
+        lines,
+    ));
+    s.push('\n');
+    // Each provider mechanism beside the surface it changes, where both were played.
+    let pairs = [
+        ("name-list-native", "name-list"),
+        ("additional-tools", "name-list"),
+        ("allowed-tools", "per-row-mcp"),
+        ("programmatic", "code-mode"),
+    ];
+    let mut rows = Vec::new();
+    for t in tasks.iter().filter(|t| own(t) && t.success) {
+        for (mine, other) in pairs.iter().filter(|(m, _)| *m == t.surface) {
+            let Some(o) = tasks.iter().find(|o| {
+                o.surface == *other
+                    && o.rows == t.rows
+                    && o.client == t.client
+                    && o.task == t.task
+                    && o.policy == t.policy
+            }) else {
+                continue;
+            };
+            rows.push(vec![
+                thousands(t.rows as u64),
+                t.client.clone(),
+                t.task.clone(),
+                t.policy.clone(),
+                format!("{mine} / {other}"),
+                format!("{} / {}", t.rounds, o.rounds),
+                format!("{} / {}", share(t), share(o)),
+                format!(
+                    "{} / {}",
+                    money(t.cost_usd),
+                    if o.success {
+                        money(o.cost_usd)
+                    } else {
+                        "failed".into()
+                    }
+                ),
+                format!(
+                    "{} / {}",
+                    thousands(t.wire_bytes as u64),
+                    thousands(o.wire_bytes as u64)
+                ),
+            ]);
+        }
+    }
+    if !rows.is_empty() {
+        s.push_str(&markdown::table(
+            &[
+                ("N", Align::Right),
+                ("client", Align::Left),
+                ("task", Align::Left),
+                ("policy", Align::Left),
+                ("surface / its counterpart", Align::Left),
+                ("rounds", Align::Right),
+                ("cache share", Align::Right),
+                ("cost", Align::Right),
+                ("request bytes", Align::Right),
+            ],
+            rows,
+        ));
+        s.push('\n');
+    }
+}
+
+/// The cheapest task that succeeded.
+fn cheapest<'a>(pool: impl Iterator<Item = &'a TaskResult>) -> Option<&'a TaskResult> {
+    pool.filter(|t| t.success)
+        .min_by(|a, b| a.cost_usd.total_cmp(&b.cost_usd))
 }
 
 /// Links to every plot the sweep drew.

@@ -154,13 +154,18 @@ impl Pricing<'_> {
                             || msg["content"].as_array().is_some_and(|c| c.len() == b + 1)
                     })
                     // Later items that load definitions are billed by the full walk.
-                    && messages[m + 1..]
+                    && !messages[m + 1..]
                         .iter()
-                        .all(|x| x["type"] != "tool_search_output") =>
+                        .any(super::render::loads_definitions) =>
             {
+                // System messages are billed in place beside a top-level system prompt, as
+                // `billed_with` bills them.
+                let in_place = system_blocks > 0
+                    || req.body.get("system").is_some()
+                    || req.body.get("instructions").is_some();
                 let later: f64 = messages[m + 1..]
                     .iter()
-                    .filter(|x| x["role"] != "system")
+                    .filter(|x| in_place || x["role"] != "system")
                     .map(|x| {
                         // The framing `billed_with` gives each message: 3 and its role.
                         3.0 + self.tokenizer.count(x["role"].as_str().unwrap_or(""))

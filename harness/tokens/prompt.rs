@@ -39,7 +39,13 @@ pub(super) fn ttl_of(mark: &Value) -> Option<f64> {
 pub(super) fn blocks(req: &Request, tools_seen: &ToolDigests) -> Vec<Block> {
     let body = &req.body;
     let mut out = Vec::new();
-    let mut h = digest(&json!([body.get("model"), body.get("tool_choice")]));
+    // An OpenAI `allowed_tools` choice narrows what is callable without changing `tools`; it is
+    // taken as outside the cached prefix (assumed: OpenAI says a hit needs identical tools and
+    // does not say where the choice is rendered). Any other choice heads the prefix.
+    let choice = body
+        .get("tool_choice")
+        .filter(|c| c["type"] != "allowed_tools");
+    let mut h = digest(&json!([body.get("model"), choice]));
     let mut push = |at: Pos, digest: Digest, mark: Option<f64>| {
         let mut pair = [0u8; 32];
         pair[..16].copy_from_slice(&h.to_le_bytes());

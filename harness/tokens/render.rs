@@ -230,7 +230,7 @@ impl ToolsBilling {
         // The deferred definitions by name, looked up only when some message loads one (a
         // tool_search_output item can also carry definitions in full).
         let loads = |m: &Value| {
-            m["type"] == "tool_search_output"
+            loads_definitions(m)
                 || m.get("content")
                     .and_then(Value::as_array)
                     .is_some_and(|blocks| blocks.iter().any(|b| !references(b).is_empty()))
@@ -252,6 +252,11 @@ impl ToolsBilling {
                     if let Some(d) = deferred.get(r.as_str()) {
                         expanded.push(d);
                     }
+                }
+                // An Anthropic `tool_addition` that carries its definition by value bills it
+                // where it appears (one by reference is a `references` name above).
+                if block["type"] == "tool_addition" && block["tool"]["type"] == "tool_definition" {
+                    expanded.push(&block["tool"]["definition"]);
                 }
             }
             expanded.extend(loaded(m, &deferred));
@@ -288,19 +293,45 @@ pub fn billed_with(
         true => 3.0 + tok.count(role),
         false => 0.0,
     };
-    let system_messages = req
-        .messages()
-        .iter()
-        .filter(|m| m["role"] == "system")
-        .count()
-        .max(usize::from(!system.is_empty()));
+    // With a top-level system prompt (Anthropic `system`, Responses `instructions`), system
+    // messages in the conversation are billed where they appear (Anthropic's mid-conversation
+    // system messages); without one they are the system text (Chat Completions).
+    let top_system = req
+        .body
+        .get("system")
+        .or_else(|| req.body.get("instructions"))
+        .is_some();
+    let system_messages = match top_system {
+        true => usize::from(!system.is_empty()),
+        false => req
+            .messages()
+            .iter()
+            .filter(|m| m["role"] == "system")
+            .count()
+            .max(usize::from(!system.is_empty())),
+    };
     let system_tokens = tok.count(&system) + system_messages as f64 * frame("system");
     let mut message_tokens = 0.0;
     let mut last_user = 0.0;
-    for m in req.messages().iter().filter(|m| m["role"] != "system") {
-        let t = frame(m["role"].as_str().unwrap_or("")) + tok.count(&message_text(m));
+    // Calls made from running code, and their results, are not in the model's context.
+    let from_code = calls_from_code(req.messages());
+    for m in req
+        .messages()
+        .iter()
+        .filter(|m| top_system || m["role"] != "system")
+    {
+        let text = match from_code.is_empty() {
+            true => message_text(m),
+            false => message_text_beside(m, &from_code),
+        };
+        let t = frame(m["role"].as_str().unwrap_or("")) + tok.count(&text);
         message_tokens += t;
-        last_user = if m["role"] == "user" { t } else { 0.0 };
+        // A system message after the last user turn belongs with it.
+        last_user = match m["role"].as_str() {
+            Some("user") => t,
+            Some("system") => last_user + t,
+            _ => 0.0,
+        };
     }
     message_tokens += tools.expanded_tokens;
     if openai {
@@ -331,11 +362,11 @@ fn deferred_by_name(tools: &[Value]) -> HashMap<&str, &Value> {
         .collect()
 }
 
-/// The definitions a Responses `tool_search_output` item loads: those it carries in full
-/// (namespaces' members included), and those it only names, taken from the request's deferred
-/// definitions.
+/// The definitions a Responses `tool_search_output` or `additional_tools` item loads: those it
+/// carries in full (namespaces' members included), and those it only names, taken from the
+/// request's deferred definitions.
 fn loaded<'a>(item: &'a Value, deferred: &HashMap<&str, &'a Value>) -> Vec<&'a Value> {
-    if item["type"] != "tool_search_output" {
+    if !loads_definitions(item) {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -355,10 +386,23 @@ fn loaded<'a>(item: &'a Value, deferred: &HashMap<&str, &'a Value>) -> Vec<&'a V
     out
 }
 
-/// Names referenced by a content block (`tool_reference`, possibly nested in a tool_result).
+/// Whether a Responses item brings definitions into the context where it appears.
+pub fn loads_definitions(item: &Value) -> bool {
+    matches!(
+        item["type"].as_str(),
+        Some("tool_search_output" | "additional_tools")
+    )
+}
+
+/// Names referenced by a content block (`tool_reference`, possibly nested in a tool_result, or
+/// the tool of an Anthropic `tool_addition`).
 fn references(block: &Value) -> Vec<String> {
     match block["type"].as_str() {
         Some("tool_reference") => block["tool_name"]
+            .as_str()
+            .map(|s| vec![s.to_string()])
+            .unwrap_or_default(),
+        Some("tool_addition") if block["tool"]["type"] == "tool_reference" => block["tool"]["name"]
             .as_str()
             .map(|s| vec![s.to_string()])
             .unwrap_or_default(),
@@ -540,6 +584,39 @@ pub fn system_text(body: &Value) -> String {
     }
 }
 
+/// The ids of the tool calls running code made in a conversation.
+fn calls_from_code(messages: &[Value]) -> std::collections::HashSet<&str> {
+    messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| wire::called_from_code(b))
+        .filter_map(|b| b["id"].as_str())
+        .collect()
+}
+
+/// [`message_text`] without the calls in `from_code` and their results.
+fn message_text_beside(m: &Value, from_code: &std::collections::HashSet<&str>) -> String {
+    let Some(blocks) = m["content"].as_array() else {
+        return message_text(m);
+    };
+    let kept: Vec<&Value> = blocks
+        .iter()
+        .filter(|b| {
+            let id = match b["type"].as_str() {
+                Some("tool_use") => b["id"].as_str(),
+                Some("tool_result") => b["tool_use_id"].as_str(),
+                _ => None,
+            };
+            !id.is_some_and(|id| from_code.contains(id))
+        })
+        .collect();
+    let mut out = String::new();
+    for b in kept {
+        block_text(b, &mut out);
+    }
+    out
+}
+
 /// The text a message contributes: text blocks, tool calls' names and inputs, tool results
 /// (and the Responses items: function calls and their outputs, tool-search calls).
 pub fn message_text(m: &Value) -> String {
@@ -598,6 +675,10 @@ fn block_text(b: &Value, out: &mut String) {
         Some("tool_use") | Some("server_tool_use") => {
             out.push_str(b["name"].as_str().unwrap_or(""));
             out.push_str(&json::compact(&b["input"]));
+        }
+        Some("code_execution_tool_result") => {
+            out.push_str(b["content"]["stdout"].as_str().unwrap_or(""));
+            out.push_str(b["content"]["stderr"].as_str().unwrap_or(""));
         }
         Some("tool_result") => match &b["content"] {
             Value::String(s) => out.push_str(s),
