@@ -106,8 +106,10 @@ pub fn tool_result(format: Format, id: &str, text: &str, references: &[String]) 
 /// blocks, each carrying a definition by value (`tool_definition`). The tools are offered from
 /// this point of the conversation on; `tools` and the prefix before it stay as they were
 /// (anthropic-sdk-python 2.14.0: `BetaSystemMessageParam`, `BetaRequestToolAdditionBlockParam`,
-/// and its tool runner's `add_tools`, which sends exactly this after the tool results; betas
-/// `mid-conversation-tool-changes-2026-07-01` and `inline-tools-2026-09-15`).
+/// and its tool runner's `add_tools`, which sends exactly this after the tool results). A
+/// definition by value needs the `inline-tools-2026-09-15` beta; the older
+/// `mid-conversation-tool-changes-2026-07-01` takes references only (Anthropic's docs on
+/// mid-conversation tool changes, read 2026-12-02).
 pub fn tool_addition_message(definitions: Vec<Value>) -> Value {
     let blocks: Vec<Value> = definitions
         .into_iter()
@@ -118,7 +120,7 @@ pub fn tool_addition_message(definitions: Vec<Value>) -> Value {
 
 /// The Responses API's mid-conversation tool change: an `additional_tools` input item (role
 /// `developer`, the only one it takes) whose tools are available from this item on
-/// (openai-python 3.57.0, beta Responses: `AdditionalTools` in `BetaResponseInputItemParam`).
+/// (openai-python 3.57.0: `AdditionalTools` in `ResponseInputItemParam`).
 pub fn additional_tools_item(definitions: Vec<Value>) -> Value {
     serde_json::json!({"type": "additional_tools", "role": "developer", "tools": definitions})
 }

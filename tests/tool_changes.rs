@@ -292,6 +292,24 @@ async fn the_providers_refuse_what_they_do_not_take() {
         ),
         (
             anthropic(
+                json!([user, {"role": "assistant", "content": "ok"}, {"role": "system", "content": "be brief"}]),
+                json!([tool]),
+            ),
+            "must follow a user turn",
+        ),
+        (
+            anthropic(
+                json!([user,
+                    {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s1", "name": "code_execution", "input": {"code": ""}},
+                        {"type": "tool_use", "id": "t1", "name": "a", "input": {}, "caller": {"type": "code_execution_20260120", "tool_id": "s1"}}]},
+                    {"role": "user", "content": "here you are"}]),
+                json!([{"type": "code_execution_20260120", "name": "code_execution"},
+                    {"name": "a", "input_schema": {"type": "object"}, "allowed_callers": ["code_execution_20260120"]}]),
+            ),
+            "tool_result blocks only",
+        ),
+        (
+            anthropic(
                 json!([user, {"role": "system", "content": [add(json!({"type": "tool_reference", "name": "zz"}))]}]),
                 json!([tool]),
             ),
@@ -477,5 +495,9 @@ async fn the_official_sdks_take_every_body_these_surfaces_send() {
     for r in results {
         assert_eq!(r["ok"], true, "{r}");
         assert_eq!(r["control_refused"], true, "the check can fail: {r}");
+        assert_eq!(
+            r["inner_refused"], true,
+            "it checks the mechanism's own fields: {r}"
+        );
     }
 }

@@ -212,9 +212,11 @@ impl<'a> Play<'a> {
             spec.place_cache_marks(&mut req.body, &client.cache_marks);
             let meta = json!({"scenario": self.scenario, "surface": self.surface.name(), "n": self.ctx.catalogue.tools.len(),
                               "task": self.task.name, "round": round, "run": self.run_id});
-            let resp = self
-                .http
-                .post(format!("{}{path}", self.gateway))
+            let mut post = self.http.post(format!("{}{path}", self.gateway));
+            for (name, value) in self.surface.headers() {
+                post = post.header(*name, *value);
+            }
+            let resp = post
                 .header("content-type", "application/json")
                 .header("x-toolcost-next", crate::json::compact(&step))
                 .header("x-toolcost-metadata", crate::json::compact(&meta))

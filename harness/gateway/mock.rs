@@ -141,7 +141,21 @@ impl Mock {
         let card = card_for(req.format, model);
         let tok = card.tokenizer();
         let render = card.render_model();
-        if let Some(reason) = req.format.spec().limits(req.tools(), None).first() {
+        // Functions an `additional_tools` item adds are seen in full, as those in `tools` are.
+        let added: Vec<Value> = req
+            .messages()
+            .iter()
+            .filter(|m| m["type"] == "additional_tools")
+            .flat_map(|m| m["tools"].as_array().cloned().unwrap_or_default())
+            .collect();
+        let limits = match added.is_empty() {
+            true => req.format.spec().limits(req.tools(), None),
+            false => {
+                let seen: Vec<Value> = req.tools().iter().cloned().chain(added).collect();
+                req.format.spec().limits(&seen, None)
+            }
+        };
+        if let Some(reason) = limits.first() {
             return Err(reason.clone());
         }
         match req.format {

@@ -37,6 +37,9 @@ impl Surface for AdditionalTools {
             )),
         }
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     fn colour(&self) -> [u8; 3] {
         [0, 128, 128]
     }

@@ -57,6 +57,9 @@ impl Surface for CodeMode {
     fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
         None
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     fn colour(&self) -> [u8; 3] {
         [23, 190, 207]
     }

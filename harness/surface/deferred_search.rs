@@ -81,6 +81,9 @@ impl Surface for DeferredSearch {
     fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
         None
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     fn colour(&self) -> [u8; 3] {
         match (self.method, self.side) {
             (SearchMethod::Bm25, SearchSide::Provider) => [255, 127, 14],

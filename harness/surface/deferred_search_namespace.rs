@@ -30,6 +30,9 @@ impl Surface for DeferredSearchNamespace {
     fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
         None
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     fn colour(&self) -> [u8; 3] {
         [219, 112, 147]
     }

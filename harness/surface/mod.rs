@@ -37,6 +37,8 @@ pub trait Surface: Sync {
     /// Why a client speaking `format` cannot use it, where the format has no such mechanism
     /// (a provider's own way of changing tools mid-conversation); `None` where it can.
     fn lacks(&self, format: Format) -> Option<String>;
+    /// Headers its requests need beside the client's own (a provider's beta flag).
+    fn headers(&self) -> &'static [(&'static str, &'static str)];
     /// Its colour in every chart.
     fn colour(&self) -> [u8; 3];
     /// Round one of a turn.

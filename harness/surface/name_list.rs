@@ -72,6 +72,9 @@ impl Surface for NameList {
     fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
         None
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     fn colour(&self) -> [u8; 3] {
         [148, 103, 189]
     }
@@ -447,8 +450,12 @@ impl Session {
             .iter()
             .map(|d| match wire::definition_parts(d) {
                 Some((name, _, _)) => json!({"type": "function", "name": name}),
-                // A hosted tool (`web_search`, `tool_search`) is named by its type.
-                None => json!({"type": d["type"]}),
+                // A hosted tool (`web_search`, `tool_search`) is named by its type, and by its
+                // name where it has one (`custom`).
+                None => match d.get("name") {
+                    Some(name) => json!({"type": d["type"], "name": name}),
+                    None => json!({"type": d["type"]}),
+                },
             });
         let named = std::iter::once(ENABLE_TOOL)
             .chain(self.order.iter().map(String::as_str))

@@ -41,6 +41,10 @@ impl Surface for NameListNative {
             )),
         }
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        // A tool_addition that carries its definition by value needs this beta.
+        &[("anthropic-beta", "inline-tools-2026-09-15")]
+    }
     fn colour(&self) -> [u8; 3] {
         [197, 176, 213]
     }

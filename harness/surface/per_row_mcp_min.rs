@@ -56,6 +56,9 @@ impl Surface for PerRowMcpMin {
     fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
         None
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     fn colour(&self) -> [u8; 3] {
         [227, 119, 194]
     }

@@ -52,6 +52,9 @@ impl Surface for Programmatic {
             )),
         }
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     fn colour(&self) -> [u8; 3] {
         [128, 0, 0]
     }
@@ -99,8 +102,13 @@ impl Player for FromCode {
             Phase::Call(i) => i,
             Phase::Discover(_) | Phase::Contract | Phase::Final => 0,
         };
-        let calls = t
-            .round_calls(from)
+        // A loop calls one at a time; `gather` (the parallel policy) makes every remaining
+        // call at once, so the provider pauses the program once for all of them.
+        let range = match t.batch {
+            0 | 1 => t.round_calls(from),
+            _ => from.min(t.calls.len())..t.calls.len(),
+        };
+        let calls = range
             .map(|j| Move::Tool {
                 name: t.tool_name(t.key),
                 input: t.calls[j].clone(),
@@ -128,16 +136,21 @@ impl Player for FromCode {
 }
 
 /// The program a model writes for the task: each call of the row's tool (in a loop, or all at
-/// once when the model calls in parallel), and what it needs printed.
+/// once when the model calls in parallel), and what it needs printed. A tool called from code
+/// returns its result as text, which the program parses.
 fn program(t: &Turn) -> String {
     let tool = t.tool_name(t.key);
-    let args = crate::json::compact(&Value::Array(t.calls.to_vec())).replace('\'', "\\'");
+    let args = crate::json::compact(&Value::Array(t.calls.to_vec()));
     let calls = match t.batch {
-        0 | 1 => format!("results = []\nfor a in args:\n    results.append(await {tool}(**a))"),
-        _ => format!("results = await asyncio.gather(*[{tool}(**a) for a in args])"),
+        0 | 1 => format!(
+            "results = []\nfor a in args:\n    results.append(json.loads(await {tool}(**a)))"
+        ),
+        _ => format!(
+            "results = [json.loads(r) for r in await asyncio.gather(*[{tool}(**a) for a in args])]"
+        ),
     };
     format!(
-        "import asyncio, json\nargs = json.loads('{args}')\n{calls}\ntotal = sum(r.get('total_cents', 0) for r in results if isinstance(r, dict))\nprint(json.dumps({{'calls': len(results), 'total_cents': total, 'last': results[-1]}}))"
+        "import asyncio, json\nargs = json.loads(r\'\'\'{args}\'\'\')\n{calls}\ntotal = sum(r.get('total_cents', 0) for r in results if isinstance(r, dict))\nprint(json.dumps({{'calls': len(results), 'total_cents': total, 'last': results[-1]}}))"
     )
 }
 

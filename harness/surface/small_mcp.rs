@@ -45,6 +45,9 @@ impl Surface for SmallMcp {
     fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
         None
     }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     fn colour(&self) -> [u8; 3] {
         [31, 119, 180]
     }

@@ -389,8 +389,12 @@ fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
             }),
         ));
         s.push('\n');
-        let mut lacking: Vec<&str> = unavailable.iter().map(|t| t.surface.as_str()).collect();
-        lacking.dedup();
+        let mut lacking: Vec<&str> = Vec::new();
+        for t in &unavailable {
+            if !lacking.contains(&t.surface.as_str()) {
+                lacking.push(&t.surface);
+            }
+        }
         if !lacking.is_empty() {
             let _ = writeln!(
                 s,

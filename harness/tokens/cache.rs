@@ -153,10 +153,16 @@ impl Pricing<'_> {
                         !msg["content"].is_array()
                             || msg["content"].as_array().is_some_and(|c| c.len() == b + 1)
                     })
-                    // Later items that load definitions are billed by the full walk.
+                    // Later items that load definitions, and calls made from code (whose
+                    // results are not billed), are billed by the full walk.
                     && !messages[m + 1..]
                         .iter()
-                        .any(super::render::loads_definitions) =>
+                        .any(super::render::loads_definitions)
+                    && !messages.iter().any(|x| {
+                        x["content"]
+                            .as_array()
+                            .is_some_and(|c| c.iter().any(crate::wire::called_from_code))
+                    }) =>
             {
                 // System messages are billed in place beside a top-level system prompt, as
                 // `billed_with` bills them.
@@ -460,10 +466,18 @@ mod tests {
                 "system": [{"type": "text", "text": "Be brief."}, {"type": "text", "text": "Be kind."}],
                 "messages": [{"role": "user", "content": [{"type": "text", "text": "find it"}]},
                     reference("b"),
+                    // A mid-conversation tool change: a definition by value and a reference.
+                    {"role": "system", "content": [{"type": "text", "text": "More tools follow."},
+                        {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": def("e", false)}},
+                        {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "c"}}]},
                     {"role": "assistant", "content": "ok"},
+                    // A call made from running code, and its result: neither is billed.
+                    {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s1", "name": "code_execution", "input": {"code": "print(1)"}},
+                        {"type": "tool_use", "id": "p1", "name": "a", "input": {"q": "a"}, "caller": {"type": "code_execution_20260120", "tool_id": "s1"}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "p1", "content": "a long result ".repeat(20)}]},
                     reference("c")]}),
         };
-        for render in ["anthropic:claude-4.6", "kimi"] {
+        for render in ["anthropic:claude-4.6", "kimi", "openai:gpt-4o"] {
             for tokenizer in [Tokenizer::O200k, Tokenizer::KimiEst] {
                 let render = RenderModel::parse(render).unwrap();
                 let p = Pricing {

@@ -4,9 +4,10 @@ Reads a JSON list of {"name", "format", "body"} from the file named by argv[1] a
 body with pydantic against the anthropic SDK's beta MessageCreateParams (Messages bodies) or
 the openai SDK's ResponseCreateParams (Responses bodies). Every TypedDict of both SDKs is
 closed to unknown keys first, and lazily validated iterables are walked, so a misspelt field
-or a block of the wrong shape fails. As a control, each body is also checked with an unknown
-key added to its last conversation item, which must fail. Prints a JSON list of
-{"name", "ok", "error", "control_refused"}.
+or a block of the wrong shape fails. As controls, each body is also checked with an unknown key
+added to its last conversation item, and with one added inside the mechanism's own object (the
+tool change's `tool`, a tool with `allowed_callers`, the item's first tool, the `tool_choice`);
+both must fail. Prints a JSON list of {"name", "ok", "error", "control_refused", "inner_refused"}.
 """
 
 import importlib
@@ -67,6 +68,22 @@ def check(adapter, body):
         return str(e).splitlines()[0] + ": " + " | ".join(str(e).splitlines()[1:4])
 
 
+def inner(body):
+    """The mechanism's own innermost object in `body`, to put an unknown key in."""
+    if isinstance(body.get("tool_choice"), dict):
+        return body["tool_choice"]
+    for tool in body.get("tools", []):
+        if "allowed_callers" in tool:
+            return tool
+    for item in body.get("messages", body.get("input", [])):
+        if item.get("type") == "additional_tools":
+            return item["tools"][0]
+        for block in item.get("content", []) if isinstance(item.get("content"), list) else []:
+            if block.get("type") == "tool_addition":
+                return block["tool"]
+    return None
+
+
 out = []
 for item in json.load(open(sys.argv[1])):
     adapter = ADAPTERS[item["format"]]
@@ -75,6 +92,11 @@ for item in json.load(open(sys.argv[1])):
     key = "messages" if item["format"] == "anthropic-messages" else "input"
     control = json.loads(json.dumps(body))
     control[key][-1]["not_a_field"] = 1
+    nested = json.loads(json.dumps(body))
+    target = inner(nested)
+    if target is not None:
+        target["not_a_field"] = 1
     out.append({"name": item["name"], "ok": error is None, "error": error,
-                "control_refused": check(adapter, control) is not None})
+                "control_refused": check(adapter, control) is not None,
+                "inner_refused": target is not None and check(adapter, nested) is not None})
 print(json.dumps(out))
