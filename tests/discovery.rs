@@ -80,8 +80,8 @@ fn search_eval_writes_readable_reports() {
     }
     let scores: Vec<Score> =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
-    // 8 resolvers x (all, lexical, paraphrase).
-    assert_eq!(scores.len(), 24);
+    // 9 resolvers x (all, lexical, paraphrase).
+    assert_eq!(scores.len(), 27);
     assert!(scores.iter().all(|s| s.set == "generated"));
     let get = |res: &str, kind: &str| {
         scores
@@ -95,6 +95,9 @@ fn search_eval_writes_readable_reports() {
     assert!(get("bm25", "paraphrase").recall_at_5 < get("bm25", "lexical").recall_at_5);
     for s in &scores {
         assert!(s.recall_at_1 <= s.recall_at_5 && s.mrr <= 1.0 && s.mrr >= s.recall_at_1 * 0.999);
+        // One answer a query: everything it needs is its one answer, and NDCG at most recall.
+        assert_eq!(s.all_at_5, s.recall_at_5);
+        assert!(s.ndcg_at_5 <= s.recall_at_5 + 1e-9);
     }
     let costs: Vec<SurfaceCost> =
         serde_json::from_slice(&std::fs::read(out.join("surfaces.json")).unwrap()).unwrap();
@@ -226,6 +229,10 @@ fn committed_search_report_regenerates_at_856() {
         committed.iter().any(|s| s.set == "real-mcp"),
         "reports/search lacks the real-mcp set: regenerate it beside ../shared/real-mcp"
     );
+    assert!(
+        committed.iter().any(|s| s.set == "livemcpbench"),
+        "reports/search lacks the livemcpbench set: regenerate it beside ../shared/livemcpbench"
+    );
     assert_eq!(strip(&committed), strip(&fresh));
     assert_eq!(
         std::fs::read(root.join("reports/search/queries-856.jsonl")).unwrap(),
@@ -294,5 +301,137 @@ fn the_real_query_set_is_labelled_honestly() {
             q.iter().any(|x| x.server.as_deref() == Some(name)),
             "{name}"
         );
+    }
+}
+
+/// Recall@5 over all queries of `resolver` on a search-eval run's results.
+fn recall5(dir: &std::path::Path, resolver: &str) -> f64 {
+    let scores: Vec<Score> =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    scores
+        .iter()
+        .find(|s| s.resolver == resolver && s.kind == "all")
+        .unwrap_or_else(|| panic!("no {resolver} row"))
+        .recall_at_5
+}
+
+/// On other people's benchmarks the default resolver never ranks below the textbook BM25:
+/// LiveMCPBench's long task-level questions and the hand-written intents over real servers.
+#[test]
+fn the_default_resolver_is_never_below_textbook_bm25() {
+    let sets: [(&str, Vec<std::ffi::OsString>); 2] = [
+        (
+            "livemcpbench",
+            vec![
+                "--tasks".into(),
+                common::shared().join("livemcpbench").into(),
+            ],
+        ),
+        (
+            "real-mcp",
+            vec![
+                "--catalogue".into(),
+                common::shared().join("real-mcp").into(),
+                "--queries".into(),
+                "fixtures/queries/real-mcp.jsonl".into(),
+            ],
+        ),
+    ];
+    for (name, args) in sets {
+        let dir = tempfile::tempdir().unwrap();
+        toolcost()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("search-eval")
+            .args(&args)
+            .args(["--resolver", "bm25-textbook,bm25f-wordnet", "--out"])
+            .arg(dir.path())
+            .assert()
+            .success();
+        let (base, default) = (
+            recall5(dir.path(), "bm25-textbook"),
+            recall5(dir.path(), "bm25f-wordnet"),
+        );
+        assert!(default >= base, "{name}: {default} < textbook {base}");
+    }
+}
+
+/// A task's recall is the share of its tools found, all@5 whether every one is, and NDCG
+/// counts each relevant tool where it ranks; a one-answer query counts its first hit only.
+#[test]
+fn task_metrics_count_every_tool_a_task_needs() {
+    use toolcost::discovery::eval::{score, Method, Ranked};
+    use toolcost::discovery::queries::{Query, QueryKind};
+    let ranked = |kind: QueryKind, relevant: &[&str], top: &[&str]| {
+        let relevant: Vec<String> = relevant.iter().map(|s| s.to_string()).collect();
+        let top: Vec<String> = top.iter().map(|s| s.to_string()).collect();
+        let rank = top.iter().position(|t| relevant.contains(t)).map(|p| p + 1);
+        Ranked {
+            query: Query {
+                text: "q".into(),
+                kind,
+                target: relevant[0].clone(),
+                relevant,
+                novel_words: 0.0,
+                server: None,
+            },
+            rank,
+            top,
+        }
+    };
+    // Two of a task's four tools in the top 5, at ranks 1 and 3.
+    let task = ranked(
+        QueryKind::Task,
+        &["a", "b", "c", "d"],
+        &["a", "x", "b", "y", "z", "c"],
+    );
+    let s = &score("t", 10, Method::Bm25, std::slice::from_ref(&task), 0.0)[0];
+    assert_eq!(s.kind, "all");
+    assert!((s.recall_at_5 - 0.5).abs() < 1e-9, "{s:?}");
+    assert!((s.recall_at_1 - 0.25).abs() < 1e-9);
+    assert_eq!(s.all_at_5, 0.0);
+    let gain = |i: usize| 1.0 / ((i + 2) as f64).log2();
+    let ideal: f64 = (0..4).map(gain).sum();
+    assert!(
+        (s.ndcg_at_5 - (gain(0) + gain(2)) / ideal).abs() < 1e-9,
+        "{s:?}"
+    );
+    // Any one of two alternatives answers a query: found at rank 2 it is whole.
+    let one = ranked(QueryKind::Paraphrase, &["a", "b"], &["x", "b"]);
+    let s = &score("t", 10, Method::Bm25, std::slice::from_ref(&one), 0.0)[0];
+    assert_eq!((s.recall_at_5, s.all_at_5), (1.0, 1.0));
+    assert!((s.ndcg_at_5 - gain(1)).abs() < 1e-9);
+}
+
+/// A task set that names a tool the catalogue lacks, has a bad line or no tasks is refused
+/// with the reason.
+#[test]
+fn a_broken_task_set_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tools.json"),
+        r#"{"tools": [{"name": "a", "description": "d", "inputSchema": {"type": "object"}}]}"#,
+    )
+    .unwrap();
+    for (lines, says) in [
+        (
+            "{\"query\": \"q\", \"relevant\": [\"zz\"]}\n",
+            "relevant tool `zz`",
+        ),
+        (
+            "{\"query\": \"q\", \"relevant\": []}\n",
+            "names no relevant tool",
+        ),
+        ("{\"query\": \"q\"}\n", "line 1"),
+        ("\n", "no tasks"),
+    ] {
+        std::fs::write(dir.path().join("queries.jsonl"), lines).unwrap();
+        toolcost()
+            .args(["search-eval", "--tasks"])
+            .arg(dir.path())
+            .args(["--out"])
+            .arg(dir.path().join("out"))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
     }
 }

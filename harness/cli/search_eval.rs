@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// With neither --catalogue nor --rows: the generated sets at N = 856, 8,560 and 85,600 and
 /// the hand-written set over the captures in --captures.
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("source").args(["catalogue", "rows"])))]
+#[command(group(clap::ArgGroup::new("source").args(["catalogue", "rows", "tasks"])))]
 pub struct SearchEvalArgs {
     /// A catalogue file (JSONL, SQLite or a tools/list capture), or a folder of captures whose
     /// query set names each query's capture; needs --queries.
@@ -22,6 +22,10 @@ pub struct SearchEvalArgs {
     /// The labelled query set for --catalogue (JSONL; `generate --queries` writes one).
     #[arg(long, value_name = "FILE", requires = "catalogue")]
     pub queries: Option<PathBuf>,
+    /// Or score one task-level set: a folder with `tools.json` (a tools/list capture) and
+    /// `queries.jsonl` (`{"query", "relevant": [tool names]}` a line), as LiveMCPBench's.
+    #[arg(long, value_name = "DIR")]
+    pub tasks: Option<PathBuf>,
     /// Or generate catalogues of these sizes, each with its query set, e.g. 856,8560,85600.
     #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
     pub rows: Vec<usize>,
@@ -29,16 +33,21 @@ pub struct SearchEvalArgs {
     /// no source is given.
     #[arg(long, value_name = "DIR", default_value = "../shared/real-mcp")]
     pub captures: PathBuf,
+    /// The LiveMCPBench folder (`tools.json`, `queries.jsonl`) scored as a task-level set when
+    /// no source is given.
+    #[arg(long, value_name = "DIR", default_value = "../shared/livemcpbench")]
+    pub livemcpbench: PathBuf,
     #[command(flatten)]
     pub generator: GeneratorArgs,
     /// Rows sampled per catalogue for the query set (two queries each, plus the fixed rows).
     #[arg(long, default_value_t = 200)]
     pub targets: usize,
-    /// Comma-separated: substring, bm25, bm25-stem, bm25f, bm25f-wordnet, bm25-definitions,
-    /// bm25f-wordnet-definitions, regex.
+    /// Comma-separated: substring, bm25, bm25-textbook (the baseline other benchmarks
+    /// score), bm25-stem, bm25f, bm25f-wordnet, bm25-definitions, bm25f-wordnet-definitions,
+    /// regex.
     #[arg(
         long,
-        default_value = "substring,bm25,bm25-stem,bm25f,bm25f-wordnet,bm25-definitions,bm25f-wordnet-definitions,regex"
+        default_value = "substring,bm25,bm25-textbook,bm25-stem,bm25f,bm25f-wordnet,bm25-definitions,bm25f-wordnet-definitions,regex"
     )]
     pub resolver: String,
     /// Directory for results.csv/json, surfaces.csv/json, misses.md, summary.md and the query
@@ -53,7 +62,7 @@ pub struct SearchEvalArgs {
 impl SearchEvalArgs {
     /// Where the reports go ([`SearchEvalArgs::out`]).
     fn out(&self) -> PathBuf {
-        let whole = self.catalogue.is_none() && self.rows.is_empty();
+        let whole = self.catalogue.is_none() && self.rows.is_empty() && self.tasks.is_none();
         match (&self.out, whole) {
             (Some(out), _) => out.clone(),
             (None, true) => PathBuf::from(WHOLE_OUT),
@@ -88,11 +97,24 @@ impl SearchEvalArgs {
                 queries: q.clone(),
             }],
             _ if !self.rows.is_empty() => vec![generated(self.rows.clone())?],
+            _ if self.tasks.is_some() => {
+                let dir = self.tasks.clone().unwrap_or_default();
+                let name = dir
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("tasks")
+                    .to_string();
+                vec![dr::Source::Tasks { name, dir }]
+            }
             _ => vec![
                 generated(vec![856, 8_560, 85_600])?,
                 dr::Source::Captures {
                     dir: self.captures.clone(),
                     queries: dr::REAL_QUERIES.into(),
+                },
+                dr::Source::Tasks {
+                    name: dr::LIVEMCPBENCH.into(),
+                    dir: self.livemcpbench.clone(),
                 },
             ],
         };

@@ -27,6 +27,7 @@ impl Index {
         match method {
             Method::Substring => Index::Rows(Box::new(Substring::new(rows)), keys()),
             Method::Bm25 => Index::Rows(Box::new(Bm25::new(rows)), keys()),
+            Method::Bm25Textbook => Index::Rows(Box::new(Bm25::textbook(rows)), keys()),
             Method::Bm25Stem => Index::Rows(Box::new(Bm25f::new(rows, Fields::STEMMED)), keys()),
             Method::Bm25f => Index::Rows(Box::new(Bm25f::new(rows, Fields::WEIGHTED)), keys()),
             Method::Bm25fWordnet => {
@@ -93,9 +94,20 @@ pub struct Score {
     pub resolver: String,
     pub kind: String,
     pub queries: usize,
+    /// Share of queries answered in the top 1 (a task: share of its tools there, averaged).
     pub recall_at_1: f64,
+    /// The same in the top 5: for a task, the share of its tools in the top 5 (the
+    /// benchmark's own recall@5).
     pub recall_at_5: f64,
     pub mrr: f64,
+    /// NDCG@5 with binary relevance: for a task every relevant tool counts; for a query any
+    /// one relevant key answers it, so only the first one found counts (ideal 1).
+    #[serde(default)]
+    pub ndcg_at_5: f64,
+    /// Share of queries with everything they need in the top 5 (for a task, all its tools;
+    /// otherwise the same as recall@5).
+    #[serde(default)]
+    pub all_at_5: f64,
     /// Mean wall time per query (observed, this machine).
     pub mean_query_ms: f64,
     pub label: String,
@@ -106,6 +118,8 @@ impl Tabular for Score {
         Column::field("recall_at_1").places(3),
         Column::field("recall_at_5").places(3),
         Column::field("mrr").places(3),
+        Column::field("ndcg_at_5").places(3),
+        Column::field("all_at_5").places(3),
         Column::field("mean_query_ms").places(3),
     ];
 }
@@ -205,21 +219,34 @@ pub fn evaluate(
 /// Recall@1, recall@5 and MRR of one method's outcomes, overall and by kind.
 pub fn score(set: &str, n: usize, m: Method, outcomes: &[Ranked], per_query: f64) -> Vec<Score> {
     let mut scores = Vec::new();
-    for kind in [None, Some(QueryKind::Lexical), Some(QueryKind::Paraphrase)] {
+    // The two halves of a hand-written or generated set are always reported; tasks get their
+    // own row only beside them (a set of tasks alone is its `all` row).
+    let mut kinds = vec![None];
+    if outcomes.iter().any(|o| o.query.kind != QueryKind::Task) {
+        kinds.extend([Some(QueryKind::Lexical), Some(QueryKind::Paraphrase)]);
+        if outcomes.iter().any(|o| o.query.kind == QueryKind::Task) {
+            kinds.push(Some(QueryKind::Task));
+        }
+    }
+    for kind in kinds {
         let of: Vec<&Ranked> = outcomes
             .iter()
             .filter(|o| kind.is_none_or(|k| o.query.kind == k))
             .collect();
         let count = of.len().max(1) as f64;
-        let within = |k: usize| of.iter().filter(|o| o.rank.is_some_and(|r| r <= k)).count();
+        let share = |k: usize| of.iter().map(|o| found_share(o, k)).sum::<f64>() / count;
+        let whole =
+            |k: usize| of.iter().filter(|o| found_share(o, k) >= 1.0).count() as f64 / count;
         scores.push(Score {
             set: set.into(),
             rows: n,
             resolver: m.name().into(),
             kind: kind.map(QueryKind::name).unwrap_or("all").into(),
             queries: of.len(),
-            recall_at_1: within(1) as f64 / count,
-            recall_at_5: within(5) as f64 / count,
+            recall_at_1: share(1),
+            recall_at_5: share(5),
+            ndcg_at_5: of.iter().map(|o| ndcg(o, 5)).sum::<f64>() / count,
+            all_at_5: whole(5),
             mrr: of
                 .iter()
                 .map(|o| o.rank.map(|r| 1.0 / r as f64).unwrap_or(0.0))
@@ -230,6 +257,44 @@ pub fn score(set: &str, n: usize, m: Method, outcomes: &[Ranked], per_query: f64
         });
     }
     scores
+}
+
+/// What a query found in the top `k`: for a task, the share of its relevant tools there; for
+/// any other query 1 if some relevant key is there (any one answers it), else 0.
+fn found_share(o: &Ranked, k: usize) -> f64 {
+    match o.query.kind {
+        QueryKind::Task => {
+            let top = &o.top[..k.min(o.top.len())];
+            let found = o.query.relevant.iter().filter(|r| top.contains(r)).count();
+            found as f64 / o.query.relevant.len().max(1) as f64
+        }
+        QueryKind::Lexical | QueryKind::Paraphrase => f64::from(o.rank.is_some_and(|r| r <= k)),
+    }
+}
+
+/// NDCG@k with binary relevance ([`Score::ndcg_at_5`]).
+fn ndcg(o: &Ranked, k: usize) -> f64 {
+    let gain = |i: usize| 1.0 / ((i + 2) as f64).log2();
+    match o.query.kind {
+        QueryKind::Task => {
+            let dcg: f64 = o.top[..k.min(o.top.len())]
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| o.query.relevant.contains(t))
+                .map(|(i, _)| gain(i))
+                .sum();
+            let ideal: f64 = (0..o.query.relevant.len().min(k)).map(gain).sum();
+            if ideal > 0.0 {
+                dcg / ideal
+            } else {
+                0.0
+            }
+        }
+        QueryKind::Lexical | QueryKind::Paraphrase => match o.rank {
+            Some(r) if r <= k => gain(r - 1),
+            _ => 0.0,
+        },
+    }
 }
 
 /// Pool the evaluations of several catalogues (one per captured server) into one set of
@@ -313,6 +378,8 @@ fn surface_costs(
             let slot = match o.query.kind {
                 QueryKind::Paraphrase => 0,
                 QueryKind::Lexical => 1,
+                // A task is not paired with a reformulation: it has no surface cost row.
+                QueryKind::Task => continue,
             };
             by_target.entry(&o.query.target).or_default()[slot] = Some(hit);
         }
@@ -320,7 +387,10 @@ fn surface_costs(
             .values()
             .filter_map(|[a, b]| Some([(*a)?, (*b)?]))
             .collect();
-        let count = tasks.len().max(1) as f64;
+        if tasks.is_empty() {
+            continue;
+        }
+        let count = tasks.len() as f64;
         let first_miss = tasks.iter().filter(|[a, _]| !a).count() as f64 / count;
         let fail = tasks.iter().filter(|[a, b]| !a && !b).count() as f64 / count;
         let ctx = Context {

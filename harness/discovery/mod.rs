@@ -6,3 +6,4 @@ pub mod eval;
 pub mod queries;
 pub mod real;
 pub mod report;
+pub mod tasks;

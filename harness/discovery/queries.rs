@@ -21,6 +21,9 @@ pub enum QueryKind {
     Lexical,
     /// Synonyms for both; the words the row uses are avoided where a synonym allows it.
     Paraphrase,
+    /// A whole task as a benchmark states it (long, several steps): every one of its relevant
+    /// tools is needed, so recall is the share of them found.
+    Task,
 }
 
 impl QueryKind {
@@ -28,6 +31,7 @@ impl QueryKind {
         match self {
             QueryKind::Lexical => "lexical",
             QueryKind::Paraphrase => "paraphrase",
+            QueryKind::Task => "task",
         }
     }
 }
