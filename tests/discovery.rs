@@ -422,6 +422,10 @@ fn a_broken_task_set_is_refused_with_the_reason() {
             "names no relevant tool",
         ),
         ("{\"query\": \"q\"}\n", "line 1"),
+        (
+            "{\"query\": \"q\", \"relevant\": [\"a\"]}\nnot json\n",
+            "line 2",
+        ),
         ("\n", "no tasks"),
     ] {
         std::fs::write(dir.path().join("queries.jsonl"), lines).unwrap();

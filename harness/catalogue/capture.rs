@@ -94,8 +94,9 @@ enum Odd {
     NoName,
 }
 
-/// A definition's name, the first line of its description and its input schema (moved out of
-/// the tree, which is then dropped).
+/// A definition's name, the first non-blank line of its description and its input schema
+/// (moved out of the tree, which is then dropped). A description that opens with a blank line
+/// (common in real servers) keeps its first line of text.
 fn describe(value: Value) -> Result<(String, String, Option<Value>), Odd> {
     let Value::Object(mut m) = value else {
         return Err(Odd::NotAnObject);
@@ -107,7 +108,7 @@ fn describe(value: Value) -> Result<(String, String, Option<Value>), Odd> {
     let summary = m
         .get("description")
         .and_then(Value::as_str)
-        .and_then(|d| d.lines().next())
+        .and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty()))
         .unwrap_or("")
         .to_string();
     Ok((name, summary, m.swap_remove("inputSchema")))

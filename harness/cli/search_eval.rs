@@ -99,11 +99,12 @@ impl SearchEvalArgs {
             _ if !self.rows.is_empty() => vec![generated(self.rows.clone())?],
             _ if self.tasks.is_some() => {
                 let dir = self.tasks.clone().unwrap_or_default();
-                let name = dir
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or("tasks")
-                    .to_string();
+                // Named after its folder, never after one of the built-in sets.
+                let name = match dir.file_name().and_then(|n| n.to_str()) {
+                    Some(n @ ("generated" | "real-mcp" | "file")) => format!("tasks-{n}"),
+                    Some(n) => n.to_string(),
+                    None => "tasks".to_string(),
+                };
                 vec![dr::Source::Tasks { name, dir }]
             }
             _ => vec![

@@ -87,8 +87,9 @@ pub struct Ranked {
 /// Recall and MRR of one method on one kind of query at one N (a row of `results.csv`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Score {
-    /// Which query set: `generated` (from the catalogue's word lists) or `real-mcp` (written
-    /// by hand over the ten captured servers, each query searched in its own server's tools).
+    /// Which query set: `generated` (from the catalogue's word lists), `real-mcp` (written by
+    /// hand over the ten captured servers, each query searched in its own server's tools),
+    /// `livemcpbench` (a public task-level benchmark), or a set named on the command line.
     pub set: String,
     pub rows: usize,
     pub resolver: String,

@@ -12,9 +12,13 @@ use std::path::Path;
 
 /// Queries read past this many are refused: a set is a file a person can read.
 pub const MAX_QUERIES: usize = 100_000;
+/// A query file larger than this is refused before it is read.
+pub const MAX_BYTES: u64 = 64 << 20;
+/// Relevant tools one task may name.
+pub const MAX_RELEVANT: usize = 1_000;
 
+/// One line of the file; other fields a benchmark carries (ids, categories) are ignored.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Line {
     query: String,
     relevant: Vec<String>,
@@ -26,7 +30,23 @@ pub fn read(dir: &Path) -> Result<(Catalogue, Vec<Query>)> {
     let tools = dir.join("tools.json");
     let cat = Catalogue::load(&tools)?;
     let qpath = dir.join("queries.jsonl");
+    let size = std::fs::metadata(&qpath)
+        .map_err(|e| Error::io(&qpath, e))?
+        .len();
+    if size > MAX_BYTES {
+        return Err(Error::input(format!(
+            "{}: {size} bytes, over the {MAX_BYTES} a task set may have",
+            qpath.display()
+        )));
+    }
     let text = std::fs::read_to_string(&qpath).map_err(|e| Error::io(&qpath, e))?;
+    // The tools a task may name: the catalogue's enabled rows (a disabled one is never found).
+    let keys: std::collections::HashSet<&str> = cat
+        .rows
+        .iter()
+        .filter(|r| r.enabled)
+        .map(|r| r.key.as_str())
+        .collect();
     let mut out = Vec::new();
     for (i, line) in text
         .lines()
@@ -42,19 +62,28 @@ pub fn read(dir: &Path) -> Result<(Catalogue, Vec<Query>)> {
         let at = || format!("{} line {}", qpath.display(), i + 1);
         let l: Line =
             serde_json::from_str(line).map_err(|e| Error::input(format!("{}: {e}", at())))?;
-        let Some(first) = l.relevant.first() else {
+        // A tool named twice counts once.
+        let mut relevant: Vec<String> = Vec::new();
+        for r in l.relevant {
+            if !relevant.contains(&r) {
+                relevant.push(r);
+            }
+        }
+        if relevant.len() > MAX_RELEVANT {
+            return Err(Error::input(format!(
+                "{}: more than {MAX_RELEVANT} relevant tools",
+                at()
+            )));
+        }
+        let Some(first) = relevant.first().cloned() else {
             return Err(Error::input(format!(
                 "{}: the task names no relevant tool",
                 at()
             )));
         };
-        if let Some(missing) = l
-            .relevant
-            .iter()
-            .find(|r| !cat.rows.iter().any(|row| &row.key == *r))
-        {
+        if let Some(missing) = relevant.iter().find(|r| !keys.contains(r.as_str())) {
             return Err(Error::input(format!(
-                "{}: relevant tool `{missing}` is not in {}",
+                "{}: relevant tool `{missing}` is not an enabled tool of {}",
                 at(),
                 tools.display()
             )));
@@ -62,8 +91,8 @@ pub fn read(dir: &Path) -> Result<(Catalogue, Vec<Query>)> {
         out.push(Query {
             text: l.query,
             kind: QueryKind::Task,
-            target: first.clone(),
-            relevant: l.relevant,
+            target: first,
+            relevant,
             novel_words: 0.0,
             server: None,
         });
