@@ -8,55 +8,15 @@
 //! appears, with the function walk, so the prefix before it stays cached (assumed). OpenAI
 //! Responses only.
 
-use super::name_list::{Delivery, Session};
-use super::play::Player;
-use super::{Built, Context, Endpoint, Surface};
-use crate::resolve::Method;
+use super::name_list::{Delivered, Delivery};
 use crate::wire::Format;
 
-pub struct AdditionalTools;
-
-impl Surface for AdditionalTools {
-    fn name(&self) -> &'static str {
-        "additional-tools"
-    }
-    fn about(&self) -> &'static str {
-        "the name list, enabled definitions added as additional_tools input items (OpenAI Responses only)"
-    }
-    fn in_all(&self) -> bool {
-        true
-    }
-    fn lacks(&self, format: Format) -> Option<String> {
-        match format {
-            Format::OpenaiResponses => None,
-            Format::AnthropicMessages | Format::OpenaiChat => Some(format!(
-                "{}: OpenAI Responses only ({}); {} has no such mechanism",
-                self.name(),
-                "additional_tools items",
-                format.name()
-            )),
-        }
-    }
-    fn headers(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
-    }
-    fn colour(&self) -> [u8; 3] {
-        [0, 128, 128]
-    }
-    fn build(&self, ctx: &Context) -> Built {
-        Session::delivering(ctx, Delivery::AdditionalTools).request(ctx, Vec::new())
-    }
-    fn endpoint(&self) -> Option<Endpoint> {
-        None
-    }
-    fn calls_at(&self) -> Option<&'static str> {
-        // An enabled name is the per-row tool: its calls go to the per-row endpoint.
-        Some(super::per_row_mcp::ENDPOINT.path)
-    }
-    fn discovery(&self) -> Option<(Method, usize)> {
-        None
-    }
-    fn player(&self, ctx: &Context) -> Box<dyn Player> {
-        Box::new(Session::delivering(ctx, Delivery::AdditionalTools))
-    }
-}
+pub const ADDITIONAL_TOOLS: Delivered = Delivered {
+    name: "additional-tools",
+    about: "the name list, enabled definitions added as additional_tools input items (OpenAI Responses only)",
+    colour: [0, 128, 128],
+    delivery: Delivery::AdditionalTools,
+    only: Format::OpenaiResponses,
+    mechanism: "additional_tools items",
+    headers: &[],
+};

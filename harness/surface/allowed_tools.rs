@@ -13,55 +13,15 @@
 //! and `enable_tools`. OpenAI Responses only: Chat Completions nests the choice differently;
 //! Anthropic has no such choice.
 
-use super::name_list::{Delivery, Session};
-use super::play::Player;
-use super::{Built, Context, Endpoint, Surface};
-use crate::resolve::Method;
+use super::name_list::{Delivered, Delivery};
 use crate::wire::Format;
 
-pub struct AllowedTools;
-
-impl Surface for AllowedTools {
-    fn name(&self) -> &'static str {
-        "allowed-tools"
-    }
-    fn about(&self) -> &'static str {
-        "every definition in tools, the callable subset named in tool_choice allowed_tools, plus enable_tools (OpenAI Responses only)"
-    }
-    fn in_all(&self) -> bool {
-        true
-    }
-    fn lacks(&self, format: Format) -> Option<String> {
-        match format {
-            Format::OpenaiResponses => None,
-            Format::AnthropicMessages | Format::OpenaiChat => Some(format!(
-                "{}: OpenAI Responses only ({}); {} has no such mechanism",
-                self.name(),
-                "tool_choice allowed_tools",
-                format.name()
-            )),
-        }
-    }
-    fn headers(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
-    }
-    fn colour(&self) -> [u8; 3] {
-        [255, 187, 120]
-    }
-    fn build(&self, ctx: &Context) -> Built {
-        Session::delivering(ctx, Delivery::Allowed).request(ctx, Vec::new())
-    }
-    fn endpoint(&self) -> Option<Endpoint> {
-        None
-    }
-    fn calls_at(&self) -> Option<&'static str> {
-        // An enabled name is the per-row tool: its calls go to the per-row endpoint.
-        Some(super::per_row_mcp::ENDPOINT.path)
-    }
-    fn discovery(&self) -> Option<(Method, usize)> {
-        None
-    }
-    fn player(&self, ctx: &Context) -> Box<dyn Player> {
-        Box::new(Session::delivering(ctx, Delivery::Allowed))
-    }
-}
+pub const ALLOWED_TOOLS: Delivered = Delivered {
+    name: "allowed-tools",
+    about: "every definition in tools, the callable subset named in tool_choice allowed_tools, plus enable_tools (OpenAI Responses only)",
+    colour: [255, 187, 120],
+    delivery: Delivery::Allowed,
+    only: Format::OpenaiResponses,
+    mechanism: "tool_choice allowed_tools",
+    headers: &[],
+};

@@ -111,9 +111,9 @@ impl SurfaceKind {
     pub const NAME_LIST: SurfaceKind = SurfaceKind(&name_list::NameList);
     pub const CODE_MODE: SurfaceKind = SurfaceKind(&code_mode::CodeMode);
     pub const PER_ROW_MCP_MIN: SurfaceKind = SurfaceKind(&per_row_mcp_min::PerRowMcpMin);
-    pub const NAME_LIST_NATIVE: SurfaceKind = SurfaceKind(&name_list_native::NameListNative);
-    pub const ALLOWED_TOOLS: SurfaceKind = SurfaceKind(&allowed_tools::AllowedTools);
-    pub const ADDITIONAL_TOOLS: SurfaceKind = SurfaceKind(&additional_tools::AdditionalTools);
+    pub const NAME_LIST_NATIVE: SurfaceKind = SurfaceKind(&name_list_native::NAME_LIST_NATIVE);
+    pub const ALLOWED_TOOLS: SurfaceKind = SurfaceKind(&allowed_tools::ALLOWED_TOOLS);
+    pub const ADDITIONAL_TOOLS: SurfaceKind = SurfaceKind(&additional_tools::ADDITIONAL_TOOLS);
     pub const PROGRAMMATIC: SurfaceKind = SurfaceKind(&programmatic::Programmatic);
 
     /// The surfaces `--surface all` measures.
@@ -155,6 +155,22 @@ impl SurfaceKind {
         }
         list.split(',').map(Self::parse).collect()
     }
+}
+
+/// Why a client speaking `format` cannot use `surface`, a mechanism of `only`'s API alone
+/// (`mechanism` names it); `None` for a client that speaks `only`.
+pub fn only_on(surface: &str, only: Format, mechanism: &str, format: Format) -> Option<String> {
+    (format != only).then(|| {
+        format!(
+            "{surface}: {} only ({mechanism}); {} has no such mechanism",
+            match only {
+                Format::AnthropicMessages => "Anthropic Messages",
+                Format::OpenaiChat => "OpenAI Chat Completions",
+                Format::OpenaiResponses => "OpenAI Responses",
+            },
+            format.name()
+        )
+    })
 }
 
 /// The colour of a surface by name; black for a name no surface has (a foreign log's).

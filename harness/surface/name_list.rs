@@ -14,7 +14,7 @@ use super::play::{Local, Move, Output, Phase, Player, Read, Turn};
 use super::{Built, Context, Endpoint, Surface};
 use crate::client::NameListMode;
 use crate::resolve::Method;
-use crate::wire::{self, Request};
+use crate::wire::{self, Format, Request};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,6 +56,56 @@ impl Delivery {
             NameListMode::Hidden => Delivery::Hidden,
             NameListMode::Append => Delivery::Append,
         }
+    }
+}
+
+/// The name list with enabled definitions delivered by a provider's own mechanism, which only
+/// its API has: `name-list-native`, `allowed-tools` and `additional-tools`, each a constant in
+/// its own module, where its rules and their sources are.
+pub struct Delivered {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub colour: [u8; 3],
+    pub delivery: Delivery,
+    /// The only API format that has the mechanism, and what the mechanism is called.
+    pub only: Format,
+    pub mechanism: &'static str,
+    pub headers: &'static [(&'static str, &'static str)],
+}
+
+impl Surface for Delivered {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn about(&self) -> &'static str {
+        self.about
+    }
+    fn in_all(&self) -> bool {
+        true
+    }
+    fn lacks(&self, format: Format) -> Option<String> {
+        super::only_on(self.name, self.only, self.mechanism, format)
+    }
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        self.headers
+    }
+    fn colour(&self) -> [u8; 3] {
+        self.colour
+    }
+    fn build(&self, ctx: &Context) -> Built {
+        Session::delivering(ctx, self.delivery).request(ctx, Vec::new())
+    }
+    fn endpoint(&self) -> Option<Endpoint> {
+        None
+    }
+    fn calls_at(&self) -> Option<&'static str> {
+        NameList.calls_at()
+    }
+    fn discovery(&self) -> Option<(Method, usize)> {
+        None
+    }
+    fn player(&self, ctx: &Context) -> Box<dyn Player> {
+        Box::new(Session::delivering(ctx, self.delivery))
     }
 }
 

@@ -13,55 +13,16 @@
 //! that is not deferred (here `enable_tools`) keeps the first addition from changing the start
 //! of the prompt. Anthropic Messages only.
 
-use super::name_list::{Delivery, Session};
-use super::play::Player;
-use super::{Built, Context, Endpoint, Surface};
-use crate::resolve::Method;
+use super::name_list::{Delivered, Delivery};
 use crate::wire::Format;
 
-pub struct NameListNative;
-
-impl Surface for NameListNative {
-    fn name(&self) -> &'static str {
-        "name-list-native"
-    }
-    fn about(&self) -> &'static str {
-        "the name list, enabled definitions added as tool_addition blocks in a system message (Anthropic Messages only)"
-    }
-    fn in_all(&self) -> bool {
-        true
-    }
-    fn lacks(&self, format: Format) -> Option<String> {
-        match format {
-            Format::AnthropicMessages => None,
-            Format::OpenaiChat | Format::OpenaiResponses => Some(format!(
-                "{}: Anthropic Messages only (tool_addition blocks); {} has no such mechanism",
-                self.name(),
-                format.name()
-            )),
-        }
-    }
-    fn headers(&self) -> &'static [(&'static str, &'static str)] {
-        // A tool_addition that carries its definition by value needs this beta.
-        &[("anthropic-beta", "inline-tools-2026-09-15")]
-    }
-    fn colour(&self) -> [u8; 3] {
-        [197, 176, 213]
-    }
-    fn build(&self, ctx: &Context) -> Built {
-        Session::delivering(ctx, Delivery::ToolAddition).request(ctx, Vec::new())
-    }
-    fn endpoint(&self) -> Option<Endpoint> {
-        None
-    }
-    fn calls_at(&self) -> Option<&'static str> {
-        // An enabled name is the per-row tool: its calls go to the per-row endpoint.
-        Some(super::per_row_mcp::ENDPOINT.path)
-    }
-    fn discovery(&self) -> Option<(Method, usize)> {
-        None
-    }
-    fn player(&self, ctx: &Context) -> Box<dyn Player> {
-        Box::new(Session::delivering(ctx, Delivery::ToolAddition))
-    }
-}
+pub const NAME_LIST_NATIVE: Delivered = Delivered {
+    name: "name-list-native",
+    about: "the name list, enabled definitions added as tool_addition blocks in a system message (Anthropic Messages only)",
+    colour: [197, 176, 213],
+    delivery: Delivery::ToolAddition,
+    only: Format::AnthropicMessages,
+    mechanism: "tool_addition blocks",
+    // A tool_addition that carries its definition by value needs this beta.
+    headers: &[("anthropic-beta", "inline-tools-2026-09-15")],
+};

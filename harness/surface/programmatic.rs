@@ -43,14 +43,12 @@ impl Surface for Programmatic {
         true
     }
     fn lacks(&self, format: Format) -> Option<String> {
-        match format {
-            Format::AnthropicMessages => None,
-            Format::OpenaiChat | Format::OpenaiResponses => Some(format!(
-                "{}: Anthropic Messages only (allowed_callers with the code execution tool); {} has no such mechanism",
-                self.name(),
-                format.name()
-            )),
-        }
+        super::only_on(
+            self.name(),
+            Format::AnthropicMessages,
+            "allowed_callers with the code execution tool",
+            format,
+        )
     }
     fn headers(&self) -> &'static [(&'static str, &'static str)] {
         &[]

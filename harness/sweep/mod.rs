@@ -9,6 +9,7 @@ pub mod frame;
 pub mod logs;
 pub mod plot;
 pub mod summary;
+mod tool_changes;
 
 use crate::catalogue::{generate::Generator, profile::Profile, Catalogue};
 use crate::client::Client;
