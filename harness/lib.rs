@@ -14,6 +14,7 @@ pub mod client;
 pub mod clock;
 pub mod discovery;
 pub mod driver;
+pub mod embed;
 pub mod error;
 pub mod gateway;
 pub mod json;

@@ -44,12 +44,13 @@ pub struct SearchEvalArgs {
     pub targets: usize,
     /// Comma-separated: substring, bm25, bm25-textbook (the baseline other benchmarks
     /// score), bm25-stem, bm25f, bm25f-wordnet, bm25-definitions, bm25f-wordnet-definitions,
-    /// regex.
-    #[arg(
-        long,
-        default_value = "substring,bm25,bm25-textbook,bm25-stem,bm25f,bm25f-wordnet,bm25-definitions,bm25f-wordnet-definitions,regex"
-    )]
-    pub resolver: String,
+    /// regex, and the semantic dense, hybrid and hybrid-definitions (they need the
+    /// all-MiniLM-L6-v2 model, installed by one command the error names, and are scored up to
+    /// N = 10,000 rows).
+    /// Without the flag all of them, the semantic ones left out with a note when the model is
+    /// not installed.
+    #[arg(long, value_name = "LIST")]
+    pub resolver: Option<String>,
     /// Directory for results.csv/json, surfaces.csv/json, misses.md, summary.md and the query
     /// sets. Default: reports/search for the whole run (no --rows or --catalogue), otherwise
     /// target/search-eval, so that a partial run never replaces the committed report.
@@ -71,11 +72,24 @@ impl SearchEvalArgs {
     }
 
     fn config(&self) -> Result<dr::Config> {
-        let methods = self
-            .resolver
-            .split(',')
-            .map(|m| Method::parse(m.trim()))
-            .collect::<Result<Vec<_>>>()?;
+        let mut methods = match &self.resolver {
+            Some(list) => list
+                .split(',')
+                .map(|m| Method::parse(m.trim()))
+                .collect::<Result<Vec<_>>>()?,
+            None => Method::ALL.to_vec(),
+        };
+        if methods.iter().any(|m| m.semantic()) {
+            if let Err(e) = crate::embed::Encoder::shared() {
+                if self.resolver.is_some() {
+                    return Err(e);
+                }
+                eprintln!(
+                    "toolcost search-eval: leaving out dense, hybrid and hybrid-definitions: {e}"
+                );
+                methods.retain(|m| !m.semantic());
+            }
+        }
         let generated = |rows: Vec<usize>| -> Result<dr::Source> {
             for &n in &rows {
                 check_rows(n)?;

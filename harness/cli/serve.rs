@@ -60,6 +60,11 @@ pub struct ServeArgs {
     /// (0: the whole list in one answer).
     #[arg(long, value_name = "N", default_value_t = crate::server::listing::DEFAULT_PAGE_SIZE)]
     pub page_size: usize,
+    /// The resolver of `?ask=` (unless the request names one), `search_directory` and code
+    /// mode's `search()`: bm25f-wordnet, bm25, substring, or the semantic dense and hybrid
+    /// (they need the all-MiniLM-L6-v2 model; the error says how to install it).
+    #[arg(long, value_name = "NAME", default_value = "bm25f-wordnet")]
+    pub resolver: String,
     /// Speak MCP over stdin/stdout instead of listening.
     #[arg(long)]
     pub stdio: bool,
@@ -134,11 +139,19 @@ impl ServeArgs {
 
 pub(super) fn run(a: ServeArgs) -> Result<i32> {
     let access = a.access()?;
+    let resolver = crate::resolve::Kind::parse(&a.resolver)?;
     let limits = server::Limits {
         tools_page: a.page_size,
+        resolver,
         ..server::Limits::default()
     };
     let state = server::state_from(a.options()?, limits)?;
+    if resolver.semantic() {
+        // Built before the first request, so a missing model stops the start with the way to
+        // install it and the first search does not wait on encoding the rows.
+        eprintln!("toolcost serve: encoding the rows for the {} resolver (kept on disk for the next start)", resolver.name());
+        state.snapshot().dense().map_err(Error::input)?;
+    }
     // Loading freed more than the server keeps (the file's text, parse trees); hand it back to
     // the system rather than keep it as the process's resident size.
     // SAFETY: mi_collect only releases free pages of the allocator; it touches no live

@@ -7,6 +7,7 @@ use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::PriceCard;
 use crate::report::{Column, Tabular};
+use crate::resolve::dense::{Dense, Hybrid};
 use crate::resolve::{self, Bm25, Bm25f, Fields, Substring};
 use crate::surface::{Context, SurfaceKind};
 use serde::{Deserialize, Serialize};
@@ -22,9 +23,9 @@ enum Index {
 }
 
 impl Index {
-    fn new(method: Method, rows: &[Row], cat: &Catalogue) -> Index {
+    fn new(method: Method, rows: &[Row], cat: &Catalogue) -> Result<Index> {
         let keys = || rows.iter().map(|r| r.key.clone()).collect::<Vec<_>>();
-        match method {
+        Ok(match method {
             Method::Substring => Index::Rows(Box::new(Substring::new(rows)), keys()),
             Method::Bm25 => Index::Rows(Box::new(Bm25::new(rows)), keys()),
             Method::Bm25Textbook => Index::Rows(Box::new(Bm25::textbook(rows)), keys()),
@@ -33,18 +34,23 @@ impl Index {
             Method::Bm25fWordnet => {
                 Index::Rows(Box::new(Bm25f::new(rows, Fields::EXPANDED)), keys())
             }
-            Method::Bm25Definitions | Method::Bm25fWordnetDefinitions => {
+            Method::Dense => Index::Rows(Box::new(Dense::new(rows)?), keys()),
+            Method::Hybrid => Index::Rows(Box::new(Hybrid::new(rows)?), keys()),
+            Method::Bm25Definitions
+            | Method::Bm25fWordnetDefinitions
+            | Method::HybridDefinitions => {
                 let defs = definitions(cat);
                 let drows = resolve::definition_rows(&defs);
                 let names = drows.iter().map(|r| r.key.clone()).collect();
                 let index: Box<dyn resolve::Resolver + Send + Sync> = match method {
                     Method::Bm25Definitions => Box::new(Bm25::new(&drows)),
+                    Method::HybridDefinitions => Box::new(Hybrid::new(&drows)?),
                     _ => Box::new(Bm25f::new(&drows, Fields::EXPANDED)),
                 };
                 Index::Rows(index, names)
             }
             Method::Regex => Index::Regex(definitions(cat)),
-        }
+        })
     }
 
     fn rank(&self, query: &str, depth: usize) -> Vec<String> {
@@ -176,6 +182,11 @@ pub struct Evaluation {
     pub ranked: HashMap<Method, Vec<Ranked>>,
 }
 
+/// The largest catalogue the semantic resolvers are scored on: encoding rows costs about 37 s
+/// per 1,000 on this project's two-core machine (`benches/embed.rs`), so N = 85,600 would take
+/// most of an hour. Their query time at larger N is the bench's, not search-eval's.
+pub const SEMANTIC_MAX_ROWS: usize = 10_000;
+
 /// Score `methods` on `queries` over `rows`; surface costs for the surfaces whose method ran.
 pub fn evaluate(
     set: &str,
@@ -189,8 +200,15 @@ pub fn evaluate(
     let mut scores = Vec::new();
     let mut ranked = HashMap::new();
     for &m in methods {
+        if m.semantic() && n > SEMANTIC_MAX_ROWS {
+            progress(&format!(
+                "N={n}: {} not scored (more than {SEMANTIC_MAX_ROWS} rows to encode)",
+                m.name()
+            ));
+            continue;
+        }
         progress(&format!("N={n}: indexing for {}", m.name()));
-        let index = Index::new(m, rows, &cat);
+        let index = Index::new(m, rows, &cat)?;
         let mut outcomes = Vec::with_capacity(queries.len());
         let started = Instant::now();
         for q in queries {
@@ -322,7 +340,10 @@ pub fn pool(set: &str, parts: Vec<Evaluation>) -> Evaluation {
             ranked.entry(m).or_default().extend(outs);
         }
         for c in e.costs {
-            match costs.iter_mut().find(|x| x.surface == c.surface) {
+            match costs
+                .iter_mut()
+                .find(|x| x.surface == c.surface && x.resolver == c.resolver)
+            {
                 Some(x) => {
                     let (a, b) = (x.tasks as f64, c.tasks as f64);
                     let w = (a + b).max(1.0);
@@ -367,7 +388,24 @@ fn surface_costs(
     let client = Client::named("claude-cli")?;
     let card = PriceCard::named("kimi-k2.7-code")?;
     let mut out = Vec::new();
-    for (surface, method, shown) in surfaces() {
+    // Each surface is priced with the resolver its module names, and each surface whose
+    // search the client (or the reference server) runs also with the semantic ones over the
+    // same kind of text (rows, or tool definitions), so that what semantic search saves on
+    // that surface reads off one table.
+    let priced: Vec<(SurfaceKind, Method, usize)> = surfaces()
+        .into_iter()
+        .flat_map(|(s, m, shown)| {
+            // A provider's hosted search is its own (BM25 or regex); only a search the client
+            // runs can be semantic.
+            let semantic: &[Method] = match m {
+                Method::Bm25Definitions | Method::Regex => &[],
+                Method::Bm25fWordnetDefinitions => &[Method::HybridDefinitions],
+                _ => &[Method::Dense, Method::Hybrid],
+            };
+            std::iter::once((s, m, shown)).chain(semantic.iter().map(move |&x| (s, x, shown)))
+        })
+        .collect();
+    for (surface, method, shown) in priced {
         let Some(outcomes) = ranked.get(&method) else {
             continue;
         };

@@ -292,6 +292,16 @@ pub fn summary(scores: &[Score], costs: &[SurfaceCost]) -> String {
 the machine that wrote this file. Each query set has its own section: a resolver is judged on \
 the real set, since the generated one shares its words with the catalogue.\n",
     );
+    let semantic = |r: &&Score| Method::parse(&r.resolver).is_ok_and(Method::semantic);
+    if scores.iter().any(|r| semantic(&r)) {
+        let _ = write!(
+            s,
+            "\nThe semantic resolvers (dense, hybrid, hybrid-definitions: all-MiniLM-L6-v2) are scored \
+on catalogues of up to {} rows; encoding a larger one's rows would take most of an hour on two \
+cores. Their ms/query includes encoding the query on one core.\n",
+            report::thousands(eval::SEMANTIC_MAX_ROWS as u64)
+        );
+    }
     for set in sets(scores.iter().map(|r| r.set.as_str())) {
         let _ = write!(
             s,

@@ -8,6 +8,7 @@
 
 mod bm25;
 pub mod bm25f;
+pub mod dense;
 mod substring;
 pub mod text;
 pub mod wordnet;
@@ -41,6 +42,10 @@ pub enum Kind {
     Substring,
     Bm25,
     Bm25fWordnet,
+    /// Sentence vectors ([`dense::Dense`]); needs the model ([`crate::embed::INSTALL`]).
+    Dense,
+    /// Sentence vectors fused with BM25F-WordNet ([`dense::Hybrid`]); needs the model.
+    Hybrid,
 }
 
 impl Kind {
@@ -52,10 +57,12 @@ impl Kind {
             "substring" => Ok(Kind::Substring),
             "bm25" => Ok(Kind::Bm25),
             "bm25f-wordnet" => Ok(Kind::Bm25fWordnet),
+            "dense" => Ok(Kind::Dense),
+            "hybrid" => Ok(Kind::Hybrid),
             other => Err(Error::unknown(
                 "resolver",
                 other,
-                &["bm25f-wordnet", "bm25", "substring"],
+                &["bm25f-wordnet", "bm25", "substring", "dense", "hybrid"],
             )),
         }
     }
@@ -65,6 +72,8 @@ impl Kind {
             Kind::Substring => "substring",
             Kind::Bm25 => "bm25",
             Kind::Bm25fWordnet => "bm25f-wordnet",
+            Kind::Dense => "dense",
+            Kind::Hybrid => "hybrid",
         }
     }
 
@@ -74,7 +83,14 @@ impl Kind {
             Kind::Substring => Method::Substring,
             Kind::Bm25 => Method::Bm25,
             Kind::Bm25fWordnet => Method::Bm25fWordnet,
+            Kind::Dense => Method::Dense,
+            Kind::Hybrid => Method::Hybrid,
         }
+    }
+
+    /// Whether the resolver needs the sentence encoder.
+    pub fn semantic(self) -> bool {
+        self.method().semantic()
     }
 }
 
@@ -125,6 +141,8 @@ pub fn search_definitions_with(
         Kind::Substring => Box::new(Substring::new(&rows)),
         Kind::Bm25 => Box::new(Bm25::new(&rows)),
         Kind::Bm25fWordnet => Box::new(Bm25f::new(&rows, Fields::EXPANDED)),
+        Kind::Dense => Box::new(dense::Dense::new(&rows).map_err(|e| e.to_string())?),
+        Kind::Hybrid => Box::new(dense::Hybrid::new(&rows).map_err(|e| e.to_string())?),
     };
     Ok(index
         .resolve(query, 5)
@@ -235,10 +253,16 @@ pub enum Method {
     /// A case-insensitive alternation of the query's content words over tool definitions,
     /// first five matches in catalogue order: the deferred-search regex tool.
     Regex,
+    /// Cosine between sentence vectors (all-MiniLM-L6-v2) over rows.
+    Dense,
+    /// [`Method::Dense`] and [`Method::Bm25fWordnet`] fused by reciprocal rank, over rows.
+    Hybrid,
+    /// [`Method::Hybrid`] over tool definitions: a client's own semantic search tool.
+    HybridDefinitions,
 }
 
 impl Method {
-    pub const ALL: [Method; 9] = [
+    pub const ALL: [Method; 12] = [
         Method::Substring,
         Method::Bm25,
         Method::Bm25Textbook,
@@ -248,8 +272,11 @@ impl Method {
         Method::Bm25Definitions,
         Method::Bm25fWordnetDefinitions,
         Method::Regex,
+        Method::Dense,
+        Method::Hybrid,
+        Method::HybridDefinitions,
     ];
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 12] = [
         "substring",
         "bm25",
         "bm25-textbook",
@@ -259,6 +286,9 @@ impl Method {
         "bm25-definitions",
         "bm25f-wordnet-definitions",
         "regex",
+        "dense",
+        "hybrid",
+        "hybrid-definitions",
     ];
 
     pub fn parse(s: &str) -> crate::error::Result<Method> {
@@ -281,8 +311,29 @@ impl Method {
             | Method::Bm25Textbook
             | Method::Bm25Stem
             | Method::Bm25f
-            | Method::Bm25fWordnet => TOP,
-            Method::Bm25Definitions | Method::Bm25fWordnetDefinitions | Method::Regex => 5,
+            | Method::Bm25fWordnet
+            | Method::Dense
+            | Method::Hybrid => TOP,
+            Method::Bm25Definitions
+            | Method::Bm25fWordnetDefinitions
+            | Method::Regex
+            | Method::HybridDefinitions => 5,
+        }
+    }
+
+    /// Whether the method needs the sentence encoder ([`crate::embed`]).
+    pub fn semantic(self) -> bool {
+        match self {
+            Method::Dense | Method::Hybrid | Method::HybridDefinitions => true,
+            Method::Substring
+            | Method::Bm25
+            | Method::Bm25Textbook
+            | Method::Bm25Stem
+            | Method::Bm25f
+            | Method::Bm25fWordnet
+            | Method::Bm25Definitions
+            | Method::Bm25fWordnetDefinitions
+            | Method::Regex => false,
         }
     }
 }

@@ -6,7 +6,6 @@
 use super::http::{contract_value, search};
 use super::invoke::{self, InvokeRequest};
 use super::state::State;
-use crate::resolve;
 use crate::sandbox::{self, Api, Limits, Outcome};
 use serde_json::{json, Value};
 use std::cell::Cell;
@@ -153,7 +152,7 @@ impl Api for ServerApi {
                 let q = arg["query"].as_str().unwrap_or("");
                 let limit = arg["limit"].as_u64().unwrap_or(5).clamp(1, 12) as usize;
                 Ok(Value::Array(
-                    search(st, q, resolve::Kind::DEFAULT, limit)
+                    search(st, q, st.limits.resolver, limit)?
                         .into_iter()
                         .map(|c| {
                             let args: Vec<String> = c["example"]

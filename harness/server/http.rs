@@ -65,11 +65,11 @@ pub async fn dispatch_get(
     headers: HeaderMap,
 ) -> Response {
     if let Some(intent) = q.get("ask") {
-        let resolver = match resolve::Kind::parse(
-            q.get("resolver")
-                .map(String::as_str)
-                .unwrap_or(resolve::Kind::DEFAULT.name()),
-        ) {
+        let resolver = match q.get("resolver").map(|r| resolve::Kind::parse(r)) {
+            None => Ok(st.limits.resolver),
+            Some(r) => r,
+        };
+        let resolver = match resolver {
             Ok(r) => r,
             Err(e) => return error(StatusCode::BAD_REQUEST, "bad_request", e.to_string()),
         };
@@ -151,22 +151,44 @@ pub fn candidate(row: &Row, base: &str, score: f64) -> Value {
     })
 }
 
-/// Rank rows for an intent.
-pub fn search(st: &State, intent: &str, resolver: resolve::Kind, limit: usize) -> Vec<Value> {
+/// Rank rows for an intent; an error (a semantic resolver whose model is not installed) says
+/// what to do.
+pub fn search(
+    st: &State,
+    intent: &str,
+    resolver: resolve::Kind,
+    limit: usize,
+) -> Result<Vec<Value>, String> {
+    // Encoding a catalogue takes tens of seconds per thousand rows: a server encodes its rows
+    // before it listens when started with a semantic resolver, and refuses one otherwise, so
+    // that no request can make it encode the whole directory.
+    if resolver.semantic() && !st.limits.resolver.semantic() {
+        return Err(format!(
+            "the {} resolver is served only by a server started with `--resolver dense` or \
+             `--resolver hybrid`",
+            resolver.name()
+        ));
+    }
     let snap = st.snapshot();
     let hits = match resolver {
         resolve::Kind::Bm25 => snap.bm25().resolve(intent, limit),
         resolve::Kind::Substring => snap.substring().resolve(intent, limit),
         resolve::Kind::Bm25fWordnet => snap.best.resolve(intent, limit),
+        resolve::Kind::Dense => snap.dense()?.resolve(intent, limit),
+        resolve::Kind::Hybrid => resolve::dense::fuse(snap.dense()?, &snap.best, intent, limit),
     };
     let base = st.base_url();
-    hits.iter()
+    Ok(hits
+        .iter()
         .map(|h| candidate(&snap.rows()[h.row], &base, h.score))
-        .collect()
+        .collect())
 }
 
 fn ask(st: &State, intent: &str, resolver: resolve::Kind) -> Response {
-    let candidates = search(st, intent, resolver, resolve::TOP);
+    let candidates = match search(st, intent, resolver, resolve::TOP) {
+        Ok(c) => c,
+        Err(e) => return error(StatusCode::BAD_REQUEST, "resolver_unavailable", e),
+    };
     let best = candidates.first().cloned().map(|mut b| {
         b["do"] = json!("POST the invoke body, with your own arguments where the example has them");
         b

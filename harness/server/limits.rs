@@ -71,6 +71,9 @@ pub struct Limits {
     pub max_streams: usize,
     /// How long one event stream stays open; the client reconnects after it ends.
     pub stream_lifetime: Duration,
+    /// The resolver of `?ask=` without `resolver=`, of `search_directory` and of code mode's
+    /// `search()` (`serve --resolver`).
+    pub resolver: crate::resolve::Kind,
 }
 
 impl Default for Limits {
@@ -101,6 +104,7 @@ impl Default for Limits {
             tools_page: listing::DEFAULT_PAGE_SIZE,
             max_streams: 32,
             stream_lifetime: Duration::from_secs(600),
+            resolver: crate::resolve::Kind::DEFAULT,
         }
     }
 }

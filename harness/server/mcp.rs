@@ -12,7 +12,6 @@ use super::invoke::{self, InvokeRequest, Refusal};
 use super::listing;
 use super::sessions::Sessions;
 use super::state::State;
-use crate::resolve;
 use crate::surface::{Calls, Endpoint};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -541,11 +540,13 @@ fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value, version: 
                 .and_then(Value::as_u64)
                 .unwrap_or(12)
                 .clamp(1, 12) as usize;
-            let found = http::search(st, q, resolve::Kind::DEFAULT, limit);
-            answered(ok(
-                id,
-                tool_result(&json!({"query": q, "candidates": found}), false),
-            ))
+            answered(match http::search(st, q, st.limits.resolver, limit) {
+                Ok(found) => ok(
+                    id,
+                    tool_result(&json!({"query": q, "candidates": found}), false),
+                ),
+                Err(e) => ok(id, tool_result(&json!({"error": e}), true)),
+            })
         }
         "read_contract" => {
             let key = args.get("key").and_then(Value::as_str).unwrap_or("");

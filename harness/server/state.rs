@@ -11,6 +11,7 @@ use super::store::{self, Receipt};
 use super::Limits;
 use crate::catalogue::{Catalogue, Row, Tool};
 use crate::error::Result;
+use crate::resolve::dense::Dense;
 use crate::resolve::{Bm25, Bm25f, Fields, Substring};
 use crate::surface::Listing;
 use crate::sync;
@@ -35,6 +36,8 @@ pub struct Snapshot {
     /// never get such a request, and building them would delay start-up and every swap.
     bm25: OnceLock<Bm25>,
     substring: OnceLock<Substring>,
+    /// The semantic indexes, or why they cannot be built (the model is not installed).
+    dense: OnceLock<std::result::Result<Dense, String>>,
     /// The tools of each MCP endpoint (by path), made from the projection the first time the
     /// endpoint is listed or called: `None` where it lists the projection itself.
     listings: HashMap<&'static str, Own>,
@@ -96,6 +99,7 @@ impl Snapshot {
             best,
             bm25: OnceLock::new(),
             substring: OnceLock::new(),
+            dense: OnceLock::new(),
         };
         (snapshot, beside)
     }
@@ -157,6 +161,16 @@ impl Snapshot {
     /// The substring scorer's index, built on first use.
     pub fn substring(&self) -> &Substring {
         self.substring.get_or_init(|| Substring::new(self.rows()))
+    }
+
+    /// The sentence-vector index, built on first use. Vectors come from the process's memo
+    /// and the on-disk cache where these rows were encoded before, so after a directory change
+    /// only the rows it changed are encoded.
+    pub fn dense(&self) -> std::result::Result<&Dense, String> {
+        self.dense
+            .get_or_init(|| Dense::new(self.rows()).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// An enabled row by key.

@@ -191,6 +191,19 @@ pub async fn start_gateway(
     }
 }
 
+/// The sentence encoder, if its model is installed; outside CI a missing model skips the test
+/// with a note, in CI it is an error (`.ci/run` installs it).
+pub fn encoder() -> Option<&'static toolcost::embed::Encoder> {
+    match toolcost::embed::Encoder::shared() {
+        Ok(e) => Some(e),
+        Err(e) => {
+            assert!(std::env::var_os("CI").is_none(), "{e}");
+            eprintln!("skipping: {e}");
+            None
+        }
+    }
+}
+
 /// Whether the official Python SDKs named (`anthropic`, `openai`) import; outside CI a missing
 /// one skips the test with a note, in CI it is an error (`.ci/run` installs them).
 pub fn python_sdks(modules: &str) -> bool {
