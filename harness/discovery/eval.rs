@@ -182,7 +182,7 @@ pub struct Evaluation {
     pub ranked: HashMap<Method, Vec<Ranked>>,
 }
 
-/// The largest catalogue the semantic resolvers are scored on: encoding rows costs about 37 s
+/// The largest catalogue the semantic resolvers are scored on: encoding rows costs about 31 s
 /// per 1,000 on this project's two-core machine (`benches/embed.rs`), so N = 85,600 would take
 /// most of an hour. Their query time at larger N is the bench's, not search-eval's.
 pub const SEMANTIC_MAX_ROWS: usize = 10_000;
