@@ -391,70 +391,70 @@ fn surface_costs(
     // Each surface is priced with the resolver its module names, and each surface whose
     // search the client (or the reference server) runs also with the semantic ones over the
     // same kind of text (rows, or tool definitions), so that what semantic search saves on
-    // that surface reads off one table.
-    let priced: Vec<(SurfaceKind, Method, usize)> = surfaces()
-        .into_iter()
-        .flat_map(|(s, m, shown)| {
-            // A provider's hosted search is its own (BM25 or regex); only a search the client
-            // runs can be semantic.
-            let semantic: &[Method] = match m {
-                Method::Bm25Definitions | Method::Regex => &[],
-                Method::Bm25fWordnetDefinitions => &[Method::HybridDefinitions],
-                _ => &[Method::Dense, Method::Hybrid],
-            };
-            std::iter::once((s, m, shown)).chain(semantic.iter().map(move |&x| (s, x, shown)))
-        })
-        .collect();
-    for (surface, method, shown) in priced {
-        let Some(outcomes) = ranked.get(&method) else {
-            continue;
+    // that surface reads off one table. One round's input is counted once per surface.
+    for (surface, own, shown) in surfaces() {
+        // A provider's hosted search is its own (BM25 or regex); only a search the client
+        // runs can be semantic.
+        let semantic: &[Method] = match own {
+            Method::Bm25Definitions | Method::Regex => &[],
+            Method::Bm25fWordnetDefinitions => &[Method::HybridDefinitions],
+            _ => &[Method::Dense, Method::Hybrid],
         };
-        progress(&format!("N={n}: round cost of {}", surface.name()));
-        // Pair each target's paraphrase (first try) with its lexical query (the reformulation).
-        let mut by_target: HashMap<&str, [Option<bool>; 2]> = HashMap::new();
-        for o in outcomes {
-            let hit = o.rank.is_some_and(|r| r <= shown);
-            let slot = match o.query.kind {
-                QueryKind::Paraphrase => 0,
-                QueryKind::Lexical => 1,
-                // A task is not paired with a reformulation: it has no surface cost row.
-                QueryKind::Task => continue,
+        let mut round: Option<u64> = None;
+        for method in std::iter::once(own).chain(semantic.iter().copied()) {
+            let Some(outcomes) = ranked.get(&method) else {
+                continue;
             };
-            by_target.entry(&o.query.target).or_default()[slot] = Some(hit);
+            // Pair each target's paraphrase (first try) with its lexical query (the
+            // reformulation).
+            let mut by_target: HashMap<&str, [Option<bool>; 2]> = HashMap::new();
+            for o in outcomes {
+                let hit = o.rank.is_some_and(|r| r <= shown);
+                let slot = match o.query.kind {
+                    QueryKind::Paraphrase => 0,
+                    QueryKind::Lexical => 1,
+                    // A task is not paired with a reformulation: it has no surface cost row.
+                    QueryKind::Task => continue,
+                };
+                by_target.entry(&o.query.target).or_default()[slot] = Some(hit);
+            }
+            let tasks: Vec<[bool; 2]> = by_target
+                .values()
+                .filter_map(|[a, b]| Some([(*a)?, (*b)?]))
+                .collect();
+            if tasks.is_empty() {
+                continue;
+            }
+            let round = *round.get_or_insert_with(|| {
+                progress(&format!("N={n}: round cost of {}", surface.name()));
+                let ctx = Context {
+                    catalogue: cat,
+                    client: &client,
+                    turn: "what time is it",
+                    endpoint: crate::surface::DEFAULT_ENDPOINT,
+                };
+                let req = surface.build(&ctx).request;
+                crate::tokens::billed_input(&req, card.render_model(), card.tokenizer())
+                    .input_tokens
+            });
+            let count = tasks.len() as f64;
+            let first_miss = tasks.iter().filter(|[a, _]| !a).count() as f64 / count;
+            let fail = tasks.iter().filter(|[a, b]| !a && !b).count() as f64 / count;
+            out.push(SurfaceCost {
+                set: set.into(),
+                rows: n,
+                surface: surface.name().into(),
+                resolver: method.name().into(),
+                shown,
+                tasks: tasks.len(),
+                first_miss_rate: first_miss,
+                fail_rate: fail,
+                extra_rounds_per_task: first_miss,
+                round_input_tokens: round,
+                extra_input_tokens_per_task: first_miss * round as f64,
+                label: format!("derived; tokens {}", card.tokenizer().label()),
+            });
         }
-        let tasks: Vec<[bool; 2]> = by_target
-            .values()
-            .filter_map(|[a, b]| Some([(*a)?, (*b)?]))
-            .collect();
-        if tasks.is_empty() {
-            continue;
-        }
-        let count = tasks.len() as f64;
-        let first_miss = tasks.iter().filter(|[a, _]| !a).count() as f64 / count;
-        let fail = tasks.iter().filter(|[a, b]| !a && !b).count() as f64 / count;
-        let ctx = Context {
-            catalogue: cat,
-            client: &client,
-            turn: "what time is it",
-            endpoint: crate::surface::DEFAULT_ENDPOINT,
-        };
-        let req = surface.build(&ctx).request;
-        let round =
-            crate::tokens::billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
-        out.push(SurfaceCost {
-            set: set.into(),
-            rows: n,
-            surface: surface.name().into(),
-            resolver: method.name().into(),
-            shown,
-            tasks: tasks.len(),
-            first_miss_rate: first_miss,
-            fail_rate: fail,
-            extra_rounds_per_task: first_miss,
-            round_input_tokens: round,
-            extra_input_tokens_per_task: first_miss * round as f64,
-            label: format!("derived; tokens {}", card.tokenizer().label()),
-        });
     }
     Ok(out)
 }

@@ -41,38 +41,32 @@ fn memo() -> &'static Mutex<HashMap<u128, Box<[f32]>>> {
     MEMO.get_or_init(Default::default)
 }
 
-/// Encode the texts the memo lacks, then assemble all of them in order.
+/// Encode the texts the memo lacks, then assemble all of them in order. What the memo holds is
+/// copied out under one lock, so another thread clearing it meanwhile loses nothing here.
 fn from_memo(encoder: &Encoder, texts: &[String], keys: &[u128]) -> Vec<f32> {
-    let missing: Vec<usize> = {
+    let mut found: Vec<Option<Vec<f32>>> = {
         let m = crate::sync::lock(memo());
-        (0..texts.len())
-            .filter(|&i| !m.contains_key(&keys[i]))
-            .collect()
+        keys.iter().map(|k| m.get(k).map(|v| v.to_vec())).collect()
     };
+    let missing: Vec<usize> = (0..texts.len()).filter(|&i| found[i].is_none()).collect();
     let todo: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
     let fresh = encoder.encode_all(&todo);
-    let mut m = crate::sync::lock(memo());
-    let mut flat = Vec::with_capacity(texts.len() * WIDTH);
-    let mut fresh_at: HashMap<u128, &[f32]> = HashMap::new();
-    for (&i, v) in missing.iter().zip(&fresh) {
-        fresh_at.insert(keys[i], v);
-    }
-    for k in keys {
-        match fresh_at.get(k) {
-            Some(v) => flat.extend_from_slice(v),
-            None => match m.get(k) {
-                Some(v) => flat.extend_from_slice(v),
-                None => unreachable!("a text is either in the memo or encoded now"),
-            },
+    {
+        let mut m = crate::sync::lock(memo());
+        if m.len() + fresh.len() > MEMO_TEXTS {
+            m.clear();
+        }
+        for (&i, v) in missing.iter().zip(&fresh) {
+            m.insert(keys[i], v.as_slice().into());
         }
     }
-    if m.len() + fresh.len() > MEMO_TEXTS {
-        m.clear();
+    for (i, v) in missing.into_iter().zip(fresh) {
+        found[i] = Some(v);
     }
-    for (k, v) in fresh_at {
-        m.insert(k, v.into());
-    }
-    flat
+    found
+        .into_iter()
+        .flat_map(|v| v.expect("every text found or encoded"))
+        .collect()
 }
 
 fn text_key(model: u128, text: &str) -> u128 {

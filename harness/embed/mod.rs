@@ -121,8 +121,7 @@ impl Encoder {
             .map_or(1, |n| n.get())
             .min(packs.len().max(1));
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut out: Vec<Option<Vec<Vec<f32>>>> = vec![None; packs.len()];
-        let done: Vec<(usize, Vec<Vec<f32>>)> = std::thread::scope(|s| {
+        let mut done: Vec<(usize, Vec<Vec<f32>>)> = std::thread::scope(|s| {
             let workers: Vec<_> = (0..threads)
                 .map(|_| {
                     s.spawn(|| {
@@ -141,12 +140,8 @@ impl Encoder {
                 .flat_map(|w| w.join().expect("an encoder thread panicked"))
                 .collect()
         });
-        for (p, v) in done {
-            out[p] = Some(v);
-        }
-        out.into_iter()
-            .flat_map(|v| v.expect("every pack encoded"))
-            .collect()
+        done.sort_by_key(|(p, _)| *p);
+        done.into_iter().flat_map(|(_, v)| v).collect()
     }
 }
 

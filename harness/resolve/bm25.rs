@@ -116,17 +116,10 @@ impl Resolver for Bm25 {
                 *scores.entry(doc).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
             }
         }
-        let mut hits: Vec<Hit> = scores
+        let hits = scores
             .into_iter()
             .map(|(row, score)| Hit { row, score })
             .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(self.ranks[a.row].cmp(&self.ranks[b.row]))
-                .then(a.row.cmp(&b.row))
-        });
-        hits.truncate(limit);
-        hits
+        super::best(hits, &self.ranks, limit)
     }
 }

@@ -253,25 +253,13 @@ impl Resolver for Bm25f {
             }
             touched.clear();
         }
-        let mut hits: Vec<Hit> = any
+        let hits = any
             .into_iter()
             .map(|d| Hit {
                 row: d as usize,
                 score: scores[d as usize] as f64,
             })
             .collect();
-        let cmp = |a: &Hit, b: &Hit| {
-            b.score
-                .total_cmp(&a.score)
-                .then(self.ranks[a.row].cmp(&self.ranks[b.row]))
-                .then(a.row.cmp(&b.row))
-        };
-        if hits.len() > limit && limit > 0 {
-            hits.select_nth_unstable_by(limit - 1, cmp);
-            hits.truncate(limit);
-        }
-        hits.sort_by(cmp);
-        hits.truncate(limit);
-        hits
+        super::best(hits, &self.ranks, limit)
     }
 }

@@ -43,7 +43,7 @@ impl Dense {
 impl Resolver for Dense {
     fn resolve(&self, query: &str, limit: usize) -> Vec<Hit> {
         let q = self.encoder.encode(query);
-        let mut hits: Vec<Hit> = self
+        let hits = self
             .vectors
             .chunks_exact(WIDTH)
             .enumerate()
@@ -53,19 +53,7 @@ impl Resolver for Dense {
                 score: dot(&q, v) as f64,
             })
             .collect();
-        let by = |a: &Hit, b: &Hit| {
-            b.score
-                .total_cmp(&a.score)
-                .then(self.ranks[a.row].cmp(&self.ranks[b.row]))
-                .then(a.row.cmp(&b.row))
-        };
-        if hits.len() > limit && limit > 0 {
-            hits.select_nth_unstable_by(limit - 1, by);
-            hits.truncate(limit);
-        }
-        hits.sort_by(by);
-        hits.truncate(limit);
-        hits
+        super::best(hits, &self.ranks, limit)
     }
 }
 
@@ -102,18 +90,11 @@ pub fn fuse(dense: &Dense, lexical: &dyn Resolver, query: &str, limit: usize) ->
             *fused.entry(h.row).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
         }
     }
-    let mut hits: Vec<Hit> = fused
+    let hits = fused
         .into_iter()
         .map(|(row, score)| Hit { row, score })
         .collect();
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(dense.ranks[a.row].cmp(&dense.ranks[b.row]))
-            .then(a.row.cmp(&b.row))
-    });
-    hits.truncate(limit);
-    hits
+    super::best(hits, &dense.ranks, limit)
 }
 
 /// What the encoder reads for a row: `name words: description. Parameters: a, b`.

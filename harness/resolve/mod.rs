@@ -31,6 +31,23 @@ pub struct Hit {
     pub score: f64,
 }
 
+/// The best `limit` of `hits`, best first: higher score, then lower planner rank, then
+/// earlier row (a total order, so every resolver breaks ties the same way).
+pub(crate) fn best(mut hits: Vec<Hit>, ranks: &[i64], limit: usize) -> Vec<Hit> {
+    let by = |a: &Hit, b: &Hit| {
+        b.score
+            .total_cmp(&a.score)
+            .then(ranks[a.row].cmp(&ranks[b.row]))
+            .then(a.row.cmp(&b.row))
+    };
+    if hits.len() > limit && limit > 0 {
+        hits.select_nth_unstable_by(limit - 1, by);
+    }
+    hits.truncate(limit);
+    hits.sort_by(by);
+    hits
+}
+
 /// A resolver over a fixed set of rows.
 pub trait Resolver {
     fn resolve(&self, query: &str, limit: usize) -> Vec<Hit>;
