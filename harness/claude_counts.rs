@@ -197,10 +197,7 @@ fn before_of(tools: &[Value]) -> u64 {
         if let Some(t) = tools {
             body["tools"] = Value::Array(t.to_vec());
         }
-        let req = Request {
-            format: Format::AnthropicMessages,
-            body,
-        };
+        let req = Request::new(Format::AnthropicMessages, body);
         crate::tokens::billed_input(&req, render, Tokenizer::O200k).input_tokens
     };
     bill(Some(tools)) - bill(None)
@@ -325,10 +322,7 @@ pub fn count_tokens(model: &str, tools: Option<&[Value]>) -> Result<u64> {
     if let Some(t) = tools {
         body["tools"] = Value::Array(t.to_vec());
     }
-    let req = Request {
-        format: Format::AnthropicMessages,
-        body,
-    };
+    let req = Request::new(Format::AnthropicMessages, body);
     let (_, _, usage) = Mock::default()
         .bill(&req, &When::default(), false)
         .map_err(Error::input)?;

@@ -418,16 +418,16 @@ mod tests {
                 "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
                 "defer_loading": true})
         };
-        let req = Request {
-            format: crate::provider::Format::AnthropicMessages,
-            body: serde_json::json!({"model": "m", "tools": [def("a"), def("b")],
+        let req = Request::new(
+            crate::provider::Format::AnthropicMessages,
+            serde_json::json!({"model": "m", "tools": [def("a"), def("b")],
                 "system": "Be brief.",
                 "messages": [
                     {"role": "user", "content": [{"type": "text", "text": "find the ledger"}]},
                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1",
                         "content": [{"type": "tool_reference", "tool_name": "b"}]}]},
                     {"role": "user", "content": [{"type": "text", "text": "now read it"}]}]}),
-        };
+        );
         for render in ["anthropic:claude-4.6", "kimi"] {
             check(
                 req.clone(),

@@ -6,34 +6,170 @@ use crate::error::{Error, Result};
 use crate::json;
 use serde_json::Value;
 
+pub use crate::provider::tools::{
+    DefText, Definition, Namespace, Parts, Schema, ToolEntry, ToolRef, Tools,
+};
 pub use crate::provider::{
     called_from_code, deferred_definitions, definition_parts, is_deferred, is_namespace,
     namespace_members, Format,
 };
 
-/// One request body, built by a surface for one round.
+/// One request body, built by a surface for one round. Its `tools` array is held apart from
+/// the rest of the body ([`Tools`]): where the body has one, the `tools` key keeps its place in
+/// `body` (as `null`) and the entries are written there when the body is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub format: Format,
+    /// The body, but for the entries of its `tools` array.
     pub body: Value,
+    tools: Tools,
+    /// Whether `body`'s `tools` stands for `tools` (a body whose `tools` is not an array keeps
+    /// it as it is).
+    placed: bool,
 }
 
 impl Request {
+    /// A request from a whole body: its `tools` array, if it has one, becomes entries.
+    pub fn new(format: Format, mut body: Value) -> Request {
+        let tools = match body.get_mut("tools") {
+            Some(t @ Value::Array(_)) => match std::mem::take(t) {
+                Value::Array(items) => Some(items.into_iter().map(ToolEntry::Json).collect()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let placed = tools.is_some();
+        Request {
+            format,
+            body,
+            tools: Tools::new(tools.unwrap_or_default()),
+            placed,
+        }
+    }
+
+    /// A request from a body whose `tools` key holds the place of `tools` (the provider's
+    /// [`crate::provider::Provider::request`] writes it so).
+    pub fn with_tools(format: Format, body: Value, tools: Vec<ToolEntry>) -> Request {
+        debug_assert!(body.get("tools").is_some_and(Value::is_null));
+        Request {
+            format,
+            body,
+            tools: Tools::new(tools),
+            placed: true,
+        }
+    }
+
     /// The bytes on the wire.
     pub fn wire(&self) -> String {
-        json::compact(&self.body)
+        if !self.placed {
+            return json::compact(&self.body);
+        }
+        let mut out = Vec::with_capacity(self.wire_bytes());
+        self.write(&mut out).expect("writing to memory");
+        String::from_utf8(out).expect("JSON text is UTF-8")
+    }
+
+    /// Write the body's compact JSON, its tools' entries in their place.
+    pub fn write(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let Some(members) = self.body.as_object().filter(|_| self.placed) else {
+            return Ok(serde_json::to_writer(out, &self.body)?);
+        };
+        out.write_all(b"{")?;
+        for (i, (k, v)) in members.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *out, k)?;
+            out.write_all(b":")?;
+            match k == "tools" {
+                true => {
+                    out.write_all(b"[")?;
+                    for (j, t) in self.tools.iter().enumerate() {
+                        if j > 0 {
+                            out.write_all(b",")?;
+                        }
+                        t.write(out, true)?;
+                    }
+                    out.write_all(b"]")?;
+                }
+                false => serde_json::to_writer(&mut *out, v)?,
+            }
+        }
+        out.write_all(b"}")
     }
 
     pub fn wire_bytes(&self) -> usize {
-        json::compact_len(&self.body)
+        let body = json::compact_len(&self.body);
+        match self.placed {
+            // `null` stands where the array goes.
+            true => body - 4 + tools_len(self.tools.as_slice()),
+            false => body,
+        }
     }
 
-    pub fn tools(&self) -> &[Value] {
-        self.body
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+    /// The `tools` entries, built-ins and catalogue definitions alike.
+    pub fn tools(&self) -> &[ToolEntry] {
+        self.tools.as_slice()
+    }
+
+    /// The entries of the body's `tools` array, where it has one (`None`: the body's `tools`
+    /// member, if any, is not an array and stays in `body` as it was sent).
+    pub fn tools_placed(&self) -> Option<&[ToolEntry]> {
+        self.placed.then(|| self.tools.as_slice())
+    }
+
+    /// The `tools` entries as readers see them.
+    pub fn tool_refs(&self) -> impl Iterator<Item = ToolRef<'_>> {
+        self.tools.iter()
+    }
+
+    /// The `tools` entries, to change (copied first if another request shares them). A body
+    /// that had no `tools` array gets one.
+    pub fn tools_mut(&mut self) -> &mut Vec<ToolEntry> {
+        if !self.placed {
+            if let Some(m) = self.body.as_object_mut() {
+                m.insert("tools".into(), Value::Null);
+                self.placed = true;
+            }
+        }
+        self.tools.make_mut()
+    }
+
+    /// Put the client's cache marks on the request, moving the newest-message mark forward
+    /// (the format's [`crate::provider::Provider::place_cache_marks`]).
+    pub fn place_cache_marks(&mut self, marks: &[crate::provider::CacheMark]) {
+        if marks.is_empty() {
+            return;
+        }
+        let spec = self.format.spec();
+        self.tools_mut();
+        spec.place_cache_marks(&mut self.body, self.tools.make_mut(), marks);
+    }
+
+    /// Keep the first `n` tools (a prompt-cache prefix that ends among them), sharing them.
+    pub fn truncate_tools(&mut self, n: usize) {
+        self.tools.truncate(n);
+    }
+
+    /// Take the `tools` key and its entries out of the body.
+    pub fn remove_tools(&mut self) {
+        if self.placed {
+            if let Some(m) = self.body.as_object_mut() {
+                m.shift_remove("tools");
+            }
+            self.placed = false;
+        }
+        self.tools = Tools::default();
+    }
+
+    /// The whole body as one JSON tree, tools included: for the rare reader that needs it.
+    pub fn body_value(&self) -> std::borrow::Cow<'_, Value> {
+        if !self.placed {
+            return std::borrow::Cow::Borrowed(&self.body);
+        }
+        let mut body = self.body.clone();
+        body["tools"] = Value::Array(self.tools.iter().map(|t| t.value().into_owned()).collect());
+        std::borrow::Cow::Owned(body)
     }
 
     /// The conversation (`messages`, or the Responses `input` items), empty if absent.
@@ -63,8 +199,20 @@ impl Request {
         if !body.get("model").is_some_and(Value::is_string) {
             return Err(Error::input("request body has no `model` string"));
         }
-        Ok(Request { format, body })
+        Ok(Request::new(format, body))
     }
+}
+
+/// Bytes of a `tools` array of these entries, counted without writing it; a long one on all
+/// cores.
+fn tools_len(tools: &[ToolEntry]) -> usize {
+    let inner: usize = match tools.len() >= 1024 {
+        true => crate::sync::map_on_cores(tools, |t| t.as_ref().compact_len())
+            .into_iter()
+            .sum(),
+        false => tools.iter().map(|t| t.as_ref().compact_len()).sum(),
+    };
+    2 + inner + tools.len().saturating_sub(1)
 }
 
 /// An MCP tool as the client presents it to the model, renamed by the client's rule.

@@ -158,11 +158,10 @@ async fn the_name_list_keeps_its_prefix_in_hidden_mode_and_append_mode_breaks_it
         let mut reads = Vec::new();
         for (k, name) in names.iter().enumerate() {
             let mut req: Request = session.request(&ctx, history.clone()).request;
-            client
-                .format
-                .spec()
-                .place_cache_marks(&mut req.body, &client.cache_marks);
-            let (status, answer) = g.post(path, &req.body, client_name, k as f64 * 10.0).await;
+            req.place_cache_marks(&client.cache_marks);
+            let (status, answer) = g
+                .post(path, &req.body_value(), client_name, k as f64 * 10.0)
+                .await;
             assert_eq!(status, 200, "{answer}");
             let (read, total) = match client_name {
                 "claude-cli" => {

@@ -131,10 +131,7 @@ async fn mock_bills_like_the_render_model_and_logs_one_row() {
     let (_, text) = g.post("/v1/messages", &req2.wire(), &[]).await;
     let v: Value = serde_json::from_str(&text).unwrap();
     let prefix = billed_input(
-        &Request {
-            format: Format::AnthropicMessages,
-            body: req.body.clone(),
-        },
+        &Request::new(Format::AnthropicMessages, req.body_value().into_owned()),
         card.render_model(),
         card.tokenizer(),
     )

@@ -259,10 +259,7 @@ async fn openai_recorded_counts_hold_exactly() {
         if with_tools {
             body["tools"] = tools.clone();
         }
-        Request {
-            format: Format::OpenaiChat,
-            body,
-        }
+        Request::new(Format::OpenaiChat, body)
     };
     let gpt4 = RenderModel::parse("openai:gpt-4").unwrap();
     assert_eq!(
@@ -281,7 +278,13 @@ async fn openai_recorded_counts_hold_exactly() {
             v["usage"]["prompt_tokens"].as_u64().unwrap()
         }
     };
-    assert_eq!(prompt(req("gpt-4o", true, &messages).body).await, 101);
+    assert_eq!(
+        prompt(req("gpt-4o", true, &messages).body_value().into_owned()).await,
+        101
+    );
     let once = json!([{"role": "user", "content": "Once upon a time,"}]);
-    assert_eq!(prompt(req("gpt-4o-mini", false, &once).body).await, 12);
+    assert_eq!(
+        prompt(req("gpt-4o-mini", false, &once).body_value().into_owned()).await,
+        12
+    );
 }

@@ -13,7 +13,7 @@ use toolcost::gateway::{log, Upstream};
 use toolcost::pricing::PriceCard;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
 use toolcost::tokens::billed_input;
-use toolcost::wire::{Format, Request};
+use toolcost::wire::{Format, Request, ToolEntry};
 
 const CLIENT: &str = "openai-responses-agent";
 
@@ -81,7 +81,8 @@ fn the_client_builds_responses_bodies() {
         .as_str()
         .unwrap()
         .contains("coding agent"));
-    let tools = req.tools();
+    let body = req.body_value();
+    let tools = body["tools"].as_array().unwrap();
     assert_eq!(tools[0]["name"], "shell");
     assert_eq!(tools[1]["name"], "apply_patch");
     assert_eq!(tools[2]["type"], "function");
@@ -180,7 +181,7 @@ async fn mock_answers_whole_and_streamed_and_the_usage_is_the_log_row() {
 async fn deferred_functions_are_billed_only_when_a_search_loads_them() {
     let g = start().await;
     let req = build("deferred-search", 300);
-    assert!(req.tools().iter().any(|t| t["type"] == "tool_search"));
+    assert!(req.tool_refs().any(|t| t.kind() == Some("tool_search")));
     let per_row = billed(&build("per-row-mcp", 300)).input_tokens;
     let b0 = billed(&req);
     assert_eq!(b0.tools_deferred, 300);
@@ -241,11 +242,13 @@ fn a_namespace_shows_only_its_name_and_description() {
             true,
         )
     };
-    let with = |n: usize| Request {
-        format: Format::OpenaiResponses,
-        body: json!({"model": "gpt-5.4", "instructions": "Be brief.", "input": [{"role": "user", "content": "hi"}],
+    let with = |n: usize| {
+        Request::new(
+            Format::OpenaiResponses,
+            json!({"model": "gpt-5.4", "instructions": "Be brief.", "input": [{"role": "user", "content": "hi"}],
             "tools": [{"type": "tool_search"}, {"type": "namespace", "name": "crm", "description": "Customer records and orders.",
                 "tools": (0..n).map(member).collect::<Vec<_>>()}]}),
+        )
     };
     let one = billed(&with(1));
     let fifty = billed(&with(50));
@@ -253,16 +256,16 @@ fn a_namespace_shows_only_its_name_and_description() {
     assert_eq!(fifty.tools_deferred, 50);
     // Loose deferred functions keep their names and descriptions billed.
     let mut loose = with(1);
-    loose.body["tools"] = json!([{"type": "tool_search"}]);
-    loose.body["tools"]
-        .as_array_mut()
-        .unwrap()
-        .extend((0..50).map(member));
+    *loose.tools_mut() = std::iter::once(json!({"type": "tool_search"}))
+        .chain((0..50).map(member))
+        .map(ToolEntry::Json)
+        .collect();
     assert!(billed(&loose).input_tokens > fifty.input_tokens + 50 * 10);
     // 128 loaded functions are the limit; deferred ones are not counted.
     assert!(fmt.limits(loose.tools(), None).is_empty());
-    let visible: Vec<Value> = (0..129)
+    let visible: Vec<ToolEntry> = (0..129)
         .map(|i| fmt.function_definition(&format!("f{i}"), "d", json!({"type": "object"}), false))
+        .map(ToolEntry::Json)
         .collect();
     assert_eq!(fmt.limits(&visible, None).len(), 1);
 }

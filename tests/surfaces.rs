@@ -68,7 +68,8 @@ fn per_row_renames_every_tool_and_keeps_its_schema() {
     let client = Client::named("claude-cli").unwrap();
     let cat = common::seed_catalogue(50);
     let built = SurfaceKind::PER_ROW_MCP.build(&ctx(&cat, &client, "hi"));
-    let tools = built.request.tools();
+    let body = built.request.body_value();
+    let tools = body["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 9 + 50);
     assert_eq!(built.definitions_in_context, 50);
     assert_eq!(
@@ -94,7 +95,8 @@ fn deferred_definitions_are_on_the_wire_but_not_billed_until_referenced() {
     let per_row = SurfaceKind::PER_ROW_MCP.build(&ctx(&cat, &client, "what time is it"));
     assert_eq!(deferred.definitions_on_wire, 300);
     assert!(deferred.request.wire_bytes() > per_row.request.wire_bytes());
-    let tools = deferred.request.tools();
+    let body = deferred.request.body_value();
+    let tools = body["tools"].as_array().unwrap();
     assert_eq!(tools.iter().filter(|t| wire::is_deferred(t)).count(), 300);
     assert_eq!(tools[9]["type"], "tool_search_tool_bm25_20251119");
 
@@ -196,7 +198,11 @@ fn name_list_round_two(client: &Client, cat: &Catalogue) -> (Value, Value, Sessi
         ),
     ];
     let round2 = session.request(&c, history).request;
-    (round1.body, round2.body, session)
+    (
+        round1.body_value().into_owned(),
+        round2.body_value().into_owned(),
+        session,
+    )
 }
 
 #[test]
@@ -212,10 +218,7 @@ fn enabling_a_tool_keeps_the_prefix_bytes() {
     assert_eq!(r2["messages"].as_array().unwrap().len(), 3);
     // The expansion is billed after enabling.
     let render = RenderModel::Kimi;
-    let req = |b: &Value| wire::Request {
-        format: claude.format,
-        body: b.clone(),
-    };
+    let req = |b: &Value| wire::Request::new(claude.format, b.clone());
     assert_eq!(
         billed_input(&req(&r2), render, Tokenizer::O200k).tools_billed,
         billed_input(&req(&r1), render, Tokenizer::O200k).tools_billed + 1
@@ -290,9 +293,10 @@ fn at_server_expands_up_to_sixty_tools_up_front() {
     let s = Session::new(&c);
     assert_eq!(s.enabled().len(), MAX_EXPAND);
     let built = s.request(&c, Vec::new());
-    let expanded = built
-        .request
-        .tools()
+    let body = built.request.body_value();
+    let expanded = body["tools"]
+        .as_array()
+        .unwrap()
         .iter()
         .filter(|t| t.get("input_schema").is_some() && !wire::is_deferred(t))
         .count();
@@ -334,7 +338,8 @@ fn namespaces_bill_only_their_headers_and_exist_only_in_responses() {
         (built.definitions_in_context, built.definitions_on_wire),
         (0, 300)
     );
-    let tools = built.request.tools();
+    let body = built.request.body_value();
+    let tools = body["tools"].as_array().unwrap();
     let builtins = client.tools.len();
     assert_eq!(
         tools[builtins]["type"], "tool_search",
@@ -342,13 +347,13 @@ fn namespaces_bill_only_their_headers_and_exist_only_in_responses() {
     );
     let namespaces: Vec<&Value> = tools.iter().filter(|t| wire::is_namespace(t)).collect();
     assert!(namespaces.len() > 1, "one per category");
-    assert_eq!(wire::deferred_definitions(tools).len(), 300);
+    assert_eq!(wire::deferred_definitions(built.request.tools()).len(), 300);
     assert!(namespaces
         .iter()
         .all(|n| wire::namespace_members(n).iter().all(wire::is_deferred)));
     assert!(wire::Format::OpenaiResponses
         .spec()
-        .limits(tools, client.max_tools)
+        .limits(built.request.tools(), client.max_tools)
         .is_empty());
     let render = RenderModel::parse("openai:gpt-5.4").unwrap();
     let t = |r: &wire::Request| billed_input(r, render, Tokenizer::O200k).input_tokens;

@@ -37,10 +37,7 @@ fn anthropic(tools: serde_json::Value, choice: Option<&str>) -> Request {
     if let Some(c) = choice {
         body["tool_choice"] = json!({"type": c});
     }
-    Request {
-        format: Format::AnthropicMessages,
-        body,
-    }
+    Request::new(Format::AnthropicMessages, body)
 }
 
 #[test]
@@ -73,14 +70,7 @@ fn openai_cookbook_constants() {
         "type": "object", "properties": {"unit": {"type": "string", "description": "Unit.", "enum": ["c", "f"]}}}}}]);
     let body =
         json!({"model": "gpt-4o", "tools": f, "messages": [{"role": "user", "content": "hi"}]});
-    let b = billed_input(
-        &Request {
-            format: Format::OpenaiChat,
-            body,
-        },
-        r,
-        Tokenizer::O200k,
-    );
+    let b = billed_input(&Request::new(Format::OpenaiChat, body), r, Tokenizer::O200k);
     let t = |s: &str| Tokenizer::O200k.count(s) as u64;
     // func_init 7 + "get_weather:Get the weather" + prop_init 3 + prop_key 3 + enum_init -3
     // + 2 x (enum_item 3 + item) + "unit:string:Unit" + func_end 12

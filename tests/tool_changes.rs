@@ -94,10 +94,7 @@ async fn enable_three(
     let mut session = Session::delivering(&ctx, delivery);
     let scope = format!("{}-{delivery:?}", client.name);
     let mark = |mut req: Request| {
-        client
-            .format
-            .spec()
-            .place_cache_marks(&mut req.body, &client.cache_marks);
+        req.place_cache_marks(&client.cache_marks);
         req
     };
     let first = mark(session.request(&ctx, Vec::new()).request);
@@ -213,9 +210,8 @@ async fn calls_from_code_and_their_results_stay_out_of_the_bill() {
     };
     let first = SurfaceKind::PROGRAMMATIC.build(&ctx).request;
     assert!(first
-        .tools()
-        .iter()
-        .any(|t| t["type"] == "code_execution_20260120"));
+        .tool_refs()
+        .any(|t| t.kind() == Some("code_execution_20260120")));
     let name = client.tool_name(&cat.server, &cat.tools[0].name);
     let step = json!({"program": {"code": "print(1)", "tools": [{"tool": name, "input": {}}]}});
     let (status, answer) = g.post(&first, "ptc", 0.0, &step).await;
@@ -268,9 +264,11 @@ async fn calls_from_code_and_their_results_stay_out_of_the_bill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_providers_refuse_what_they_do_not_take() {
     let g = Gw::start().await;
-    let anthropic = |messages: Value, tools: Value| Request {
-        format: Format::AnthropicMessages,
-        body: json!({"model": "claude-sonnet-5-5", "max_tokens": 100, "tools": tools, "messages": messages}),
+    let anthropic = |messages: Value, tools: Value| {
+        Request::new(
+            Format::AnthropicMessages,
+            json!({"model": "claude-sonnet-5-5", "max_tokens": 100, "tools": tools, "messages": messages}),
+        )
     };
     let tool = json!({"name": "a", "description": "d", "input_schema": {"type": "object"}});
     let add = |r: Value| json!({"type": "tool_addition", "tool": r});
@@ -316,11 +314,11 @@ async fn the_providers_refuse_what_they_do_not_take() {
             "tool_reference_unresolved",
         ),
         (
-            Request {
-                format: Format::AnthropicMessages,
-                body: json!({"model": "claude-sonnet-5-5", "max_tokens": 100, "tools": [tool],
+            Request::new(
+                Format::AnthropicMessages,
+                json!({"model": "claude-sonnet-5-5", "max_tokens": 100, "tools": [tool],
                     "tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": []}, "messages": [user]}),
-            },
+            ),
             "tool_choice.type",
         ),
         (
@@ -342,20 +340,20 @@ async fn the_providers_refuse_what_they_do_not_take() {
             "tool_result blocks only",
         ),
         (
-            Request {
-                format: Format::OpenaiResponses,
-                body: json!({"model": "gpt-5.6", "input": "hi",
+            Request::new(
+                Format::OpenaiResponses,
+                json!({"model": "gpt-5.6", "input": "hi",
                     "tools": [{"type": "function", "name": "a", "parameters": {"type": "object"}}],
                     "tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "b"}]}}),
-            },
+            ),
             "no function named `b`",
         ),
         (
-            Request {
-                format: Format::OpenaiResponses,
-                body: json!({"model": "gpt-5.6", "input": [{"role": "user", "content": "hi"},
+            Request::new(
+                Format::OpenaiResponses,
+                json!({"model": "gpt-5.6", "input": [{"role": "user", "content": "hi"},
                     {"type": "additional_tools", "role": "user", "tools": []}]}),
-            },
+            ),
             "role `developer` only",
         ),
     ];
@@ -450,7 +448,9 @@ async fn the_official_sdks_take_every_body_these_surfaces_send() {
     ] {
         let client = Client::named(client).unwrap();
         let (_, req) = enable_three(&g, &catalogue(n), &client, delivery).await;
-        bodies.push(json!({"name": name, "format": req.format, "body": req.body}));
+        bodies.push(
+            json!({"name": name, "format": req.format, "body": req.body_value().into_owned()}),
+        );
     }
     // A programmatic conversation: round one, the call from code, and its result.
     let cat = catalogue(30);
@@ -481,11 +481,8 @@ async fn the_official_sdks_take_every_body_these_surfaces_send() {
                     &[],
                 )]),
         );
-    client
-        .format
-        .spec()
-        .place_cache_marks(&mut req.body, &client.cache_marks);
-    bodies.push(json!({"name": "programmatic", "format": req.format, "body": req.body}));
+    req.place_cache_marks(&client.cache_marks);
+    bodies.push(json!({"name": "programmatic", "format": req.format, "body": req.body_value().into_owned()}));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bodies.json");
     std::fs::write(&file, serde_json::to_vec(&bodies).unwrap()).unwrap();

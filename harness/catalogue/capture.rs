@@ -3,7 +3,7 @@
 //! Each tool's JSON text is kept as the server wrote it (whitespace removed), because
 //! re-serialising through typed structs drops or reorders fields.
 
-use super::{Catalogue, Row, RowSchema, Runner, Tool};
+use super::{Catalogue, DefText, Row, RowSchema, Runner, Tool};
 use crate::json;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -72,16 +72,31 @@ fn read(text: &str) -> Result<Vec<Described>, String> {
     let numbered: Vec<(usize, &RawValue)> = raws.into_iter().enumerate().collect();
     crate::sync::map_on_cores(&numbered, |&(i, raw)| {
         let value: Value = serde_json::from_str(raw.get()).map_err(|e| format!("tool {i}: {e}"))?;
+        let description = match value.get("description") {
+            Some(Value::String(d)) => d.clone(),
+            _ => String::new(),
+        };
         let (name, summary, schema) = describe(value).map_err(|e| match e {
             Odd::NotAnObject => format!("tool {i} is not an object; {HINT}"),
             Odd::NoName => format!("tool {i}: a tool definition has no string `name`"),
         })?;
         // The schema becomes text here, on the thread that parsed it, so that no tool's tree
         // outlives its own parse: the peak holds the texts, not every tree at once.
+        // The definitions made from the tool share the row's schema text (a tool without
+        // one is shown with the empty object schema, as `Tool::definition_parts` reads it).
+        let schema = schema.as_ref().map(RowSchema::new);
+        let shown = match &schema {
+            Some(s) => s.shared_text(),
+            None => json::compact(&super::empty_schema()).into(),
+        };
         Ok(Described {
-            tool: Tool::text(name, json::minify(raw.get())),
+            tool: Tool::with_text(
+                name,
+                json::minify(raw.get()),
+                DefText::from_compact(&description, shown),
+            ),
             summary,
-            schema: schema.as_ref().map(RowSchema::new),
+            schema,
         })
     })
     .into_iter()

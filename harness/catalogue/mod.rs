@@ -10,6 +10,7 @@ pub mod fixed;
 pub mod generate;
 pub mod jsonl;
 pub mod profile;
+mod shared;
 pub mod stats;
 pub(crate) mod words;
 
@@ -19,6 +20,8 @@ use crate::schema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::path::Path;
+
+pub use shared::DefText;
 
 /// Which runner executes a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -80,7 +83,8 @@ pub struct Row {
 /// reader parses what it needs. It reads and writes as the JSON value it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowSchema {
-    text: Box<str>,
+    /// Shared with the definitions made from the row ([`DefText`]).
+    text: std::sync::Arc<str>,
     /// Whether the schema is in the normaliser's normal form ([`schema::is_normal`]), decided
     /// from the tree it was made from, so a definition made from the row can take the text as
     /// it is without parsing it again to ask.
@@ -91,9 +95,14 @@ impl RowSchema {
     /// The schema of a value (its compact text).
     pub fn new(value: &Value) -> RowSchema {
         RowSchema {
-            text: json::compact(value).into_boxed_str(),
+            text: json::compact(value).into(),
             normal: schema::is_normal(value),
         }
+    }
+
+    /// The compact JSON text, shared.
+    pub(crate) fn shared_text(&self) -> std::sync::Arc<str> {
+        self.text.clone()
     }
 
     /// The compact JSON text.
@@ -187,18 +196,21 @@ impl Row {
     /// text if it is ever asked for. For a holder that writes tools as their bytes (the
     /// server), which would otherwise make every definition's tree only to free it.
     pub fn to_tool_text(&self) -> Tool {
-        let schema = match &self.input_schema {
+        let schema: std::sync::Arc<str> = match &self.input_schema {
             // A schema already in normal form is its own text: the row keeps it compact.
-            Some(s) if s.normal => std::borrow::Cow::Borrowed(s.text()),
+            Some(s) if s.normal => s.shared_text(),
             Some(s) => json::compact(&schema::normalise(&s.value())).into(),
             None => json::compact(&empty_schema()).into(),
         };
+        let description = self.projected_description();
         let raw = format!(
             "{{\"name\":{},\"description\":{},\"inputSchema\":{schema}}}",
             json::compact(&self.key),
-            json::compact(&self.projected_description()),
+            json::compact(&description),
         );
-        Tool::text(self.key.clone(), raw)
+        // The schema text is compact JSON as written, so it is the definition's own.
+        let text = DefText::from_compact(&description, schema);
+        Tool::with_text(self.key.clone(), raw, text)
     }
 
     /// Length of [`json::python_spaced`] text of the definition this row projects to with
@@ -246,6 +258,9 @@ pub struct Tool {
     /// object, checked by whatever made the tool.
     pub raw: String,
     value: std::sync::OnceLock<Value>,
+    /// The description and schema as every definition made from the tool carries them, made
+    /// once ([`Tool::def_text`]).
+    def: std::sync::OnceLock<std::sync::Arc<DefText>>,
 }
 
 impl PartialEq for Tool {
@@ -263,12 +278,37 @@ impl Tool {
     }
 
     /// A tool as its name and compact text alone (the text is a JSON object with that name).
+    #[cfg(test)]
     pub(crate) fn text(name: String, raw: String) -> Tool {
         Tool {
             name,
             raw,
             value: Default::default(),
+            def: Default::default(),
         }
+    }
+
+    /// [`Tool::text`] with its definition's shared text already made (it must be what
+    /// [`Tool::def_text`] would make from `raw`).
+    pub(crate) fn with_text(name: String, raw: String, text: DefText) -> Tool {
+        Tool {
+            name,
+            raw,
+            value: Default::default(),
+            def: std::sync::Arc::new(text).into(),
+        }
+    }
+
+    /// The description and schema as a definition made from this tool carries them, shared
+    /// by every request, rendering and surface that shows it: made from the text the first
+    /// time it is asked for ([`Tool::definition_parts`]), unless the tool was made with it.
+    pub fn def_text(&self) -> std::sync::Arc<DefText> {
+        self.def
+            .get_or_init(|| {
+                let (description, schema) = self.definition_parts();
+                std::sync::Arc::new(DefText::new(&description, &schema))
+            })
+            .clone()
     }
 
     /// Build from a parsed definition and its compact text.
@@ -282,6 +322,7 @@ impl Tool {
             name,
             raw,
             value: value.into(),
+            def: Default::default(),
         })
     }
 

@@ -209,7 +209,7 @@ impl<'a> Play<'a> {
                 .unwrap_or_else(|| self.base.clone());
             req.messages_mut().extend(self.history.iter().cloned());
             let client = self.ctx.client;
-            spec.place_cache_marks(&mut req.body, &client.cache_marks);
+            req.place_cache_marks(&client.cache_marks);
             let meta = json!({"scenario": self.scenario, "surface": self.surface.name(), "n": self.ctx.catalogue.tools.len(),
                               "task": self.task.name, "round": round, "run": self.run_id});
             let mut post = self.http.post(format!("{}{path}", self.gateway));

@@ -11,7 +11,7 @@
 use crate::pricing::{PriceCard, Usage};
 use crate::tokens::cache::{Pricing, PromptCache};
 use crate::tokens::{billed_input, Tokenizer};
-use crate::wire::{self, Format, Request};
+use crate::wire::{self, Format, Request, ToolEntry, ToolRef};
 use serde_json::{json, Value};
 use std::sync::Mutex;
 
@@ -142,16 +142,17 @@ impl Mock {
         let tok = card.tokenizer();
         let render = card.render_model();
         // Functions an `additional_tools` item adds are seen in full, as those in `tools` are.
-        let added: Vec<Value> = req
+        let added: Vec<ToolEntry> = req
             .messages()
             .iter()
             .filter(|m| m["type"] == "additional_tools")
             .flat_map(|m| m["tools"].as_array().cloned().unwrap_or_default())
+            .map(ToolEntry::Json)
             .collect();
         let limits = match added.is_empty() {
             true => req.format.spec().limits(req.tools(), None),
             false => {
-                let seen: Vec<Value> = req.tools().iter().cloned().chain(added).collect();
+                let seen: Vec<ToolEntry> = req.tools().iter().cloned().chain(added).collect();
                 req.format.spec().limits(&seen, None)
             }
         };
@@ -159,8 +160,12 @@ impl Mock {
             return Err(reason.clone());
         }
         match req.format {
-            Format::OpenaiResponses => crate::provider::openai_responses::refusals(&req.body)?,
-            Format::AnthropicMessages => crate::provider::anthropic_messages::refusals(&req.body)?,
+            Format::OpenaiResponses => {
+                crate::provider::openai_responses::refusals(&req.body, req.tools_placed())?
+            }
+            Format::AnthropicMessages => {
+                crate::provider::anthropic_messages::refusals(&req.body, req.tools_placed())?
+            }
             Format::OpenaiChat => {}
         }
         let pricing = Pricing {
@@ -337,9 +342,8 @@ fn running_program(req: &Request) -> Result<(String, String), String> {
 
 /// The code-execution tool type in a request's `tools`.
 fn code_execution_type(req: &Request) -> Result<String, String> {
-    req.tools()
-        .iter()
-        .filter_map(|t| t["type"].as_str())
+    req.tool_refs()
+        .filter_map(ToolRef::kind)
         .find(|t| crate::provider::anthropic_messages::CODE_EXECUTION.contains(t))
         .map(String::from)
         .ok_or_else(|| "the step runs a program, but the request has no code execution tool".into())
@@ -380,15 +384,16 @@ enum Search {
 /// Run a provider-side tool search over the request's deferred definitions: 3 to 5 results.
 fn search_deferred(req: &Request, search: &Value) -> Result<Search, String> {
     let tools = req.tools();
-    let anthropic = tools.iter().find_map(|t| {
-        t.get("type")
-            .and_then(Value::as_str)
-            .filter(|ty| ty.starts_with("tool_search_tool_"))
-    });
-    let openai = tools.iter().find(|t| t["type"] == "tool_search");
+    let anthropic = req
+        .tool_refs()
+        .find_map(|t| t.kind().filter(|ty| ty.starts_with("tool_search_tool_")));
+    let openai = req.tool_refs().find(|t| t.kind() == Some("tool_search"));
     let deferred: Vec<(String, String)> = wire::deferred_definitions(tools)
         .into_iter()
-        .filter_map(|t| wire::definition_parts(t).map(|(n, d, _)| (n.to_string(), d.to_string())))
+        .filter_map(|t| {
+            t.parts()
+                .map(|p| (p.name.to_string(), p.description.to_string()))
+        })
         .collect();
     if let Some(tool) = anthropic {
         let regex = tool.contains("regex");
@@ -404,7 +409,7 @@ fn search_deferred(req: &Request, search: &Value) -> Result<Search, String> {
         });
     }
     let tool = openai.ok_or("the step searches, but the request has no tool-search tool")?;
-    if tool["execution"] == "client" {
+    if tool.get("execution").as_deref() == Some(&json!("client")) {
         return Ok(Search::OpenaiClient);
     }
     // The hosted search takes a query; a `pattern` is matched as a regex.
@@ -414,13 +419,17 @@ fn search_deferred(req: &Request, search: &Value) -> Result<Search, String> {
     for name in &found {
         let Some(def) = wire::deferred_definitions(tools)
             .into_iter()
-            .find(|d| wire::definition_parts(d).is_some_and(|(n, _, _)| n == name))
+            .find(|d| d.parts().is_some_and(|p| p.name == name))
         else {
             continue;
         };
+        let def = def.value().into_owned();
         match crate::provider::namespace_of(tools, name) {
             Some(ns) => {
-                let ns_name = ns["name"].clone();
+                let ns_name = ns
+                    .get("name")
+                    .map(|n| n.into_owned())
+                    .unwrap_or(Value::Null);
                 match loaded
                     .iter_mut()
                     .find(|l| l["type"] == "namespace" && l["name"] == ns_name)
@@ -428,12 +437,13 @@ fn search_deferred(req: &Request, search: &Value) -> Result<Search, String> {
                     Some(group) => group["tools"]
                         .as_array_mut()
                         .expect("tools")
-                        .push(def.clone()),
+                        .push(def),
                     None => loaded.push(json!({"type": "namespace", "name": ns_name,
-                        "description": ns["description"], "tools": [def]})),
+                        "description": ns.get("description").map(|d| d.into_owned()).unwrap_or(Value::Null),
+                        "tools": [def]})),
                 }
             }
-            None => loaded.push(def.clone()),
+            None => loaded.push(def),
         }
     }
     Ok(Search::OpenaiServer { loaded })

@@ -3,6 +3,7 @@
 //! `tool_result` blocks with `tool_reference` expansion, usage split into uncached, cache-read
 //! and cache-write input, and the `event:`-named stream grammar.
 
+use super::tools::{Frame, ToolEntry};
 use super::{
     count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
     RequestParts, ToolCall, ToolLimit,
@@ -38,13 +39,24 @@ pub const CODE_EXECUTION: &[&str] = &[
 /// - a `tool_choice` type of another API (OpenAI's `allowed_tools`);
 /// - an `allowed_callers` entry that is neither `direct` nor a code-execution tool in `tools`;
 /// - a reply to tool calls made from code that holds anything but `tool_result` blocks.
-pub fn refusals(body: &Value) -> Result<(), String> {
-    let tools: Vec<&Value> = body
-        .get("tools")
-        .and_then(Value::as_array)
+///
+/// `tools`: the entries of the body's `tools` array, where it has one (`None`: the body's own
+/// `tools` member, if any, is what was sent).
+pub fn refusals(body: &Value, tools: Option<&[ToolEntry]>) -> Result<(), String> {
+    let owned: Vec<std::borrow::Cow<Value>> = tools
         .into_iter()
         .flatten()
+        .map(|t| t.as_ref().value())
         .collect();
+    let tools: Vec<&Value> = match tools {
+        Some(_) => owned.iter().map(|t| t.as_ref()).collect(),
+        None => body
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .collect(),
+    };
     if let Some(choice) = body.pointer("/tool_choice/type").and_then(Value::as_str) {
         if !TOOL_CHOICES.contains(&choice) {
             return Err(format!(
@@ -193,10 +205,21 @@ impl Provider for AnthropicMessages {
         super::object([
             ("model", r.model.into()),
             ("max_tokens", r.max_tokens.into()),
-            ("tools", Value::Array(r.tools)),
+            ("tools", Value::Null),
             ("system", json!([{"type": "text", "text": r.system}])),
             ("messages", Value::Array(vec![r.user])),
         ])
+    }
+
+    fn definition_frame(&self) -> &'static Frame {
+        &Frame {
+            open: "{\"name\":",
+            name_to_description: ",\"description\":",
+            description_to_schema: ",\"input_schema\":",
+            after_schema: "",
+            close: "}",
+            kind: None,
+        }
     }
 
     fn function_definition(
@@ -363,8 +386,8 @@ impl Provider for AnthropicMessages {
         ("x-api-key", key.to_string())
     }
 
-    fn limits(&self, tools: &[Value], _max_tools: Option<usize>) -> Vec<String> {
-        let deferred = tools.iter().filter(|t| super::is_deferred(t)).count();
+    fn limits(&self, tools: &[ToolEntry], _max_tools: Option<usize>) -> Vec<String> {
+        let deferred = tools.iter().filter(|t| t.as_ref().is_deferred()).count();
         let mut out = Vec::new();
         if deferred > MAX_DEFERRED {
             out.push(format!(
@@ -375,7 +398,7 @@ impl Provider for AnthropicMessages {
             out.push("every tool is deferred: at least one tool must be loaded".to_string());
         }
         // Tool types of another provider's API are refused (400), as any unknown type is.
-        if tools.iter().any(super::is_namespace) {
+        if tools.iter().any(|t| t.as_ref().is_namespace()) {
             out.push(
                 "Anthropic Messages has no `namespace` tool type: namespaces exist only in the OpenAI Responses API"
                     .to_string(),
@@ -395,7 +418,7 @@ impl Provider for AnthropicMessages {
         }
     }
 
-    fn place_cache_marks(&self, body: &mut Value, marks: &[CacheMark]) {
+    fn place_cache_marks(&self, body: &mut Value, tools: &mut Vec<ToolEntry>, marks: &[CacheMark]) {
         let ephemeral = || json!({"type": "ephemeral"});
         // The newest-message mark moves: clear the marks earlier rounds left on messages.
         if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
@@ -411,10 +434,12 @@ impl Provider for AnthropicMessages {
         }
         for mark in marks {
             let target = match mark {
-                CacheMark::Tools => body
-                    .get_mut("tools")
-                    .and_then(Value::as_array_mut)
-                    .and_then(|t| t.last_mut()),
+                CacheMark::Tools => {
+                    if let Some(t) = tools.last_mut() {
+                        t.set("cache_control", ephemeral());
+                    }
+                    continue;
+                }
                 CacheMark::System => body
                     .get_mut("system")
                     .and_then(Value::as_array_mut)

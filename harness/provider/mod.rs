@@ -9,9 +9,11 @@
 pub(crate) mod anthropic_messages;
 mod openai_chat;
 pub(crate) mod openai_responses;
+pub mod tools;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tools::{Frame, ToolEntry, ToolRef};
 
 /// A provider request format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -130,37 +132,36 @@ pub fn namespace_members(def: &Value) -> &[Value] {
 }
 
 /// Every deferred function of a tools array, namespaces' deferred members included.
-pub fn deferred_definitions(tools: &[Value]) -> Vec<&Value> {
+pub fn deferred_definitions(tools: &[ToolEntry]) -> Vec<ToolRef<'_>> {
     tools
         .iter()
-        .flat_map(|t| match is_namespace(t) {
-            true => namespace_members(t).iter().collect::<Vec<_>>(),
+        .map(ToolEntry::as_ref)
+        .flat_map(|t| match t.is_namespace() {
+            true => t.members(),
             false => vec![t],
         })
-        .filter(|d| is_deferred(d))
+        .filter(|d| d.is_deferred())
         .collect()
 }
 
 /// The namespace a deferred member belongs to, if any.
-pub fn namespace_of<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
-    tools.iter().find(|t| {
-        namespace_members(t)
+pub fn namespace_of<'a>(tools: &'a [ToolEntry], name: &str) -> Option<ToolRef<'a>> {
+    tools.iter().map(ToolEntry::as_ref).find(|t| {
+        t.members()
             .iter()
-            .any(|m| definition_parts(m).is_some_and(|(n, _, _)| n == name))
+            .any(|m| m.parts().is_some_and(|p| p.name == name))
     })
 }
 
 /// Functions the model sees in full: every non-deferred function, namespace members included
 /// (server tools such as `tool_search` are not functions).
-pub fn visible_functions(tools: &[Value]) -> usize {
+pub fn visible_functions(tools: &[ToolEntry]) -> usize {
     tools
         .iter()
-        .map(|t| match is_namespace(t) {
-            true => namespace_members(t)
-                .iter()
-                .filter(|m| !is_deferred(m))
-                .count(),
-            false => usize::from(definition_parts(t).is_some() && !is_deferred(t)),
+        .map(ToolEntry::as_ref)
+        .map(|t| match t.is_namespace() {
+            true => t.members().iter().filter(|m| !m.is_deferred()).count(),
+            false => usize::from(t.parts().is_some() && !t.is_deferred()),
         })
         .sum()
 }
@@ -260,8 +261,12 @@ pub trait Provider: Sync {
     /// Check (and normalise) the shape of a received body beyond `model`: the conversation in
     /// the form this format requires. Normalising never changes what is billed.
     fn check_shape(&self, body: &mut Value) -> Result<(), String>;
-    /// The request body of round one.
+    /// The request body of round one, its `tools` key holding the place of the entries
+    /// (the request's `with_tools`) as `null`.
     fn request(&self, r: RequestParts) -> Value;
+    /// How this format writes a function definition around its name, description and schema:
+    /// the same bytes as [`Provider::function_definition`]'s tree.
+    fn definition_frame(&self) -> &'static Frame;
     /// A function (tool) definition in this format's shape.
     fn function_definition(
         &self,
@@ -297,12 +302,12 @@ pub trait Provider: Sync {
     /// The header that carries an API key.
     fn auth_header(&self, key: &str) -> (&'static str, String);
     /// Provider limits a request's tools cross (`max_tools`: the client profile's own cap).
-    fn limits(&self, tools: &[Value], max_tools: Option<usize>) -> Vec<String>;
+    fn limits(&self, tools: &[ToolEntry], max_tools: Option<usize>) -> Vec<String>;
     /// The tool-count limit drawn in plots.
     fn tool_limit(&self) -> ToolLimit;
     /// Put a client's cache marks on a request body, moving the newest-message mark forward
     /// (a no-op where the format caches without marks).
-    fn place_cache_marks(&self, body: &mut Value, marks: &[CacheMark]);
+    fn place_cache_marks(&self, body: &mut Value, tools: &mut Vec<ToolEntry>, marks: &[CacheMark]);
     /// The price card for a model no card names.
     fn default_card(&self) -> &'static str;
 }
@@ -312,7 +317,6 @@ pub struct RequestParts<'a> {
     pub model: &'a str,
     pub max_tokens: u32,
     pub system: String,
-    pub tools: Vec<Value>,
     pub user: Value,
 }
 

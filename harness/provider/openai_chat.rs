@@ -2,6 +2,7 @@
 //! "function", "function": {...}}` tools, `tool_calls` and `role: tool` results, usage with
 //! cached tokens inside `prompt_tokens`, and the `data:`-only stream ending in `[DONE]`.
 
+use super::tools::{Frame, ToolEntry};
 use super::{
     count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
     RequestParts, ToolCall, ToolLimit,
@@ -70,12 +71,23 @@ impl Provider for OpenaiChat {
         super::object([
             ("model", r.model.into()),
             ("max_tokens", r.max_tokens.into()),
-            ("tools", Value::Array(r.tools)),
+            ("tools", Value::Null),
             (
                 "messages",
                 Value::Array(vec![json!({"role": "system", "content": r.system}), r.user]),
             ),
         ])
+    }
+
+    fn definition_frame(&self) -> &'static Frame {
+        &Frame {
+            open: "{\"type\":\"function\",\"function\":{\"name\":",
+            name_to_description: ",\"description\":",
+            description_to_schema: ",\"parameters\":",
+            after_schema: "}",
+            close: "}",
+            kind: Some("function"),
+        }
     }
 
     fn function_definition(
@@ -222,7 +234,7 @@ impl Provider for OpenaiChat {
         ("authorization", format!("Bearer {key}"))
     }
 
-    fn limits(&self, tools: &[Value], max_tools: Option<usize>) -> Vec<String> {
+    fn limits(&self, tools: &[ToolEntry], max_tools: Option<usize>) -> Vec<String> {
         let max = max_tools.unwrap_or(MAX_TOOLS);
         let mut out = Vec::new();
         if tools.len() > max {
@@ -234,7 +246,8 @@ impl Provider for OpenaiChat {
         // Tool search and deferred loading exist only in the Responses API (FACTS section 6).
         if tools
             .iter()
-            .any(|t| super::is_deferred(t) || t["type"] == "tool_search" || super::is_namespace(t))
+            .map(ToolEntry::as_ref)
+            .any(|t| t.is_deferred() || t.kind() == Some("tool_search") || t.is_namespace())
         {
             out.push(
                 "Chat Completions has no deferred loading or tool search: use the Responses API"
@@ -251,7 +264,12 @@ impl Provider for OpenaiChat {
         }
     }
 
-    fn place_cache_marks(&self, _body: &mut Value, _marks: &[CacheMark]) {
+    fn place_cache_marks(
+        &self,
+        _body: &mut Value,
+        _tools: &mut Vec<ToolEntry>,
+        _marks: &[CacheMark],
+    ) {
         // Caching is automatic: there is nothing to mark.
     }
 

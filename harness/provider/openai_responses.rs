@@ -23,6 +23,7 @@
 //! - Tool search needs gpt-5.4 or later; the limit is not checked here (limits see tools, not
 //!   the model), the client profile uses the gpt-5.4 card.
 
+use super::tools::{Frame, ToolEntry};
 use super::{
     count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
     RequestParts, ToolCall, ToolLimit,
@@ -88,18 +89,25 @@ const ROLES: &[&str] = &["user", "assistant", "system", "developer"];
 
 /// What the Responses API refuses in a body, as the mock answers it (the forward gateway passes
 /// bodies on as they are and lets the provider say): the faults of `tools` and of `input`.
-pub fn refusals(body: &Value) -> Result<(), String> {
-    check_tools(body.get("tools"))?;
+/// `tools`: the entries of the body's `tools` array, where it has one (`None`: the body's own
+/// `tools` member, if any, is what was sent).
+pub fn refusals(body: &Value, tools: Option<&[ToolEntry]>) -> Result<(), String> {
+    let tools: Option<Vec<std::borrow::Cow<Value>>> =
+        tools.map(|t| t.iter().map(|e| e.as_ref().value()).collect());
+    match &tools {
+        Some(list) => check_tool_list(list.iter().map(|t| t.as_ref()))?,
+        None => check_tools(body.get("tools"))?,
+    }
     let continues =
         body.get("previous_response_id").is_some() || body.get("conversation").is_some();
     check_input(&body["input"], continues)?;
-    check_allowed(body)
+    check_allowed(body, tools.as_deref())
 }
 
 /// An `allowed_tools` choice may name only functions the request defines (in `tools`,
 /// namespaces' members included, or in an `additional_tools` item); its `mode` is `auto` or
 /// `required` (openai-python 3.57.0 `ToolChoiceAllowedParam`; the message is toolcost's).
-fn check_allowed(body: &Value) -> Result<(), String> {
+fn check_allowed(body: &Value, tools: Option<&[std::borrow::Cow<Value>]>) -> Result<(), String> {
     let Some(choice) = body
         .get("tool_choice")
         .filter(|c| c["type"] == "allowed_tools")
@@ -116,13 +124,17 @@ fn check_allowed(body: &Value) -> Result<(), String> {
         .flatten()
         .filter(|i| i["type"] == "additional_tools")
         .flat_map(|i| i["tools"].as_array().into_iter().flatten());
-    let tools = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten();
+    let listed_tools: Vec<&Value> = match tools {
+        Some(list) => list.iter().map(|t| t.as_ref()).collect(),
+        None => body
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .collect(),
+    };
     let mut names = std::collections::HashSet::new();
-    for t in tools.chain(added) {
+    for t in listed_tools.into_iter().chain(added) {
         match super::is_namespace(t) {
             true => names.extend(
                 super::namespace_members(t)
@@ -156,6 +168,11 @@ fn check_tools(tools: Option<&Value>) -> Result<(), String> {
     let list = tools
         .as_array()
         .ok_or("`tools` must be a list of tool objects")?;
+    check_tool_list(list.iter())
+}
+
+/// [`check_tools`] of a list's items.
+fn check_tool_list<'a>(list: impl Iterator<Item = &'a Value>) -> Result<(), String> {
     let mut names = std::collections::HashSet::new();
     let mut function = |t: &Value, at: &str| -> Result<(), String> {
         let name = t
@@ -168,7 +185,7 @@ fn check_tools(tools: Option<&Value>) -> Result<(), String> {
         }
         Ok(())
     };
-    for (i, t) in list.iter().enumerate() {
+    for (i, t) in list.enumerate() {
         let at = format!("tools[{i}]");
         let ty = t
             .get("type")
@@ -332,9 +349,20 @@ impl Provider for OpenaiResponses {
             ("model", r.model.into()),
             ("instructions", r.system.into()),
             ("max_output_tokens", r.max_tokens.into()),
-            ("tools", Value::Array(r.tools)),
+            ("tools", Value::Null),
             ("input", Value::Array(vec![r.user])),
         ])
+    }
+
+    fn definition_frame(&self) -> &'static Frame {
+        &Frame {
+            open: "{\"type\":\"function\",\"name\":",
+            name_to_description: ",\"description\":",
+            description_to_schema: ",\"parameters\":",
+            after_schema: ",\"strict\":false",
+            close: "}",
+            kind: Some("function"),
+        }
     }
 
     fn function_definition(
@@ -560,7 +588,7 @@ impl Provider for OpenaiResponses {
         ("authorization", format!("Bearer {key}"))
     }
 
-    fn limits(&self, tools: &[Value], max_tools: Option<usize>) -> Vec<String> {
+    fn limits(&self, tools: &[ToolEntry], max_tools: Option<usize>) -> Vec<String> {
         let max = max_tools.unwrap_or(MAX_TOOLS);
         let visible = super::visible_functions(tools);
         let mut out = Vec::new();
@@ -579,7 +607,12 @@ impl Provider for OpenaiResponses {
         }
     }
 
-    fn place_cache_marks(&self, _body: &mut Value, _marks: &[CacheMark]) {
+    fn place_cache_marks(
+        &self,
+        _body: &mut Value,
+        _tools: &mut Vec<ToolEntry>,
+        _marks: &[CacheMark],
+    ) {
         // Caching is automatic: there is nothing to mark.
     }
 

@@ -67,7 +67,7 @@ impl Surface for CodeMode {
         let name = ctx.client.tool_name(&ctx.catalogue.server, "execute");
         let def = wire::function_definition(ctx.client.format, &name, API, schema(), false);
         Built {
-            request: ctx.request(None, vec![def]),
+            request: ctx.request(None, vec![def.into()]),
             definitions_in_context: 0,
             definitions_on_wire: 0,
         }

@@ -93,7 +93,7 @@ impl Surface for DeferredSearch {
         }
     }
     fn build(&self, ctx: &Context) -> Built {
-        let mut tools = vec![search_tool(ctx.client.format, self.method, self.side)];
+        let mut tools = vec![search_tool(ctx.client.format, self.method, self.side).into()];
         let defs = ctx.catalogue_definitions(true);
         let n = defs.len();
         tools.extend(defs);

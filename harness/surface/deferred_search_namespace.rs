@@ -12,7 +12,8 @@ use super::deferred_search::{search_tool, SearchMethod, SearchSide, Searcher};
 use super::play::Player;
 use super::{Built, Context, Endpoint, Surface};
 use crate::resolve::Method;
-use serde_json::{json, Value};
+use crate::wire::{Definition, Namespace, ToolEntry};
+use serde_json::json;
 use std::collections::BTreeMap;
 
 pub struct DeferredSearchNamespace;
@@ -38,11 +39,7 @@ impl Surface for DeferredSearchNamespace {
     }
     fn build(&self, ctx: &Context) -> Built {
         let format = ctx.client.format;
-        let mut tools = vec![search_tool(
-            format,
-            SearchMethod::Bm25,
-            SearchSide::Provider,
-        )];
+        let mut tools = vec![search_tool(format, SearchMethod::Bm25, SearchSide::Provider).into()];
         let defs = ctx.catalogue_definitions(true);
         let n = defs.len();
         tools.extend(namespaces(ctx, defs));
@@ -75,14 +72,14 @@ impl Surface for DeferredSearchNamespace {
 
 /// The catalogue's deferred definitions grouped by category, one namespace each, in name
 /// order; rows without a category go into the catalogue server's own namespace.
-fn namespaces(ctx: &Context, defs: Vec<Value>) -> Vec<Value> {
+fn namespaces(ctx: &Context, defs: Vec<ToolEntry>) -> Vec<ToolEntry> {
     let category: BTreeMap<&str, &str> = ctx
         .catalogue
         .rows
         .iter()
         .filter_map(|r| r.category.as_deref().map(|c| (r.key.as_str(), c)))
         .collect();
-    let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<ToolEntry>> = BTreeMap::new();
     for (tool, def) in ctx.catalogue.tools.iter().zip(defs) {
         let group = category
             .get(tool.name.as_str())
@@ -99,7 +96,22 @@ fn namespaces(ctx: &Context, defs: Vec<Value>) -> Vec<Value> {
                 name.replace(['_', '-'], " "),
                 ctx.catalogue.server
             );
-            json!({"type": "namespace", "name": name, "description": description, "tools": members})
+            let shared: Option<Vec<Definition>> = members
+                .iter()
+                .map(|m| match m {
+                    ToolEntry::Shared(d) => Some(d.clone()),
+                    ToolEntry::Json(_) | ToolEntry::Namespace(_) => None,
+                })
+                .collect();
+            match shared {
+                Some(members) => ToolEntry::Namespace(Namespace {
+                    name,
+                    description,
+                    members,
+                }),
+                None => ToolEntry::Json(json!({"type": "namespace", "name": name, "description": description,
+                    "tools": members.iter().map(|m| m.as_ref().value().into_owned()).collect::<Vec<_>>()})),
+            }
         })
         .collect()
 }

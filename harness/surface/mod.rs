@@ -23,8 +23,7 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::provider::RequestParts;
 use crate::resolve::Method;
-use crate::wire::{self, Format, Request};
-use serde_json::Value;
+use crate::wire::{self, Format, Request, ToolEntry};
 
 /// What a surface is, whatever it is called.
 pub trait Surface: Sync {
@@ -246,33 +245,41 @@ pub struct Built {
 impl Context<'_> {
     /// The request every surface starts from: model, system prompt (plus `extra_system`),
     /// built-in tools followed by `tools`, and the user's turn.
-    pub fn request(&self, extra_system: Option<&str>, tools: Vec<Value>) -> Request {
+    pub fn request(&self, extra_system: Option<&str>, tools: Vec<ToolEntry>) -> Request {
         let c = self.client;
         let system = match extra_system {
             Some(extra) => format!("{}\n\n{extra}", c.system),
             None => c.system.clone(),
         };
-        let mut all_tools = c.tools.clone();
+        let mut all_tools: Vec<ToolEntry> = c.tools.iter().cloned().map(ToolEntry::Json).collect();
         all_tools.extend(tools);
         let mut body = c.format.spec().request(RequestParts {
             model: &c.wire_model,
             max_tokens: c.max_tokens,
             system,
-            tools: all_tools,
             user: wire::user_message(c.format, c.context.as_deref(), self.turn),
         });
-        c.format.spec().place_cache_marks(&mut body, &c.cache_marks);
-        Request {
-            format: c.format,
-            body,
-        }
+        c.format
+            .spec()
+            .place_cache_marks(&mut body, &mut all_tools, &c.cache_marks);
+        Request::with_tools(c.format, body, all_tools)
     }
 
     /// The catalogue's tools as the client presents them.
-    pub fn catalogue_definitions(&self, defer: bool) -> Vec<Value> {
+    pub fn catalogue_definitions(&self, defer: bool) -> Vec<ToolEntry> {
         crate::sync::map_on_cores(&self.catalogue.tools, |t| {
             let name = self.client.tool_name(&self.catalogue.server, &t.name);
-            wire::tool_definition(self.client.format, &name, t, defer)
+            self.definition(&name, t, defer)
         })
+    }
+
+    /// One catalogue tool as the client presents it, under `name`.
+    pub fn definition(&self, name: &str, tool: &Tool, defer: bool) -> ToolEntry {
+        ToolEntry::Shared(wire::Definition::new(
+            self.client.format,
+            name,
+            tool.def_text(),
+            defer,
+        ))
     }
 }

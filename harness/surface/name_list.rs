@@ -14,7 +14,7 @@ use super::play::{Local, Move, Output, Phase, Player, Read, Turn};
 use super::{Built, Context, Endpoint, Surface};
 use crate::client::NameListMode;
 use crate::resolve::Method;
-use crate::wire::{self, Format, Request};
+use crate::wire::{self, Format, Request, ToolEntry};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -439,11 +439,16 @@ impl Session {
         wire::tool_definition(ctx.client.format, name, tool, defer)
     }
 
+    /// [`Session::definition`] as an entry of `tools`, sharing the tool's text.
+    fn entry(&self, ctx: &Context, name: &str, defer: bool) -> ToolEntry {
+        ctx.definition(name, &ctx.catalogue.tools[self.entries[name].tool], defer)
+    }
+
     /// The request for the current state, with `history` appended after the user's turn.
     /// `ctx` must be the context the session was made from.
     pub fn request(&self, ctx: &Context, history: Vec<Value>) -> Built {
-        let mut tools = vec![enable_tool(ctx)];
-        let definition = |name: &str, defer: bool| self.definition(ctx, name, defer);
+        let mut tools = vec![ToolEntry::Json(enable_tool(ctx))];
+        let definition = |name: &str, defer: bool| self.entry(ctx, name, defer);
         match self.delivery {
             Delivery::Hidden => {
                 // Definitions in name order; enabled ones by reference, except those enabled

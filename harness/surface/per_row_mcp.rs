@@ -55,7 +55,7 @@ impl Surface for PerRowMcp {
 }
 
 /// A request that carries `defs` in full, every one in the model's context.
-pub fn every_definition_in_context(ctx: &Context, defs: Vec<serde_json::Value>) -> Built {
+pub fn every_definition_in_context(ctx: &Context, defs: Vec<crate::wire::ToolEntry>) -> Built {
     let n = defs.len();
     Built {
         request: ctx.request(None, defs),

@@ -93,15 +93,18 @@ impl Surface for PerRowMcpMin {
 /// A tool trimmed: name, first sentence of the description, structural schema. Other
 /// top-level fields (title, annotations, output schema) are dropped too.
 pub fn minimise(tool: &Tool) -> Tool {
-    let (description, schema) = tool.definition_parts();
-    let mut obj = Map::new();
-    obj.insert("name".into(), Value::String(tool.name.clone()));
-    obj.insert(
-        "description".into(),
-        Value::String(first_sentence(&description).to_string()),
+    let full = tool.def_text();
+    let description = first_sentence(full.description());
+    let schema = serde_json::from_str(full.schema()).unwrap_or(Value::Null);
+    let schema: std::sync::Arc<str> = crate::json::compact(&structure(&schema)).into();
+    let raw = format!(
+        "{{\"name\":{},\"description\":{},\"inputSchema\":{schema}}}",
+        crate::json::compact(&tool.name),
+        crate::json::compact(description)
     );
-    obj.insert("inputSchema".into(), structure(&schema));
-    Tool::text(tool.name.clone(), crate::json::compact(&Value::Object(obj)))
+    // The trimmed schema is compact JSON as written: the definitions' own text.
+    let text = crate::catalogue::DefText::from_compact(description, schema);
+    Tool::with_text(tool.name.clone(), raw, text)
 }
 
 /// Up to and including the first sentence end (`.`, `!` or `?` before whitespace or the end),

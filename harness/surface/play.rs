@@ -54,7 +54,8 @@ impl Turn<'_> {
         wire::deferred_definitions(self.base.tools())
             .into_iter()
             .filter_map(|t| {
-                wire::definition_parts(t).map(|(n, d, _)| (n.to_string(), d.to_string()))
+                t.parts()
+                    .map(|p| (p.name.to_string(), p.description.to_string()))
             })
             .collect()
     }

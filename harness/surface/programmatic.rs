@@ -57,11 +57,11 @@ impl Surface for Programmatic {
         [128, 0, 0]
     }
     fn build(&self, ctx: &Context) -> Built {
-        let mut tools = vec![json!({"type": CODE_EXECUTION, "name": "code_execution"})];
+        let mut tools = vec![json!({"type": CODE_EXECUTION, "name": "code_execution"}).into()];
         let defs = ctx.catalogue_definitions(false);
         let n = defs.len();
         tools.extend(defs.into_iter().map(|mut d| {
-            d["allowed_callers"] = json!([CODE_EXECUTION]);
+            d.set("allowed_callers", json!([CODE_EXECUTION]));
             d
         }));
         Built {

@@ -56,7 +56,7 @@ impl Surface for SmallMcp {
             .iter()
             .map(|t| {
                 let name = ctx.client.tool_name(&ctx.catalogue.server, &t.name);
-                wire::tool_definition(ctx.client.format, &name, t, false)
+                wire::tool_definition(ctx.client.format, &name, t, false).into()
             })
             .collect();
         Built {

@@ -413,12 +413,12 @@ mod tests {
     use serde_json::json;
 
     fn req(messages: Value) -> Request {
-        Request {
-            format: Format::AnthropicMessages,
-            body: json!({"model": "m", "tools": [{"name": "t", "description": "a tool that does a thing", "input_schema": {"type": "object"}}],
+        Request::new(
+            Format::AnthropicMessages,
+            json!({"model": "m", "tools": [{"name": "t", "description": "a tool that does a thing", "input_schema": {"type": "object"}}],
                 "system": [{"type": "text", "text": "You are a careful assistant. ".repeat(40), "cache_control": {"type": "ephemeral"}}],
                 "messages": messages}),
-        }
+        )
     }
 
     fn pricing(rule: CacheRule, min: u64) -> Pricing<'static> {
@@ -459,9 +459,9 @@ mod tests {
             json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1",
                 "content": [{"type": "tool_reference", "tool_name": n}]}]})
         };
-        let r = Request {
-            format: Format::AnthropicMessages,
-            body: json!({"model": "m", "tool_choice": {"type": "any"},
+        let r = Request::new(
+            Format::AnthropicMessages,
+            json!({"model": "m", "tool_choice": {"type": "any"},
                 "tools": [def("a", false), def("b", true), def("c", true), def("d", false)],
                 "system": [{"type": "text", "text": "Be brief."}, {"type": "text", "text": "Be kind."}],
                 "messages": [{"role": "user", "content": [{"type": "text", "text": "find it"}]},
@@ -476,7 +476,7 @@ mod tests {
                         {"type": "tool_use", "id": "p1", "name": "a", "input": {"q": "a"}, "caller": {"type": "code_execution_20260120", "tool_id": "s1"}}]},
                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "p1", "content": "a long result ".repeat(20)}]},
                     reference("c")]}),
-        };
+        );
         for render in ["anthropic:claude-4.6", "kimi", "openai:gpt-4o"] {
             for tokenizer in [Tokenizer::O200k, Tokenizer::KimiEst] {
                 let render = RenderModel::parse(render).unwrap();
@@ -489,7 +489,7 @@ mod tests {
                 for b in blocks(&r, &ToolDigests::default()) {
                     let mut cut = truncated(&r, b.at);
                     if !matches!(b.at, Pos::Tool(_)) {
-                        cut.body["tools"] = r.body["tools"].clone();
+                        *cut.tools_mut() = r.tools().to_vec();
                     }
                     assert_eq!(
                         p.tokens_at(&r, b.at, false, &total),

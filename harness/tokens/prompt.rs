@@ -3,7 +3,7 @@
 //! billing; and the request cut after a block.
 
 use super::cache::{TTL_1H, TTL_5M};
-use crate::wire::Request;
+use crate::wire::{Request, ToolEntry};
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 use xxhash_rust::xxh3::Xxh3;
@@ -25,9 +25,13 @@ pub(super) enum Pos {
 }
 
 /// The TTL a block's `cache_control` mark asks for, in seconds, if it has one.
-pub(super) fn ttl_of(mark: &Value) -> Option<f64> {
-    let cc = mark.get("cache_control")?;
-    Some(match cc.get("ttl").and_then(Value::as_str) {
+pub(super) fn ttl_of(block: &Value) -> Option<f64> {
+    ttl_of_mark(block.get("cache_control"))
+}
+
+/// The TTL a `cache_control` mark asks for, in seconds.
+fn ttl_of_mark(cc: Option<&Value>) -> Option<f64> {
+    Some(match cc?.get("ttl").and_then(Value::as_str) {
         Some("1h") => TTL_1H,
         _ => TTL_5M,
     })
@@ -56,7 +60,7 @@ pub(super) fn blocks(req: &Request, tools_seen: &ToolDigests) -> Vec<Block> {
     let tools = req.tools();
     let digests = tools_seen.of(tools);
     for (i, (t, digest)) in tools.iter().zip(digests.iter()).enumerate() {
-        push(Pos::Tool(i), *digest, ttl_of(t));
+        push(Pos::Tool(i), *digest, ttl_of_mark(t.as_ref().mark()));
     }
     // Anthropic's `system`, or the Responses `instructions`.
     match body.get("system").or_else(|| body.get("instructions")) {
@@ -96,11 +100,11 @@ impl ToolDigests {
     /// The digests of `tools`, in order, hashed on all cores the first time. Tools that are
     /// not those first hashed (another count, another first or last tool) are hashed anew,
     /// not looked up.
-    fn of(&self, tools: &[Value]) -> std::borrow::Cow<'_, [Digest]> {
+    fn of(&self, tools: &[ToolEntry]) -> std::borrow::Cow<'_, [Digest]> {
         let mut fresh = false;
         let made = self.0.get_or_init(|| {
             fresh = true;
-            crate::sync::map_on_cores(tools, digest)
+            crate::sync::map_on_cores(tools, tool_digest)
         });
         // Digests made just now are these tools'; kept ones are checked first.
         let same = fresh
@@ -111,10 +115,10 @@ impl ToolDigests {
                 ]
                 .into_iter()
                 .flatten()
-                .all(|(d, t)| *d == digest(t));
+                .all(|(d, t)| *d == tool_digest(t));
         match same {
             true => made.as_slice().into(),
-            false => crate::sync::map_on_cores(tools, digest).into(),
+            false => crate::sync::map_on_cores(tools, tool_digest).into(),
         }
     }
 }
@@ -148,6 +152,28 @@ fn digest(v: &Value) -> Digest {
     let mut h = hasher();
     feed(&mut h, v, true);
     h.digest128()
+}
+
+/// The digest of a tool: of its compact JSON text without its mark, however the entry holds it
+/// (a tree, or a shared definition's pieces), so entries whose text is the same have the same
+/// digest. The text is streamed into the hash, never built.
+fn tool_digest(t: &ToolEntry) -> Digest {
+    struct Hashing(Xxh3);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Hashing(hasher());
+    h.0.update(b"T");
+    t.as_ref()
+        .write(&mut h, false)
+        .expect("hashing cannot fail");
+    h.0.digest128()
 }
 
 /// Open an array (`a`) or object (`o`) of `n` items in what is fed to `h`.
@@ -211,18 +237,7 @@ fn feed(h: &mut Xxh3, v: &Value, top: bool) {
 /// conversation) leaves the tools out: its definitions are billed from the whole request's
 /// count ([`Pricing::tokens_at`]).
 pub(super) fn truncated(req: &Request, at: Pos) -> Request {
-    let mut body = match at {
-        Pos::Tool(_) => req.body.clone(),
-        Pos::System(_) | Pos::Message(..) => Value::Object(
-            req.body
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(k, _)| *k != "tools")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-    };
+    let mut cut = req.clone();
     let key = req.format.spec().conversation_key();
     let cut_messages = |body: &mut Value, n: usize| {
         if let Some(m) = body.get_mut(key).and_then(Value::as_array_mut) {
@@ -231,24 +246,25 @@ pub(super) fn truncated(req: &Request, at: Pos) -> Request {
     };
     match at {
         Pos::Tool(i) => {
-            if let Some(t) = body.get_mut("tools").and_then(Value::as_array_mut) {
-                t.truncate(i + 1);
-            }
-            if let Some(o) = body.as_object_mut() {
+            cut.truncate_tools(i + 1);
+            if let Some(o) = cut.body.as_object_mut() {
                 o.remove("system");
                 o.remove("instructions");
             }
-            cut_messages(&mut body, 0);
+            cut_messages(&mut cut.body, 0);
         }
         Pos::System(i) => {
-            if let Some(s) = body.get_mut("system").and_then(Value::as_array_mut) {
+            cut.remove_tools();
+            if let Some(s) = cut.body.get_mut("system").and_then(Value::as_array_mut) {
                 s.truncate(i + 1);
             }
-            cut_messages(&mut body, 0);
+            cut_messages(&mut cut.body, 0);
         }
         Pos::Message(m, b) => {
-            cut_messages(&mut body, m + 1);
-            if let Some(c) = body
+            cut.remove_tools();
+            cut_messages(&mut cut.body, m + 1);
+            if let Some(c) = cut
+                .body
                 .pointer_mut(&format!("/{key}/{m}/content"))
                 .and_then(Value::as_array_mut)
             {
@@ -256,10 +272,7 @@ pub(super) fn truncated(req: &Request, at: Pos) -> Request {
             }
         }
     }
-    Request {
-        format: req.format,
-        body,
-    }
+    cut
 }
 
 #[cfg(test)]
@@ -268,21 +281,71 @@ mod tests {
 
     #[test]
     fn kept_digests_are_those_of_the_tools_asked_about() {
+        let entries =
+            |v: &[Value]| -> Vec<ToolEntry> { v.iter().cloned().map(ToolEntry::Json).collect() };
+        let d = |v: &Value| tool_digest(&ToolEntry::Json(v.clone()));
         let a = [json!({"name": "a"}), json!({"name": "b"})];
         let kept = ToolDigests::default();
-        let first = kept.of(&a).to_vec();
-        assert_eq!(first, vec![digest(&a[0]), digest(&a[1])]);
+        let first = kept.of(&entries(&a)).to_vec();
+        assert_eq!(first, vec![d(&a[0]), d(&a[1])]);
         assert_ne!(first[0], first[1]);
         // Other tools, of another count or the same, are hashed, not looked up.
         let b = [json!({"name": "c"})];
-        assert_eq!(kept.of(&b).to_vec(), vec![digest(&b[0])]);
+        assert_eq!(kept.of(&entries(&b)).to_vec(), vec![d(&b[0])]);
         let c = [json!({"name": "a"}), json!({"name": "d"})];
-        assert_eq!(kept.of(&c).to_vec(), vec![digest(&c[0]), digest(&c[1])]);
-        // A mark is not part of the prompt, wherever it is in the block.
+        assert_eq!(kept.of(&entries(&c)).to_vec(), vec![d(&c[0]), d(&c[1])]);
+        // A mark is not part of the prompt, wherever it is in the tool.
         assert_eq!(
-            digest(&json!({"name": "a", "cache_control": {"type": "ephemeral"}})),
+            d(&json!({"name": "a", "cache_control": {"type": "ephemeral"}})),
             first[0]
         );
+        assert_eq!(
+            d(&json!({"cache_control": {"type": "ephemeral"}, "name": "a"})),
+            first[0]
+        );
+        assert_ne!(
+            d(&json!({"name": "a", "x": 1})),
+            d(&json!({"x": 1, "name": "a"}))
+        );
+    }
+
+    /// A shared definition and the same definition as a tree have one digest, marked or not,
+    /// in every format; a different name, description, schema or deferral gives another.
+    #[test]
+    fn shared_definitions_digest_as_their_trees_do() {
+        use crate::wire::{DefText, Definition, Format};
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string", "description": "a \"query\""}}});
+        let text = std::sync::Arc::new(DefText::new("Finds\nthings \u{e9}", &schema));
+        for format in Format::ALL {
+            let mut digests = Vec::new();
+            for (name, defer) in [("a", false), ("a", true), ("b", false)] {
+                let shared = ToolEntry::Shared(Definition::new(format, name, text.clone(), defer));
+                let tree = ToolEntry::Json(shared.as_ref().value().into_owned());
+                assert_eq!(tool_digest(&shared), tool_digest(&tree), "{format:?}");
+                let mut marked = shared.clone();
+                marked.set("cache_control", json!({"type": "ephemeral"}));
+                assert_eq!(tool_digest(&marked), tool_digest(&shared));
+                assert_ne!(marked, shared);
+                digests.push(tool_digest(&shared));
+            }
+            let other = std::sync::Arc::new(DefText::new("Finds things", &schema));
+            digests.push(tool_digest(&ToolEntry::Shared(Definition::new(
+                format, "a", other, false,
+            ))));
+            let other = std::sync::Arc::new(DefText::new(
+                "Finds\nthings \u{e9}",
+                &json!({"type": "object"}),
+            ));
+            digests.push(tool_digest(&ToolEntry::Shared(Definition::new(
+                format, "a", other, false,
+            ))));
+            let unique: std::collections::HashSet<_> = digests.iter().collect();
+            assert_eq!(unique.len(), digests.len(), "{format:?}");
+        }
+    }
+
+    #[test]
+    fn message_digests_leave_out_the_mark() {
         let marked = json!({"cache_control": {"type": "ephemeral"}, "type": "text", "text": "hi"});
         assert_eq!(
             digest(&marked),

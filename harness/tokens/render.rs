@@ -16,9 +16,10 @@
 
 use super::{Part, Tokenizer};
 use crate::json;
-use crate::wire::{self, Request};
+use crate::wire::{self, Request, ToolEntry, ToolRef};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// How a provider turns a request into billed input tokens.
@@ -158,29 +159,34 @@ pub struct ToolsBilling {
 pub fn tools_billing(req: &Request, render: RenderModel, tok: Tokenizer) -> ToolsBilling {
     let tools = req.tools();
     let mut seen_tokens = 0.0;
-    let mut seen: Vec<&Value> = Vec::new();
-    for d in tools {
-        if wire::is_namespace(d) {
+    let mut seen: Vec<ToolRef> = Vec::new();
+    for d in tools.iter().map(ToolEntry::as_ref) {
+        if d.is_namespace() {
             // A namespace with searchable members shows only its own name and description
             // (OpenAI tool search); members that are not deferred are seen in full.
-            let members = wire::namespace_members(d);
-            if members.iter().any(wire::is_deferred) {
+            let members = d.members();
+            if members.iter().any(|m| m.is_deferred()) {
                 if let RenderModel::Openai { func_init } = render {
-                    let name = d["name"].as_str().unwrap_or("");
-                    let desc = d["description"].as_str().unwrap_or("");
+                    let name = d.name().unwrap_or("");
+                    let desc = d.get("description");
+                    let desc = desc.as_deref().and_then(Value::as_str).unwrap_or("");
                     seen_tokens += func_init as f64
                         + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
                 }
             }
-            seen.extend(members.iter().filter(|m| !wire::is_deferred(m)));
+            seen.extend(members.into_iter().filter(|m| !m.is_deferred()));
             continue;
         }
-        if wire::is_deferred(d) {
+        if d.is_deferred() {
             if let RenderModel::Openai { func_init } = render {
                 // Name and description stay visible; the schema is deferred.
-                if let Some((name, desc, _)) = wire::definition_parts(d) {
+                if let Some(p) = d.parts() {
                     seen_tokens += func_init as f64
-                        + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
+                        + tok.count(&format!(
+                            "{}:{}",
+                            p.name,
+                            p.description.trim_end_matches('.')
+                        ));
                 }
             }
             continue;
@@ -222,7 +228,7 @@ impl ToolsBilling {
     /// definitions from `tools` where they appear.
     pub fn expanding(
         self,
-        tools: &[Value],
+        tools: &[ToolEntry],
         messages: &[Value],
         render: RenderModel,
         tok: Tokenizer,
@@ -235,12 +241,12 @@ impl ToolsBilling {
                     .and_then(Value::as_array)
                     .is_some_and(|blocks| blocks.iter().any(|b| !references(b).is_empty()))
         };
-        let deferred: HashMap<&str, &Value> = match self.deferred > 0 && messages.iter().any(loads)
+        let deferred: HashMap<&str, ToolRef> = match self.deferred > 0 && messages.iter().any(loads)
         {
             false => HashMap::new(),
             true => deferred_by_name(tools),
         };
-        let mut expanded: Vec<&Value> = Vec::new();
+        let mut expanded: Vec<ToolRef> = Vec::new();
         for m in messages {
             for block in m
                 .get("content")
@@ -250,13 +256,13 @@ impl ToolsBilling {
             {
                 for r in references(block) {
                     if let Some(d) = deferred.get(r.as_str()) {
-                        expanded.push(d);
+                        expanded.push(*d);
                     }
                 }
                 // An Anthropic `tool_addition` that carries its definition by value bills it
                 // where it appears (one by reference is a `references` name above).
                 if block["type"] == "tool_addition" && block["tool"]["type"] == "tool_definition" {
-                    expanded.push(&block["tool"]["definition"]);
+                    expanded.push(ToolRef::Json(&block["tool"]["definition"]));
                 }
             }
             expanded.extend(loaded(m, &deferred));
@@ -355,17 +361,17 @@ pub fn billed_with(
 }
 
 /// The deferred definitions that can be loaded, by name (namespaces' members included).
-fn deferred_by_name(tools: &[Value]) -> HashMap<&str, &Value> {
+fn deferred_by_name(tools: &[ToolEntry]) -> HashMap<&str, ToolRef<'_>> {
     wire::deferred_definitions(tools)
         .into_iter()
-        .filter_map(|d| wire::definition_parts(d).map(|(n, _, _)| (n, d)))
+        .filter_map(|d| d.parts().map(|p| (p.name, d)))
         .collect()
 }
 
 /// The definitions a Responses `tool_search_output` or `additional_tools` item loads: those it
 /// carries in full (namespaces' members included), and those it only names, taken from the
 /// request's deferred definitions.
-fn loaded<'a>(item: &'a Value, deferred: &HashMap<&str, &'a Value>) -> Vec<&'a Value> {
+fn loaded<'a>(item: &'a Value, deferred: &HashMap<&str, ToolRef<'a>>) -> Vec<ToolRef<'a>> {
     if !loads_definitions(item) {
         return Vec::new();
     }
@@ -377,9 +383,9 @@ fn loaded<'a>(item: &'a Value, deferred: &HashMap<&str, &'a Value>) -> Vec<&'a V
         };
         for f in functions {
             if wire::definition_parts(f).is_some() {
-                out.push(f);
+                out.push(ToolRef::Json(f));
             } else if let Some(d) = f["name"].as_str().and_then(|n| deferred.get(n)) {
-                out.push(d);
+                out.push(*d);
             }
         }
     }
@@ -428,18 +434,18 @@ fn references(block: &Value) -> Vec<String> {
 /// definition is counted in parts (its head and its schema), each part once per tokenizer
 /// however many requests and renderings carry it, and the Kimi array is assembled from its
 /// members with every join counted exactly ([`Tokenizer::count_parts`]).
-fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
+fn defs_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> f64 {
     if defs.is_empty() {
         return 0.0;
     }
     match render {
         RenderModel::Anthropic { .. } => {
-            super::tokenizer::on_cores(defs, |d| tok.count_parts(Framed::anthropic(d).parts()))
+            super::tokenizer::on_cores(defs, |d| tok.count_parts(Framed::anthropic(*d).parts()))
                 .into_iter()
                 .sum()
         }
         RenderModel::Kimi => {
-            let framed: Vec<Framed> = crate::sync::map_on_cores(defs, |d| Framed::kimi(d));
+            let framed: Vec<Framed> = crate::sync::map_on_cores(defs, |d| Framed::kimi(*d));
             let members = framed.iter().enumerate().flat_map(|(i, f)| {
                 let comma = (i > 0).then_some(Part::Joint(","));
                 comma.into_iter().chain(f.parts())
@@ -451,7 +457,7 @@ fn defs_tokens(defs: &[&Value], render: RenderModel, tok: Tokenizer) -> f64 {
         }
         RenderModel::Openai { func_init } => {
             let n: f64 =
-                super::tokenizer::on_cores(defs, |d| openai_function_tokens(d, func_init, tok))
+                super::tokenizer::on_cores(defs, |d| openai_function_tokens(*d, func_init, tok))
                     .into_iter()
                     .sum();
             n + 12.0 // func_end
@@ -470,23 +476,23 @@ fn fixed_defs_tokens(render: RenderModel) -> f64 {
 /// schema, the schema, and what closes the definition. The schema (most of a definition's
 /// text) is a part of its own, so it is counted once per tokenizer whatever name and wrapper
 /// each rendering gives it.
-struct Framed {
+struct Framed<'a> {
     head: String,
-    schema: String,
+    schema: Cow<'a, str>,
     tail: &'static str,
 }
 
-impl Framed {
+impl<'a> Framed<'a> {
     /// `{"name","description","input_schema"}`, or a server tool (`tool_search_tool_*`) as sent.
-    fn anthropic(d: &Value) -> Framed {
-        match wire::definition_parts(d) {
-            Some((name, desc, schema)) => Framed {
+    fn anthropic(d: ToolRef<'a>) -> Framed<'a> {
+        match d.parts() {
+            Some(p) => Framed {
                 head: format!(
                     "{{\"name\":{},\"description\":{},\"input_schema\":",
-                    json::compact(name),
-                    json::compact(desc)
+                    json::compact(p.name),
+                    json::compact(p.description)
                 ),
-                schema: json::compact(schema),
+                schema: p.schema.text(),
                 tail: "}",
             },
             None => Framed::as_sent(d),
@@ -494,25 +500,25 @@ impl Framed {
     }
 
     /// `{"type":"function","function":{"name","description","parameters"}}`.
-    fn kimi(d: &Value) -> Framed {
-        match wire::definition_parts(d) {
-            Some((name, desc, schema)) => Framed {
+    fn kimi(d: ToolRef<'a>) -> Framed<'a> {
+        match d.parts() {
+            Some(p) => Framed {
                 head: format!(
                     "{{\"type\":\"function\",\"function\":{{\"name\":{},\"description\":{},\"parameters\":",
-                    json::compact(name),
-                    json::compact(desc)
+                    json::compact(p.name),
+                    json::compact(p.description)
                 ),
-                schema: json::compact(schema),
+                schema: p.schema.text(),
                 tail: "}}",
             },
             None => Framed::as_sent(d),
         }
     }
 
-    fn as_sent(d: &Value) -> Framed {
+    fn as_sent(d: ToolRef) -> Framed<'a> {
         Framed {
-            head: json::compact(d),
-            schema: String::new(),
+            head: d.text(),
+            schema: Cow::Borrowed(""),
             tail: "",
         }
     }
@@ -528,10 +534,12 @@ impl Framed {
 }
 
 /// The cookbook walk for one function (gpt-4o constants; enum_init is -3).
-fn openai_function_tokens(d: &Value, func_init: i64, tok: Tokenizer) -> f64 {
-    let Some((name, desc, schema)) = wire::definition_parts(d) else {
-        return tok.count(&json::compact(d));
+fn openai_function_tokens(d: ToolRef, func_init: i64, tok: Tokenizer) -> f64 {
+    let Some(p) = d.parts() else {
+        return tok.count(&d.text());
     };
+    let (name, desc) = (p.name, p.description);
+    let schema = p.schema.value();
     let mut n = func_init as f64 + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         if !props.is_empty() {

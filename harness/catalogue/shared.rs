@@ -1,0 +1,48 @@
+//! The text a catalogue tool's definitions share: its description and input schema, held once
+//! however many requests, renderings and surfaces show the tool (the wire format's shared
+//! definitions).
+
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A tool's description and input schema, as shared by every definition made from it: the
+/// description as text and the schema as the compact JSON text serde_json writes for it, so a
+/// definition written from these pieces is byte for byte the definition built as a tree.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DefText {
+    description: Box<str>,
+    schema: Arc<str>,
+}
+
+impl DefText {
+    /// From a description and a parsed schema.
+    pub fn new(description: &str, schema: &Value) -> DefText {
+        DefText {
+            description: description.into(),
+            schema: crate::json::compact(schema).into(),
+        }
+    }
+
+    /// From a description and a schema's text, which must be what [`crate::json::compact`]
+    /// writes for the schema (the text of a value written by toolcost, never a peer's bytes).
+    pub fn from_compact(description: &str, schema: Arc<str>) -> DefText {
+        debug_assert!(
+            serde_json::from_str::<Value>(&schema)
+                .is_ok_and(|v| crate::json::compact(&v) == *schema),
+            "not compact JSON as written: {schema}"
+        );
+        DefText {
+            description: description.into(),
+            schema,
+        }
+    }
+
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The schema's compact JSON text.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+}
