@@ -25,7 +25,7 @@ fn bench(c: &mut Criterion) {
         g.sample_size(10);
         g.bench_function("generate+project", |b| b.iter(|| catalogue(n)));
         let cat = catalogue(n);
-        let text: String = cat.tools.iter().map(|t| t.raw.as_str()).collect();
+        let text: String = cat.tools.iter().map(|t| t.raw()).collect();
         g.throughput(Throughput::Bytes(text.len() as u64));
         for tok in [Tokenizer::O200k, Tokenizer::Cl100k] {
             g.bench_with_input(BenchmarkId::new("tokenize", tok.name()), &text, |b, t| {

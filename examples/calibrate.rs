@@ -9,7 +9,7 @@ fn main() {
         let rows = generate(Profile::named(profile).unwrap(), n, seed);
         let cat = Catalogue::from_rows("x", rows);
         let c = Composition::of(&cat);
-        let text: String = cat.tools.iter().map(|t| t.raw.as_str()).collect();
+        let text: String = cat.tools.iter().map(|t| t.raw()).collect();
         let toks = toolcost::tokens::Tokenizer::O200k.count(&text);
         println!("seed {seed}: tools {} compact {} mean {:.1} shares {:?} largest {} ({}) runners {:?} bytes/tok {:.3} names/tool {:.1}",
             c.tools, c.compact_array_bytes, c.mean_compact(), c.shares().map(|x| (x*10.0).round()/10.0), c.largest_spaced, c.largest_name, c.runners, text.len() as f64 / toks, c.name_chars as f64 / c.tools as f64);

@@ -135,7 +135,7 @@ impl Lock {
                     t.name.clone(),
                     Weight {
                         bytes: t.bytes(),
-                        tokens: tok.count(&t.raw).round() as u64,
+                        tokens: tok.count(t.raw()).round() as u64,
                     },
                 )
             })

@@ -43,6 +43,15 @@ pub fn compact_len(value: &Value) -> usize {
     }
 }
 
+/// Length in bytes of a string written as JSON, quotes included.
+pub fn string_len(s: &str) -> usize {
+    // Most text needs no escape: its JSON is the text and two quotes.
+    match s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        true => s.len() + 2,
+        false => serialised_len(s),
+    }
+}
+
 fn serialised_len<T: Serialize + ?Sized>(value: &T) -> usize {
     let mut counter = ByteCounter(0);
     serde_json::to_writer(&mut counter, value).expect("counting cannot fail");

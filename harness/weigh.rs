@@ -5,7 +5,6 @@
 use crate::catalogue::Catalogue;
 use crate::client::Client;
 use crate::error::Result;
-use crate::json;
 use crate::measure::{self, MeasureRow};
 use crate::pricing::PriceCard;
 use crate::report::{self, Column, OutputFormat, Tabular};
@@ -150,26 +149,23 @@ pub fn weigh(
     crate::lint::unique_names(cat.tools.iter().map(|t| t.name.as_str()))?;
     let mut tools: Vec<ToolWeight> = crate::sync::map_on_cores(&cat.tools, |t| {
         let bytes = t.bytes();
-        let parsed = t.parsed();
-        let schema = parsed.get("inputSchema");
+        let text = t.def_text();
+        let schema = declared_schema(t);
         ToolWeight {
             name: t.name.clone(),
             bytes,
-            o200k_tokens: Tokenizer::O200k.count(&t.raw) as u64,
-            cl100k_tokens: Tokenizer::Cl100k.count(&t.raw) as u64,
+            o200k_tokens: Tokenizer::O200k.count(t.raw()) as u64,
+            cl100k_tokens: Tokenizer::Cl100k.count(t.raw()) as u64,
             name_pct: pct(t.name.len(), bytes),
-            description_pct: pct(
-                parsed
-                    .get("description")
-                    .and_then(serde_json::Value::as_str)
-                    .map_or(0, str::len),
-                bytes,
-            ),
-            schema_pct: pct(schema.map(json::compact_len).unwrap_or(0), bytes),
-            violations: schema::validate(schema.unwrap_or(&crate::catalogue::empty_schema()))
-                .iter()
-                .map(ToString::to_string)
-                .collect(),
+            description_pct: pct(text.description().len(), bytes),
+            // The shared text is the schema's compact JSON; a tool that declares none has none.
+            schema_pct: pct(schema.as_ref().map_or(0, |_| text.schema().len()), bytes),
+            violations: schema::validate(
+                schema.as_ref().unwrap_or(&crate::catalogue::empty_schema()),
+            )
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
             label: TOOL_LABEL.into(),
         }
     });
@@ -260,6 +256,30 @@ pub fn weigh(
         protocols: Vec::new(),
         label: TOOL_LABEL.into(),
     })
+}
+
+/// The input schema a tool declares, if it declares one, read from its text without building
+/// its other members (a text that names it twice, whose tree keeps the last, is read whole).
+fn declared_schema(t: &crate::catalogue::Tool) -> Option<serde_json::Value> {
+    #[derive(Deserialize)]
+    struct Declared {
+        #[serde(default, rename = "inputSchema")]
+        input_schema: Option<Present>,
+    }
+    /// A member that is there, whatever its value, `null` included.
+    struct Present(serde_json::Value);
+    impl<'de> Deserialize<'de> for Present {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+            serde_json::Value::deserialize(d).map(Present)
+        }
+    }
+    // Serde would read a struct from an array too; a tool's text is an object.
+    if t.raw().starts_with('{') {
+        if let Ok(d) = serde_json::from_str::<Declared>(t.raw()) {
+            return d.input_schema.map(|p| p.0);
+        }
+    }
+    t.parsed().get("inputSchema").cloned()
 }
 
 fn config(client: Client, model: PriceCard, surfaces: Vec<SurfaceKind>) -> measure::Config {

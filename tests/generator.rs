@@ -93,7 +93,7 @@ fn generated_text_tokenizes_like_real_catalogues() {
         let rows: Vec<_> =
             Generator::new(Profile::named(profile).unwrap(), 856, 1, false).collect();
         let cat = Catalogue::from_rows("t", rows);
-        let text: String = cat.tools.iter().map(|t| t.raw.as_str()).collect();
+        let text: String = cat.tools.iter().map(|t| t.raw()).collect();
         let ratio = text.len() as f64 / Tokenizer::O200k.count(&text);
         assert!(
             (ratio - 4.45).abs() / 4.45 <= 0.10,

@@ -236,7 +236,7 @@ async fn tools_list_pages_add_up_to_the_whole_list_and_bad_cursors_are_refused()
             toolcost::catalogue::capture::parse(&a.text)
                 .unwrap()
                 .into_iter()
-                .map(|t| t.raw),
+                .map(|t| t.raw().to_string()),
         );
         cursor = a.body["result"]["nextCursor"].as_str().map(String::from);
         if cursor.is_none() {
@@ -245,7 +245,7 @@ async fn tools_list_pages_add_up_to_the_whole_list_and_bad_cursors_are_refused()
         assert!(pages < 20, "the pages do not end");
     }
     assert_eq!(pages, 6);
-    let whole: Vec<String> = local.tools.iter().map(|t| t.raw.clone()).collect();
+    let whole: Vec<String> = local.tools.iter().map(|t| t.raw().to_string()).collect();
     assert_eq!(raws, whole, "the pages are the list, byte for byte");
     for bad in [
         json!("garbage"),
@@ -396,7 +396,7 @@ async fn the_stateless_revision_lists_calls_discovers_and_listens() {
         toolcost::catalogue::capture::parse(text)
             .unwrap()
             .into_iter()
-            .map(|t| t.raw)
+            .map(|t| t.raw().to_string())
             .collect::<Vec<_>>()
     };
     assert_eq!(defs(&now.text), defs(&legacy.text));

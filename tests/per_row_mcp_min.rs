@@ -132,7 +132,7 @@ async fn the_server_lists_and_calls_the_trimmed_tools_at_mcp_min() {
     let local = Catalogue::from_rows("local", rs);
     assert_eq!(live.len(), local.tools.len());
     for (a, b) in live.iter().zip(&local.tools) {
-        assert_eq!(a.raw, minimise(b).raw, "byte for byte");
+        assert_eq!(a.raw(), minimise(b).raw(), "byte for byte");
     }
     let call = rpc(&http, &url, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "NOW", "arguments": {}}})).await;
     assert_eq!(call["result"]["isError"], false, "{call}");

@@ -342,7 +342,7 @@ async fn live_per_row_tools_list_is_the_surface_byte_for_byte() {
     let local = Catalogue::from_rows("local", rs);
     assert_eq!(live.len(), local.tools.len());
     for (a, b) in live.iter().zip(&local.tools) {
-        assert_eq!(a.raw, b.raw);
+        assert_eq!(a.raw(), b.raw());
     }
     // And the request a client builds from the live list is the per-row surface's, byte for byte.
     let live_cat = toolcost::catalogue::capture::catalogue("live".into(), "toolcost".into(), live);

@@ -12,15 +12,15 @@ fn bpe_openai_gives_tiktoken_ids_on_a_generated_catalogue() {
     let o200k = tiktoken_rs::o200k_base_singleton();
     let cl100k = tiktoken_rs::cl100k_base_singleton();
     for t in cat.tools.iter().chain(std::iter::once(&cat.tools[0])) {
-        let text = &t.raw;
+        let text = &t.raw();
         assert_eq!(
-            bpe_openai::o200k_base().encode(text.as_str()),
+            bpe_openai::o200k_base().encode(text),
             o200k.encode_ordinary(text),
             "{}",
             t.name
         );
         assert_eq!(
-            bpe_openai::cl100k_base().encode(text.as_str()),
+            bpe_openai::cl100k_base().encode(text),
             cl100k.encode_ordinary(text),
             "{}",
             t.name

@@ -155,7 +155,7 @@ pub fn server_name_from_file(file: &str) -> String {
 pub fn catalogue(source: String, server: String, tools: Vec<Tool>) -> Catalogue {
     let rows = crate::sync::map_on_cores(&tools, |t| {
         // A tool's text was checked to be a named object when it was made.
-        let value = serde_json::from_str(&t.raw).unwrap_or(Value::Null);
+        let value = serde_json::from_str(t.raw()).unwrap_or(Value::Null);
         let (summary, schema) = match describe(value) {
             Ok((_, summary, schema)) => (summary, schema),
             Err(_) => (String::new(), None),
@@ -186,7 +186,7 @@ mod tests {
         for text in [bare.to_string(), rpc] {
             let tools = parse(&text).unwrap();
             assert_eq!(
-                tools[0].raw,
+                tools[0].raw(),
                 r#"{"name":"a","execution":{"taskSupport":"forbidden"},"inputSchema":{"type":"object"}}"#
             );
         }

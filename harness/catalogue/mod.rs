@@ -203,14 +203,12 @@ impl Row {
             None => json::compact(&empty_schema()).into(),
         };
         let description = self.projected_description();
-        let raw = format!(
-            "{{\"name\":{},\"description\":{},\"inputSchema\":{schema}}}",
-            json::compact(&self.key),
-            json::compact(&description),
-        );
-        // The schema text is compact JSON as written, so it is the definition's own.
-        let text = DefText::from_compact(&description, schema);
-        Tool::with_text(self.key.clone(), raw, text)
+        // The schema text is compact JSON as written, so it is the definition's own; the
+        // tool's text is written from the same parts when it is asked for.
+        Tool::composed(
+            self.key.clone(),
+            DefText::from_compact(&description, schema),
+        )
     }
 
     /// Length of [`json::python_spaced`] text of the definition this row projects to with
@@ -255,8 +253,10 @@ impl Row {
 pub struct Tool {
     pub name: String,
     /// Compact JSON text, byte for byte what the server sent (whitespace removed): a JSON
-    /// object, checked by whatever made the tool.
-    pub raw: String,
+    /// object, checked by whatever made the tool ([`Tool::raw`]). A tool made from a row
+    /// writes it from its name and shared text the first time it is asked for, so a tool that
+    /// is only measured never holds it.
+    raw: std::sync::OnceLock<String>,
     value: std::sync::OnceLock<Value>,
     /// The description and schema as every definition made from the tool carries them, made
     /// once ([`Tool::def_text`]).
@@ -266,7 +266,7 @@ pub struct Tool {
 impl PartialEq for Tool {
     fn eq(&self, other: &Tool) -> bool {
         // The value is made from the text, so equal texts are equal tools.
-        self.name == other.name && self.raw == other.raw
+        self.name == other.name && self.raw() == other.raw()
     }
 }
 
@@ -282,7 +282,7 @@ impl Tool {
     pub(crate) fn text(name: String, raw: String) -> Tool {
         Tool {
             name,
-            raw,
+            raw: raw.into(),
             value: Default::default(),
             def: Default::default(),
         }
@@ -293,10 +293,49 @@ impl Tool {
     pub(crate) fn with_text(name: String, raw: String, text: DefText) -> Tool {
         Tool {
             name,
-            raw,
+            raw: raw.into(),
             value: Default::default(),
             def: std::sync::Arc::new(text).into(),
         }
+    }
+
+    /// The tool `{"name","description","inputSchema"}` of its name and shared text, its
+    /// compact text written only when asked for ([`Tool::raw`]).
+    pub fn composed(name: String, text: DefText) -> Tool {
+        Tool {
+            name,
+            raw: Default::default(),
+            value: Default::default(),
+            def: std::sync::Arc::new(text).into(),
+        }
+    }
+
+    /// The compact JSON text: as the server sent it, or written from the name and shared text
+    /// of a tool made from them.
+    pub fn raw(&self) -> &str {
+        self.raw.get_or_init(|| {
+            let text = self
+                .def
+                .get()
+                .expect("a tool without its text has its shared text");
+            let mut out = String::with_capacity(self.composed_len(text));
+            out.push_str("{\"name\":");
+            out.push_str(&json::compact(&self.name));
+            out.push_str(",\"description\":");
+            out.push_str(&json::compact(text.description()));
+            out.push_str(",\"inputSchema\":");
+            out.push_str(text.schema());
+            out.push('}');
+            out
+        })
+    }
+
+    /// Bytes of the text [`Tool::raw`] writes for a composed tool.
+    fn composed_len(&self, text: &DefText) -> usize {
+        "{\"name\":,\"description\":,\"inputSchema\":}".len()
+            + json::string_len(&self.name)
+            + text.description_json_len()
+            + text.schema().len()
     }
 
     /// The description and schema as a definition made from this tool carries them, shared
@@ -320,7 +359,7 @@ impl Tool {
             .to_string();
         Ok(Tool {
             name,
-            raw,
+            raw: raw.into(),
             value: value.into(),
             def: Default::default(),
         })
@@ -330,7 +369,7 @@ impl Tool {
     pub fn value(&self) -> &Value {
         self.value.get_or_init(|| {
             // `raw` is compact JSON written or checked when the tool was made.
-            serde_json::from_str(&self.raw).unwrap_or(Value::Null)
+            serde_json::from_str(self.raw()).unwrap_or(Value::Null)
         })
     }
 
@@ -341,7 +380,9 @@ impl Tool {
         match self.value.get() {
             Some(v) => std::borrow::Cow::Borrowed(v),
             // `raw` is compact JSON written or checked when the tool was made.
-            None => std::borrow::Cow::Owned(serde_json::from_str(&self.raw).unwrap_or(Value::Null)),
+            None => {
+                std::borrow::Cow::Owned(serde_json::from_str(self.raw()).unwrap_or(Value::Null))
+            }
         }
     }
 
@@ -369,8 +410,8 @@ impl Tool {
             input_schema: Present,
         }
         // Serde would read a struct from an array too; a tool's text is an object.
-        if self.value.get().is_none() && self.raw.starts_with('{') {
-            if let Ok(p) = serde_json::from_str::<Parts>(&self.raw) {
+        if self.value.get().is_none() && self.raw().starts_with('{') {
+            if let Ok(p) = serde_json::from_str::<Parts>(self.raw()) {
                 return (
                     match p.description.0 {
                         Some(Value::String(d)) => d,
@@ -411,9 +452,12 @@ impl Tool {
         required_of(&self.input_schema())
     }
 
-    /// Compact bytes of this definition.
+    /// Compact bytes of this definition (a composed tool's counted without writing it).
     pub fn bytes(&self) -> usize {
-        self.raw.len()
+        match (self.raw.get(), self.def.get()) {
+            (None, Some(text)) => self.composed_len(text),
+            _ => self.raw().len(),
+        }
     }
 }
 
@@ -720,7 +764,7 @@ mod tests {
     fn projection_follows_the_contract() {
         let tool = row("THINGS_LIST").to_tool();
         assert_eq!(
-            tool.raw,
+            tool.raw(),
             r#"{"name":"THINGS_LIST","description":"List things [http · demo]","inputSchema":{"type":"object","properties":{}}}"#
         );
     }

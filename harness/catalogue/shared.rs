@@ -11,6 +11,8 @@ use std::sync::Arc;
 #[derive(Debug, PartialEq, Eq)]
 pub struct DefText {
     description: Box<str>,
+    /// Bytes of the description written as JSON.
+    description_json_len: usize,
     schema: Arc<str>,
 }
 
@@ -19,6 +21,7 @@ impl DefText {
     pub fn new(description: &str, schema: &Value) -> DefText {
         DefText {
             description: description.into(),
+            description_json_len: crate::json::string_len(description),
             schema: crate::json::compact(schema).into(),
         }
     }
@@ -33,12 +36,40 @@ impl DefText {
         );
         DefText {
             description: description.into(),
+            description_json_len: crate::json::string_len(description),
             schema,
         }
     }
 
     pub fn description(&self) -> &str {
         &self.description
+    }
+
+    /// Bytes of the description written as JSON, quotes included.
+    pub fn description_json_len(&self) -> usize {
+        self.description_json_len
+    }
+
+    /// The names the schema's `required` lists, in order ([`super::required_of`]), read
+    /// without building the rest of the schema.
+    pub fn required(&self) -> Vec<String> {
+        #[derive(serde::Deserialize)]
+        struct Required {
+            #[serde(default)]
+            required: Option<Value>,
+        }
+        // Serde would read a struct from an array too; a text that names `required` twice
+        // (the tree keeps the last) is read whole.
+        if self.schema.starts_with('{') {
+            if let Ok(r) = serde_json::from_str::<Required>(&self.schema) {
+                let mut holder = serde_json::Map::new();
+                if let Some(v) = r.required {
+                    holder.insert("required".into(), v);
+                }
+                return super::required_of(&Value::Object(holder));
+            }
+        }
+        super::required_of(&serde_json::from_str(&self.schema).unwrap_or(Value::Null))
     }
 
     /// The schema's compact JSON text.

@@ -150,7 +150,7 @@ impl Definition {
         frame.open.len()
             + json_len(&self.name)
             + frame.name_to_description.len()
-            + json_len(self.description())
+            + self.text.description_json_len()
             + frame.description_to_schema.len()
             + self.schema().len()
             + frame.after_schema.len()
@@ -162,11 +162,7 @@ impl Definition {
 
 /// Bytes of a string written as JSON.
 fn json_len(s: &str) -> usize {
-    // Most text needs no escape: its JSON is the text and two quotes.
-    match s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        true => s.len() + 2,
-        false => crate::json::compact_len(&Value::String(s.to_string())),
-    }
+    crate::json::string_len(s)
 }
 
 /// A Responses `namespace` of shared definitions: `{"type":"namespace","name","description",

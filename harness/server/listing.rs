@@ -197,7 +197,7 @@ pub fn tools_list(
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(&t.raw);
+            out.push_str(t.raw());
         }
         out.push(']');
         Bytes::from(out)

@@ -134,13 +134,13 @@ impl Snapshot {
         let write = || {
             let tools = self.listing(path);
             let mut out =
-                String::with_capacity(2 + tools.iter().map(|t| t.raw.len() + 1).sum::<usize>());
+                String::with_capacity(2 + tools.iter().map(|t| t.bytes() + 1).sum::<usize>());
             out.push('[');
             for (i, t) in tools.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&t.raw);
+                out.push_str(t.raw());
             }
             out.push(']');
             Bytes::from(out)

@@ -293,14 +293,11 @@ impl Session {
                 .copied()
                 .unwrap_or(&ctx.catalogue.server)
                 .to_string();
-            let (description, schema) = tool.definition_parts();
+            let text = tool.def_text();
             let entry = Entry {
                 server,
-                summary: cut(&description, SUMMARY_CHARS),
-                required: crate::catalogue::required_of(&schema)
-                    .into_iter()
-                    .take(MAX_REQUIRED)
-                    .collect(),
+                summary: cut(text.description(), SUMMARY_CHARS),
+                required: text.required().into_iter().take(MAX_REQUIRED).collect(),
                 tool: index,
             };
             (name, entry)
@@ -534,13 +531,22 @@ const ALLOWED_NOTE: &str = "# Tools\nEvery tool is defined below, but only enabl
 
 /// Cut at `max` characters on a character boundary, marking the cut.
 fn cut(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
+    // Words are joined only until the text is known to be too long.
+    let (mut flat, mut chars) = (String::new(), 0);
+    for (i, word) in text.split_whitespace().enumerate() {
+        if i > 0 {
+            flat.push(' ');
+            chars += 1;
+        }
+        flat.push_str(word);
+        chars += word.chars().count();
+        if chars > max {
+            let mut s: String = flat.chars().take(max - 1).collect();
+            s.push('…');
+            return s;
+        }
     }
-    let mut s: String = flat.chars().take(max - 1).collect();
-    s.push('…');
-    s
+    flat
 }
 
 fn render_list(

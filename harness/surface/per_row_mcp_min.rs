@@ -97,14 +97,10 @@ pub fn minimise(tool: &Tool) -> Tool {
     let description = first_sentence(full.description());
     let schema = serde_json::from_str(full.schema()).unwrap_or(Value::Null);
     let schema: std::sync::Arc<str> = crate::json::compact(&structure(&schema)).into();
-    let raw = format!(
-        "{{\"name\":{},\"description\":{},\"inputSchema\":{schema}}}",
-        crate::json::compact(&tool.name),
-        crate::json::compact(description)
-    );
-    // The trimmed schema is compact JSON as written: the definitions' own text.
+    // The trimmed schema is compact JSON as written: the definitions' own text, and the
+    // tool's when it is asked for.
     let text = crate::catalogue::DefText::from_compact(description, schema);
-    Tool::with_text(tool.name.clone(), raw, text)
+    Tool::composed(tool.name.clone(), text)
 }
 
 /// Up to and including the first sentence end (`.`, `!` or `?` before whitespace or the end),

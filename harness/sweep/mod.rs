@@ -205,7 +205,7 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
             Some((m, _)) => *m != 856 && (n == 856 || n <= 8_560),
         };
         if keep {
-            per_def = Some((n, cat.tools.iter().map(|t| t.raw.len()).collect()));
+            per_def = Some((n, cat.tools.iter().map(|t| t.bytes()).collect()));
         }
     }
     let mut tasks = Vec::new();
