@@ -2,13 +2,14 @@
 //! it arrives, whole or event by event, within the idle timeout and the size cap; every call
 //! leaves exactly one log row with the provider's usage beside toolcost's estimate.
 
-use super::{json_response, log, mock, Gateway, Pending};
+use super::{json_response, log, mock, Gateway, Pending, UpstreamUrl};
 use crate::pricing::Usage;
 use crate::provider::ObservedUsage;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use futures_util::StreamExt;
+use log::LogRow;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -90,11 +91,33 @@ impl Flight {
         self.usage_docs.push(format!("data: {data}\n"));
     }
 
-    /// Write the row from the usage found in `text` (a whole body, or the kept events).
-    fn log(&mut self, status: u16, text: &str, streamed: bool, error: Option<String>) {
+    /// Write the row from the usage found in `text` (a whole body, or the kept events); it is
+    /// committed when this returns.
+    async fn log(&mut self, status: u16, text: &str, streamed: bool, error: Option<String>) {
+        let observed = self.p.format.spec().observed_usage(text, streamed);
+        self.log_observed(status, observed, error).await;
+    }
+
+    /// [`Flight::log`] with the usage already read from the answer.
+    async fn log_observed(
+        &mut self,
+        status: u16,
+        observed: Option<ObservedUsage>,
+        error: Option<String>,
+    ) {
+        let row = self.row(status, observed, error);
+        self.gw.record(&self.p, row).await;
+    }
+
+    /// The row of the usage the answer carried; the flight counts as logged from here.
+    fn row(
+        &mut self,
+        status: u16,
+        observed: Option<ObservedUsage>,
+        error: Option<String>,
+    ) -> LogRow {
         self.logged = true;
         self.take_estimate();
-        let observed = self.p.format.spec().observed_usage(text, streamed);
         let row = match observed.map(to_usage) {
             None => self.p.row(status, self.size, None, "none", error),
             Some(Ok(u)) => {
@@ -123,29 +146,33 @@ impl Flight {
                 self.p.row(status, self.size, None, "observed", error)
             }
         };
-        self.gw.record(&self.p, &row);
+        row
     }
 
-    fn log_stream(&mut self, status: u16, error: Option<String>) {
+    async fn log_stream(&mut self, status: u16, error: Option<String>) {
         let text = self.usage_docs.concat();
-        self.log(status, &text, true, error);
+        self.log(status, &text, true, error).await;
     }
 
     /// Log an error and answer it in the provider's format.
-    fn fail(&mut self, status: u16, message: &str) -> Response {
+    async fn fail(&mut self, status: u16, message: &str) -> Response {
         self.logged = true;
         self.take_estimate();
-        self.p.fail(&self.gw, status, message)
+        self.p.fail(&self.gw, status, message).await
     }
 }
 
 impl Drop for Flight {
     fn drop(&mut self) {
         if !self.logged {
-            self.log_stream(
+            let text = self.usage_docs.concat();
+            let observed = self.p.format.spec().observed_usage(&text, true);
+            let row = self.row(
                 499,
+                observed,
                 Some("the client went away before the answer was complete".into()),
             );
+            self.gw.record_blocking(&self.p, row);
         }
     }
 }
@@ -160,8 +187,8 @@ pub(super) async fn forward(
     headers: &HeaderMap,
     base: &str,
 ) -> Response {
-    let rb = upstream_request(&gw, &p, bytes, headers, base);
-    let url = format!("{}{}", base.trim_end_matches('/'), p.path);
+    let url = gw.upstream_url(base, p.path);
+    let rb = upstream_request(&gw, &p, bytes, headers, url.clone());
     let (sent, estimate) = match estimate {
         // The request is polled first (`biased`), so its bytes are on their way while the
         // estimate is made.
@@ -175,23 +202,27 @@ pub(super) async fn forward(
     let resp = match sent {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {
-            return flight.fail(
-                504,
-                &format!(
-                    "the upstream sent nothing for {} s: {}",
-                    gw.opts.timeout.as_secs_f64(),
-                    crate::net::describe(&e, &url)
-                ),
-            )
+            return flight
+                .fail(
+                    504,
+                    &format!(
+                        "the upstream sent nothing for {} s: {}",
+                        gw.opts.timeout.as_secs_f64(),
+                        crate::net::describe(&e, url.as_str())
+                    ),
+                )
+                .await
         }
         Err(e) => {
-            return flight.fail(
-                502,
-                &format!(
-                    "the upstream could not be reached: {}",
-                    crate::net::describe(&e, &url)
-                ),
-            )
+            return flight
+                .fail(
+                    502,
+                    &format!(
+                        "the upstream could not be reached: {}",
+                        crate::net::describe(&e, url.as_str())
+                    ),
+                )
+                .await
         }
     };
     let status = resp.status().as_u16();
@@ -220,7 +251,7 @@ pub(super) async fn forward(
     if !streamed || !(200..300).contains(&status) {
         return forward_whole(flight, resp, status, &content_type, passed).await;
     }
-    forward_stream(flight, resp, status, &content_type, passed)
+    forward_stream(flight, resp, status, &content_type, passed).await
 }
 
 /// The upstream request: the client's bytes and headers, less hop-by-hop ones, ours, and the
@@ -230,10 +261,13 @@ fn upstream_request(
     p: &Pending,
     bytes: Bytes,
     headers: &HeaderMap,
-    base: &str,
+    url: UpstreamUrl,
 ) -> reqwest::RequestBuilder {
-    let url = format!("{}{}", base.trim_end_matches('/'), p.path);
-    let mut rb = gw.http.post(&url).body(bytes);
+    let rb = match url {
+        UpstreamUrl::Parsed(u) => gw.http.post(u),
+        UpstreamUrl::Text(t) => gw.http.post(t),
+    };
+    let mut rb = rb.body(bytes);
     for (name, value) in headers {
         let n = name.as_str();
         let ours = n.starts_with("x-toolcost-");
@@ -279,6 +313,7 @@ async fn forward_whole(
                 502,
                 &format!("the upstream's answer is larger than the gateway's cap of {max} bytes (--max-response)"),
             )
+            .await
         }
         Err(crate::net::ReadError::Http(e)) if e.is_timeout() => {
             return flight.fail(
@@ -288,9 +323,11 @@ async fn forward_whole(
                     flight.gw.opts.timeout.as_secs_f64()
                 ),
             )
+            .await
         }
         Err(crate::net::ReadError::Http(e)) => {
             return flight.fail(502, &format!("the upstream's answer was cut off: {e}"))
+            .await
         }
     };
     flight.size = body.len();
@@ -301,33 +338,33 @@ async fn forward_whole(
             .is_some_and(|v| v.get("error").is_some());
         if !own {
             let snippet: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
-            return flight.fail(
-                status,
-                &format!("the upstream answered HTTP {status} ({content_type}): {snippet}"),
-            );
+            return flight
+                .fail(
+                    status,
+                    &format!("the upstream answered HTTP {status} ({content_type}): {snippet}"),
+                )
+                .await;
         }
-        flight.log(
-            status,
-            &text,
-            false,
-            Some(format!("upstream HTTP {status}")),
-        );
+        flight
+            .log(
+                status,
+                &text,
+                false,
+                Some(format!("upstream HTTP {status}")),
+            )
+            .await;
         let mut r = json_response(status, body, "application/json");
         r.headers_mut().extend(passed);
         return r;
     }
-    if flight
-        .p
-        .format
-        .spec()
-        .observed_usage(&text, false)
-        .is_none()
-        && serde_json::from_str::<Value>(&text).is_err()
-    {
-        return flight.fail(502, "the upstream answered with malformed JSON");
+    let observed = flight.p.format.spec().observed_usage(&text, false);
+    if observed.is_none() && serde_json::from_str::<Value>(&text).is_err() {
+        return flight
+            .fail(502, "the upstream answered with malformed JSON")
+            .await;
     }
     flight.settle().await;
-    flight.log(status, &text, false, None);
+    flight.log_observed(status, observed, None).await;
     let mut r = json_response(status, body, content_type);
     r.headers_mut().extend(passed);
     r
@@ -337,7 +374,7 @@ async fn forward_whole(
 /// committed before the last event is released and an error event never lands inside a
 /// half-sent one. A stream that is cut, stalls past the idle timeout, passes the size cap or
 /// ends without its final event gets an error event in the provider's format.
-fn forward_stream(
+async fn forward_stream(
     mut flight: Flight,
     resp: reqwest::Response,
     status: u16,
@@ -346,7 +383,7 @@ fn forward_stream(
 ) -> Response {
     // The row is written before the first byte goes out, so a gateway killed mid-stream
     // leaves a row for it (marked incomplete when the log is next opened).
-    flight.p.provisional = flight.gw.begin(&flight.p, status);
+    flight.p.provisional = flight.gw.begin(&flight.p, status).await;
     let cap = flight.gw.opts.max_response;
     let state = StreamState {
         upstream: Box::pin(resp.bytes_stream()),
@@ -370,13 +407,13 @@ fn forward_stream(
                             "the upstream's stream passed the gateway's cap of {} bytes (--max-response)",
                             s.flight.gw.opts.max_response
                         );
-                        return Some((Ok(s.cut(msg)), s));
+                        return Some((Ok(s.cut(msg).await), s));
                     }
                     let events = match s.splitter.push(&chunk) {
                         Ok(ev) => ev,
                         Err(e) => {
                             let msg = format!("the upstream's stream is malformed: {e}");
-                            return Some((Ok(s.cut(msg)), s));
+                            return Some((Ok(s.cut(msg).await), s));
                         }
                     };
                     if let Some(out) = s.take_events(events) {
@@ -392,15 +429,15 @@ fn forward_stream(
                     } else {
                         format!("the upstream's stream was cut off: {e}")
                     };
-                    return Some((Ok(s.cut(msg)), s));
+                    return Some((Ok(s.cut(msg).await), s));
                 }
                 None => {
                     if !s.complete || !s.splitter.pending().iter().all(u8::is_ascii_whitespace) {
                         let msg = "the upstream's stream ended before its final event".to_string();
-                        return Some((Ok(s.cut(msg)), s));
+                        return Some((Ok(s.cut(msg).await), s));
                     }
                     s.flight.settle().await;
-                    s.flight.log_stream(s.status, None);
+                    s.flight.log_stream(s.status, None).await;
                     s.done = true;
                     return s.held.take().map(|b| (Ok(b), s));
                 }
@@ -451,8 +488,8 @@ impl StreamState {
 
     /// End the stream with an error: log it, release the whole events held, drop any half
     /// event, and add an error event in the provider's format.
-    fn cut(&mut self, msg: String) -> Bytes {
-        self.flight.log_stream(self.status, Some(msg.clone()));
+    async fn cut(&mut self, msg: String) -> Bytes {
+        self.flight.log_stream(self.status, Some(msg.clone())).await;
         self.done = true;
         let err = self.flight.p.format.spec().error_body(502, &msg);
         let mut out = self.held.take().map(|b| b.to_vec()).unwrap_or_default();

@@ -9,6 +9,7 @@
 mod forward;
 pub mod log;
 pub mod mock;
+mod writer;
 
 use crate::clock;
 use crate::error::Result;
@@ -22,7 +23,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
 use log::LogRow;
-use rusqlite::Connection;
 use serde_json::Value;
 use std::future::Future;
 use std::path::PathBuf;
@@ -65,9 +65,14 @@ pub struct Options {
 
 pub struct Gateway {
     opts: Options,
-    db: Mutex<Connection>,
+    /// The log's writer (rows are committed in groups on a thread of its own).
+    log: writer::Writer,
+    /// Requests being served now (the log writer groups about as many rows in a commit).
+    inflight: Arc<std::sync::atomic::AtomicUsize>,
     mock: mock::Mock,
     http: reqwest::Client,
+    /// Upstream URLs by base and path, parsed once.
+    urls: Mutex<std::collections::HashMap<(String, &'static str), reqwest::Url>>,
 }
 
 impl Gateway {
@@ -83,41 +88,43 @@ impl Gateway {
         let http = crate::net::client(
             &crate::net::Options::idle(opts.timeout).with_ca_cert(opts.ca_cert.as_deref()),
         )?;
+        let inflight = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         Ok(Arc::new(Gateway {
-            db: Mutex::new(db),
+            log: writer::Writer::new(db, inflight.clone())?,
+            inflight,
             mock: mock::Mock::default(),
             http,
+            urls: Mutex::default(),
             opts,
         }))
     }
 
     /// Write a request's row, and its body when `--log-bodies` asked for it (`p.body`); a
     /// stream's row written when it began is completed instead.
-    fn record(&self, p: &Pending, row: &LogRow) {
-        // A failed log write must not lose the answer silently; it is reported on stderr.
+    /// The row is committed when this returns; a failed write is said on stderr (it must not
+    /// lose the answer silently).
+    async fn record(&self, p: &Pending, row: LogRow) {
         let written = match p.provisional {
-            Some(id) => log::update(&crate::sync::lock(&self.db), id, row),
-            None => self.insert(p, row).map(|_| ()),
+            Some(id) => self.log.update(id, row).await,
+            None => self.log.insert(row, p.body.clone()).await.map(|_| ()),
         };
         if let Err(e) = written {
             eprintln!("toolcost gateway: could not write the log row: {e}");
         }
     }
 
-    /// Insert a row, with the request's body when `--log-bodies` keeps it; the row's id.
-    fn insert(&self, p: &Pending, row: &LogRow) -> Result<i64> {
-        let db = crate::sync::lock(&self.db);
-        let id = log::insert(&db, row)?;
-        if let Some(body) = &p.body {
-            log::insert_body(&db, id, body)?;
+    /// [`Gateway::record`] for a caller that cannot wait on a task (a request dropped before
+    /// its answer was complete): blocks until the row is committed.
+    fn record_blocking(&self, p: &Pending, row: LogRow) {
+        if let Err(e) = self.log.write_blocking(p.provisional, row, p.body.clone()) {
+            eprintln!("toolcost gateway: could not write the log row: {e}");
         }
-        Ok(id)
     }
 
     /// Write the row of a stream that is about to be passed on, before its first byte: marked
     /// `in-flight` until its end completes it, and `incomplete` by the next gateway on this
     /// log if this one dies first. `None` when it could not be written (said on stderr).
-    fn begin(&self, p: &Pending, status: u16) -> Option<i64> {
+    async fn begin(&self, p: &Pending, status: u16) -> Option<i64> {
         let row = p.row(
             status,
             0,
@@ -125,12 +132,34 @@ impl Gateway {
             log::IN_FLIGHT,
             Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
         );
-        match self.insert(p, &row) {
+        match self.log.insert(row, p.body.clone()).await {
             Ok(id) => Some(id),
             Err(e) => {
                 eprintln!("toolcost gateway: could not write the stream's first row: {e}");
                 None
             }
+        }
+    }
+
+    /// The upstream URL of a path (the base and the path joined, as the client named it),
+    /// parsed the first time. A base whose join does not parse is joined as it is and left to
+    /// the client to refuse, as before.
+    fn upstream_url(&self, base: &str, path: &'static str) -> UpstreamUrl {
+        let key = (base.to_string(), path);
+        if let Some(u) = crate::sync::lock(&self.urls).get(&key) {
+            return UpstreamUrl::Parsed(u.clone());
+        }
+        let text = format!("{}{}", base.trim_end_matches('/'), path);
+        match reqwest::Url::parse(&text) {
+            Ok(u) => {
+                let mut urls = crate::sync::lock(&self.urls);
+                // One entry per endpoint of the one base: bounded by the formats' endpoints.
+                if urls.len() < 64 {
+                    urls.insert(key, u.clone());
+                }
+                UpstreamUrl::Parsed(u)
+            }
+            Err(_) => UpstreamUrl::Text(text),
         }
     }
 
@@ -204,6 +233,39 @@ fn json_response(status: u16, body: impl Into<Body>, content_type: &str) -> Resp
     r
 }
 
+/// A request counted in flight while it is served.
+struct Serving(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Serving {
+    fn new(count: &Arc<std::sync::atomic::AtomicUsize>) -> Serving {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Serving(count.clone())
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// An upstream URL: parsed, or text that does not parse (the client then refuses it with its
+/// own error, which the row reports).
+#[derive(Clone)]
+enum UpstreamUrl {
+    Parsed(reqwest::Url),
+    Text(String),
+}
+
+impl UpstreamUrl {
+    fn as_str(&self) -> &str {
+        match self {
+            UpstreamUrl::Parsed(u) => u.as_str(),
+            UpstreamUrl::Text(t) => t,
+        }
+    }
+}
+
 struct Pending {
     format: Format,
     path: &'static str,
@@ -273,12 +335,13 @@ impl Pending {
     }
 
     /// Log an error and answer it in the provider's format.
-    fn fail(&self, gw: &Gateway, status: u16, message: &str) -> Response {
+    async fn fail(&self, gw: &Gateway, status: u16, message: &str) -> Response {
         let body = crate::json::compact(&self.format.spec().error_body(status, message));
         gw.record(
             self,
-            &self.row(status, body.len(), None, "none", Some(message.to_string())),
-        );
+            self.row(status, body.len(), None, "none", Some(message.to_string())),
+        )
+        .await;
         json_response(status, body, "application/json")
     }
 }
@@ -290,6 +353,7 @@ async fn handle(
     headers: HeaderMap,
     body: BodyResult,
 ) -> Response {
+    let _serving = Serving::new(&gw.inflight);
     let path = endpoint.path;
     let started = Instant::now();
     let metadata = headers
@@ -313,11 +377,13 @@ async fn handle(
     let bytes = match body {
         Ok(b) => b,
         Err(rejection) => {
-            return p.fail(
-                &gw,
-                rejection.status().as_u16(),
-                &format!("request body refused: {}", rejection.body_text()),
-            )
+            return p
+                .fail(
+                    &gw,
+                    rejection.status().as_u16(),
+                    &format!("request body refused: {}", rejection.body_text()),
+                )
+                .await
         }
     };
     p.request_bytes = bytes.len();
@@ -326,7 +392,7 @@ async fn handle(
     }
     let req = match Request::parse(format, &bytes) {
         Ok(r) => r,
-        Err(e) => return p.fail(&gw, 400, &e.to_string()),
+        Err(e) => return p.fail(&gw, 400, &e.to_string()).await,
     };
     p.model = req
         .body
@@ -341,7 +407,7 @@ async fn handle(
         .and_then(Value::as_bool)
         .unwrap_or(false);
     match gw.opts.upstream.clone() {
-        Upstream::Mock => mock_answer(&gw, &p, endpoint, &req, &headers),
+        Upstream::Mock => mock_answer(&gw, &p, endpoint, &req, &headers).await,
         Upstream::Url(base) => {
             let (est_gw, when, commit) = (gw.clone(), when(&headers), !endpoint.count_only);
             let make = move || est_gw.estimate(&req, &when, commit);
@@ -373,7 +439,7 @@ fn when(headers: &HeaderMap) -> mock::When {
     }
 }
 
-fn mock_answer(
+async fn mock_answer(
     gw: &Gateway,
     p: &Pending,
     endpoint: Endpoint,
@@ -383,7 +449,7 @@ fn mock_answer(
     if endpoint.count_only {
         let (_, tok, usage) = match gw.mock.bill(req, &when(headers), false) {
             Ok(b) => b,
-            Err(e) => return p.fail(gw, 400, &e),
+            Err(e) => return p.fail(gw, 400, &e).await,
         };
         let body = format!("{{\"input_tokens\":{}}}", usage.total_input());
         let row = p.row(
@@ -395,18 +461,19 @@ fn mock_answer(
         );
         gw.record(
             p,
-            &row.with_estimate(Some(&mock_estimate(&usage, &tok.label()))),
-        );
+            row.with_estimate(Some(&mock_estimate(&usage, &tok.label()))),
+        )
+        .await;
         return json_response(200, body, "application/json");
     }
     let step = match headers.get("x-toolcost-next").map(|v| v.to_str().map(serde_json::from_str::<Value>)) {
         None => None,
         Some(Ok(Ok(v))) => Some(v),
-        _ => return p.fail(gw, 400, "x-toolcost-next must be a JSON step: {\"text\": ...} or {\"tool\": ..., \"input\": {...}}"),
+        _ => return p.fail(gw, 400, "x-toolcost-next must be a JSON step: {\"text\": ...} or {\"tool\": ..., \"input\": {...}}").await,
     };
     let answer = match gw.mock.answer(req, &when(headers), step.as_ref()) {
         Ok(a) => a,
-        Err(e) => return p.fail(gw, 400, &e),
+        Err(e) => return p.fail(gw, 400, &e).await,
     };
     let id = gw.mock.next_id();
     let cost = answer.card.cost(&answer.usage);
@@ -418,8 +485,9 @@ fn mock_answer(
         let row = p.row(200, size, Some((answer.usage, cost)), &label, None);
         gw.record(
             p,
-            &row.with_estimate(Some(&mock_estimate(&answer.usage, &label))),
-        );
+            row.with_estimate(Some(&mock_estimate(&answer.usage, &label))),
+        )
+        .await;
         let stream = futures_util::stream::iter(
             events
                 .into_iter()
@@ -434,8 +502,9 @@ fn mock_answer(
     let row = p.row(200, body.len(), Some((answer.usage, cost)), &label, None);
     gw.record(
         p,
-        &row.with_estimate(Some(&mock_estimate(&answer.usage, &label))),
-    );
+        row.with_estimate(Some(&mock_estimate(&answer.usage, &label))),
+    )
+    .await;
     json_response(200, body, "application/json")
 }
 
