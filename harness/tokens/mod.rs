@@ -1,6 +1,7 @@
 //! Token counting: the tokenizers (o200k, cl100k and the calibrated Kimi and Claude estimators) and the
 //! provider render models that turn a request body into billed input tokens.
 
+mod bpe;
 pub mod cache;
 pub mod claude;
 mod pretoken;

@@ -6,11 +6,12 @@
 //! takes from and gives back to). Definition text is nearly all ASCII, where each pattern
 //! comes down to a few byte classes, so pretokens are found here by a scan over a byte-class
 //! table that reads each byte a bounded number of times. A pretoken that starts at a character
-//! that is not ASCII, or whose rules would look at one, is the first pretoken bpe-openai's own
-//! pretokenizer finds from there (no pattern looks behind where a pretoken starts).
+//! that is not ASCII, or whose rules would look at one, is the first pretoken the pattern's
+//! regex ([`Fallback`]) finds from there (no pattern looks behind where a pretoken starts).
 //!
-//! The rules are bpe-openai's patterns (tiktoken's, with `\s+(?!\S)` written as `\s+$`, then
-//! `\s+\s` less its last character, then `\s+`) read under leftmost-first alternation on ASCII
+//! The rules are tiktoken's patterns (with `\s+(?!\S)`, a look-ahead the regex engine here does
+//! not have, written as `\s+$`, then `\s+\s` less its last character, then `\s+`: the same
+//! matches) read under leftmost-first alternation on ASCII
 //! text, where the letters are `[A-Z]` (upper) and `[a-z]` (lower), `\s` is tab, line feed,
 //! vertical tab, form feed, carriage return and space, and no character is a mark. Tests
 //! compare the two splitters on every ASCII byte in short contexts, on random text and on the
@@ -50,10 +51,9 @@ const CLASS: [u8; 128] = {
     t
 };
 
-/// The pretokens of `text`. `bpe` must be the tokenizer `pattern` names.
-pub fn split<'a>(bpe: &'a bpe_openai::Tokenizer, pattern: Pattern, text: &'a str) -> Pretokens<'a> {
+/// The pretokens of `text` under `pattern`.
+pub fn split(pattern: Pattern, text: &str) -> Pretokens<'_> {
     Pretokens {
-        bpe,
         pattern,
         text,
         at: 0,
@@ -71,7 +71,6 @@ fn ascii_end(bytes: &[u8], from: usize) -> usize {
 
 /// The pretokens of a text, in order.
 pub struct Pretokens<'a> {
-    bpe: &'a bpe_openai::Tokenizer,
     pattern: Pattern,
     text: &'a str,
     at: usize,
@@ -109,7 +108,7 @@ impl<'a> Iterator for Pretokens<'a> {
         // A pretoken the ASCII rules cannot settle (it starts at, or its rules looked as far
         // as, a character that is not ASCII) is the regex's first pretoken from here.
         let rest = &self.text[self.at..];
-        let len = here.or_else(|| self.bpe.split(rest).next().map(str::len));
+        let len = here.or_else(|| Fallback::of(self.pattern).first(rest));
         // Every rule and the regex match at least one character; were one not to, the rest
         // would be one pretoken rather than a loop without end.
         debug_assert!(len.is_some_and(|n| n > 0), "no pretoken at {rest:?}");
@@ -269,6 +268,64 @@ impl Scan<'_> {
     }
 }
 
+/// A pattern as a regex, for the pretokens the ASCII rules cannot settle: tiktoken's
+/// alternatives in order, `\s+(?!\S)` as `\s+$` among the first ones, then `\s+\s` whose last
+/// character is a look-ahead (left out of the pretoken), then `\s+`. The patterns are OpenAI's
+/// published definitions of the two encodings.
+pub struct Fallback {
+    regex: regex_automata::meta::Regex,
+    /// For each of the regex's patterns, whether its last character is a look-ahead.
+    lookahead: [bool; 3],
+}
+
+impl Fallback {
+    /// The regex of a pattern, built the first time it is needed.
+    pub fn of(pattern: Pattern) -> &'static Fallback {
+        static O200K: std::sync::OnceLock<Fallback> = std::sync::OnceLock::new();
+        static CL100K: std::sync::OnceLock<Fallback> = std::sync::OnceLock::new();
+        let cell = match pattern {
+            Pattern::O200k => &O200K,
+            Pattern::Cl100k => &CL100K,
+        };
+        cell.get_or_init(|| {
+        let words = match pattern {
+                Pattern::O200k => [
+                    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                    "\\p{N}{1,3}",
+                    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+                ]
+                .join("|"),
+                Pattern::Cl100k => [
+                    "(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+                    "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+",
+                    "\\p{N}{1,3}",
+                    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*",
+                ]
+                .join("|"),
+            };
+            let first = format!("{words}|\\s*[\\r\\n]+|\\s+$");
+            Fallback {
+                regex: regex_automata::meta::Regex::new_many(&[first.as_str(), "\\s+\\s", "\\s+"])
+                    .expect("the pretokenizer patterns are valid"),
+                lookahead: [false, true, false],
+            }
+        })
+    }
+
+    /// The length of the first pretoken of `text` (`None` when nothing matches).
+    pub fn first(&self, text: &str) -> Option<usize> {
+        let input = regex_automata::Input::new(text).anchored(regex_automata::Anchored::Yes);
+        let m = self.regex.find(input)?;
+        let mut end = m.end();
+        if self.lookahead[m.pattern().as_usize()] {
+            // The look-ahead character is not part of the pretoken.
+            end -= text[..end].chars().next_back().map_or(0, char::len_utf8);
+        }
+        (end > 0).then_some(end)
+    }
+}
+
 /// `[^\r\n\p{L}\p{N}]`: one byte that may start a word.
 fn lead(c: u8) -> bool {
     c & OTHER != 0 || (c & SPACE != 0 && c & NEWLINE == 0)
@@ -283,9 +340,23 @@ mod tests {
             (Pattern::O200k, bpe_openai::o200k_base()),
             (Pattern::Cl100k, bpe_openai::cl100k_base()),
         ] {
-            let ours: Vec<&str> = split(bpe, pattern, text).collect();
             let theirs: Vec<&str> = bpe.split(text).collect();
+            let ours: Vec<&str> = split(pattern, text).collect();
             assert_eq!(ours, theirs, "{pattern:?} splits {text:?} differently");
+            // The regex alone, from the start of the text on.
+            let mut at = 0;
+            let mut regex = Vec::new();
+            while at < text.len() {
+                let n = Fallback::of(pattern)
+                    .first(&text[at..])
+                    .unwrap_or(text.len() - at);
+                regex.push(&text[at..at + n]);
+                at += n;
+            }
+            assert_eq!(
+                regex, theirs,
+                "{pattern:?}'s regex splits {text:?} differently"
+            );
         }
     }
 

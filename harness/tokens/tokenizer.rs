@@ -1,9 +1,10 @@
-//! Tokenizers. o200k_base and cl100k_base come from bpe-openai (the same ids as tiktoken,
-//! counted without allocating); `kimi-est` is o200k scaled by one constant fitted from the
+//! Tokenizers. o200k_base and cl100k_base are OpenAI's vocabularies, counted one pretoken at a
+//! time ([`super::bpe`], the same counts as tiktoken); `kimi-est` is o200k scaled by one constant fitted from the
 //! recorded figures, because the recorded model's tokenizer is not distributable here;
 //! `claude-est` and `claude-legacy-est` estimate Claude's two tokenizer generations from
 //! recorded counts ([`super::claude`]).
 
+use super::bpe::Bpe;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -162,12 +163,10 @@ impl Tokenizer {
 
     /// The BPE this tokenizer counts with. Each is loaded the first time it is asked for, so a
     /// command that counts with one never loads the other.
-    fn bpe(self) -> &'static bpe_openai::Tokenizer {
+    fn bpe(self) -> &'static Bpe {
         match self {
-            Tokenizer::O200k | Tokenizer::KimiEst | Tokenizer::ClaudeEst => {
-                bpe_openai::o200k_base()
-            }
-            Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => bpe_openai::cl100k_base(),
+            Tokenizer::O200k | Tokenizer::KimiEst | Tokenizer::ClaudeEst => Bpe::o200k(),
+            Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => Bpe::cl100k(),
         }
     }
 
@@ -205,7 +204,7 @@ fn claude_count(text: &str) -> f64 {
 
 /// The o200k tokens of a text's pretokens by kind ([`pieces::Kinds`]).
 pub(super) fn o200k_kinds(text: &str) -> pieces::Kinds {
-    pieces::kinds(bpe_openai::o200k_base(), text)
+    pieces::kinds(Bpe::o200k(), text)
 }
 
 /// A text of at least this many parts has its pieces counted on all cores before it is
@@ -257,7 +256,7 @@ pub enum Part<'a> {
 }
 
 mod join {
-    use super::{memo, pieces, Part};
+    use super::{memo, pieces, Bpe, Part};
     use std::borrow::Cow;
 
     fn punct(s: &str) -> bool {
@@ -278,31 +277,31 @@ mod join {
     }
 
     /// The first pretoken of a piece, when it is ASCII punctuation alone and not the whole piece.
-    fn first_run<'a>(bpe: &'a bpe_openai::Tokenizer, which: u8, text: &'a str) -> Option<&'a str> {
+    fn first_run<'a>(bpe: &'a Bpe, which: u8, text: &'a str) -> Option<&'a str> {
         let first = pieces::split(bpe, which, text).next()?;
         (!first.is_empty() && first.len() < text.len() && punct(first)).then_some(first)
     }
 
     /// Tokens of `a`, `b` and `c` as one pretoken, or `None` where the pretokenizer does not
     /// keep them together.
-    fn merged(bpe: &bpe_openai::Tokenizer, which: u8, a: &str, b: &str, c: &str) -> Option<usize> {
+    fn merged(bpe: &Bpe, which: u8, a: &str, b: &str, c: &str) -> Option<usize> {
         let text = format!("{a}{b}{c}");
         let mut split = pieces::split(bpe, which, &text);
         (split.next() == Some(text.as_str()) && split.next().is_none())
-            .then(|| bpe.bpe.count(text.as_bytes()))
+            .then(|| bpe.count_piece(text.as_bytes()))
     }
 
     /// The left side of a join: the last pretoken of `q` (whose first `taken` bytes an earlier
     /// join took), the joint, and the first pretoken of `p` (`None`: nothing follows), counted
     /// as one; with the tokens to take off `q`'s and `p`'s own counts.
     fn join(
-        bpe: &bpe_openai::Tokenizer,
+        bpe: &Bpe,
         which: u8,
         q: Option<(&str, usize)>,
         joint: &str,
         p: Option<&str>,
     ) -> Option<(usize, usize, usize)> {
-        let one = |s: &str| bpe.bpe.count(s.as_bytes());
+        let one = |s: &str| bpe.count_piece(s.as_bytes());
         let last = match q {
             Some((q, taken)) => {
                 let l = last_run(q)?;
@@ -324,7 +323,7 @@ mod join {
     /// The count of the parts' text; `None` where a joint is not punctuation. A join that does
     /// not fit the rule glues its two pieces into one, counted whole.
     pub fn assemble<'a>(
-        bpe: &bpe_openai::Tokenizer,
+        bpe: &Bpe,
         which: u8,
         parts: impl Iterator<Item = Part<'a>>,
     ) -> Option<usize> {
@@ -386,6 +385,7 @@ mod join {
 /// own count down, and the table stays bounded and is emptied at its bound.
 mod pieces {
     use super::super::pretoken::Pattern;
+    use super::Bpe;
     use std::cell::RefCell;
     use std::collections::HashMap;
 
@@ -400,21 +400,18 @@ mod pieces {
     }
 
     /// The pretokens of `text` under the tokenizer `which` names.
-    pub fn split<'a>(
-        bpe: &'a bpe_openai::Tokenizer,
-        which: u8,
-        text: &'a str,
-    ) -> impl Iterator<Item = &'a str> {
+    pub fn split<'a>(bpe: &'a Bpe, which: u8, text: &'a str) -> impl Iterator<Item = &'a str> {
         let pattern = match which {
             super::memo::O200K => Pattern::O200k,
             super::memo::CL100K => Pattern::Cl100k,
             other => unreachable!("tokenizer key {other} has no pretokenizer"),
         };
-        super::super::pretoken::split(bpe, pattern, text)
+        debug_assert_eq!(bpe.pattern(), pattern);
+        super::super::pretoken::split(pattern, text)
     }
 
     /// The BPE count of `text` (o200k or cl100k by `which`), equal to `bpe.count(text)`.
-    pub fn count(bpe: &bpe_openai::Tokenizer, which: u8, text: &str) -> usize {
+    pub fn count(bpe: &Bpe, which: u8, text: &str) -> usize {
         TABLES.with(|tables| {
             let mut table = tables[which as usize].borrow_mut();
             split(bpe, which, text)
@@ -435,7 +432,7 @@ mod pieces {
     }
 
     /// The o200k tokens of the pretokens of `text` by kind.
-    pub fn kinds(bpe: &bpe_openai::Tokenizer, text: &str) -> Kinds {
+    pub fn kinds(bpe: &Bpe, text: &str) -> Kinds {
         let which = super::memo::O200K;
         TABLES.with(|tables| {
             let mut table = tables[which as usize].borrow_mut();
@@ -458,14 +455,14 @@ mod pieces {
     }
 
     /// One pretoken's count, looked up or encoded and remembered.
-    fn pretoken(table: &mut Table, bpe: &bpe_openai::Tokenizer, p: &str) -> usize {
+    fn pretoken(table: &mut Table, bpe: &Bpe, p: &str) -> usize {
         if p.len() > MAX_LEN {
-            return bpe.bpe.count(p.as_bytes());
+            return bpe.count_piece(p.as_bytes());
         }
         if let Some(&n) = table.get(p) {
             return n as usize;
         }
-        let n = bpe.bpe.count(p.as_bytes());
+        let n = bpe.count_piece(p.as_bytes());
         if table.len() >= MAX_ENTRIES {
             table.clear();
         }
@@ -483,6 +480,7 @@ mod pieces {
 /// shard is emptied before its table would grow past 65,536 slots of 40 bytes, so the memo
 /// stays under about 170 MB whatever is counted.
 mod memo {
+    use super::Bpe;
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
 
@@ -518,11 +516,7 @@ mod memo {
 
     /// Count the pieces among `parts` on the machine's cores, so that assembling them (one
     /// pass, in order) finds their counts here.
-    pub fn warm<'a>(
-        bpe: &bpe_openai::Tokenizer,
-        which: u8,
-        parts: impl Iterator<Item = super::Part<'a>>,
-    ) {
+    pub fn warm<'a>(bpe: &Bpe, which: u8, parts: impl Iterator<Item = super::Part<'a>>) {
         let pieces: Vec<&str> = parts
             .filter_map(|p| match p {
                 super::Part::Piece(t) if t.len() >= MIN_LEN => Some(t),
