@@ -154,8 +154,8 @@ pub fn weigh(
         ToolWeight {
             name: t.name.clone(),
             bytes,
-            o200k_tokens: Tokenizer::O200k.count(t.raw()) as u64,
-            cl100k_tokens: Tokenizer::Cl100k.count(t.raw()) as u64,
+            o200k_tokens: tool_tokens(t, Tokenizer::O200k) as u64,
+            cl100k_tokens: tool_tokens(t, Tokenizer::Cl100k) as u64,
             name_pct: pct(t.name.len(), bytes),
             description_pct: pct(text.description().len(), bytes),
             // The shared text is the schema's compact JSON; a tool that declares none has none.
@@ -258,9 +258,52 @@ pub fn weigh(
     })
 }
 
+/// Tokens of a tool's text as the server sent it. Where the text is the plain
+/// `{"name","description","inputSchema"}` of its name and shared text (every generated tool,
+/// many real ones: [`crate::catalogue::Tool::is_composed`]), it is counted from the pieces its
+/// renderings share (the schema, the description's prose), which are then counted once for all
+/// of them, and never written out; otherwise whole.
+fn tool_tokens(t: &crate::catalogue::Tool, tok: Tokenizer) -> f64 {
+    use crate::tokens::Part;
+    let text = t.def_text();
+    if !t.is_composed() {
+        return tok.count(t.raw());
+    }
+    let description = serde_json::to_string(text.description()).expect("a string serialises");
+    let [first, prose, last] = crate::tokens::clean_cuts(&description);
+    let head = format!(
+        "{{\"name\":{},\"description\":{first}",
+        serde_json::to_string(&t.name).expect("a string serialises")
+    );
+    let neck = format!("{last},\"inputSchema\":");
+    let schema = text.schema();
+    let schema = match schema.bytes().all(|b| b.is_ascii_punctuation()) {
+        true => Part::Joint(schema),
+        false => Part::Piece(schema),
+    };
+    let parts = [
+        Part::Piece(&head),
+        Part::Piece(prose),
+        Part::Piece(&neck),
+        schema,
+        Part::Joint("}"),
+    ];
+    tok.count_parts(
+        parts
+            .into_iter()
+            .filter(|p| !matches!(p, Part::Piece(t) if t.is_empty())),
+    )
+}
+
 /// The input schema a tool declares, if it declares one, read from its text without building
 /// its other members (a text that names it twice, whose tree keeps the last, is read whole).
 fn declared_schema(t: &crate::catalogue::Tool) -> Option<serde_json::Value> {
+    if t.is_composed() {
+        // Its text declares exactly the shared schema.
+        return Some(
+            serde_json::from_str(t.def_text().schema()).unwrap_or(serde_json::Value::Null),
+        );
+    }
     #[derive(Deserialize)]
     struct Declared {
         #[serde(default, rename = "inputSchema")]

@@ -89,12 +89,16 @@ fn read(text: &str) -> Result<Vec<Described>, String> {
             Some(s) => s.shared_text(),
             None => json::compact(&super::empty_schema()).into(),
         };
+        let text = DefText::from_compact(&description, shown);
+        let minified = json::minify(raw.get());
+        // A text that is exactly `{"name","description","inputSchema"}` of its parts is not
+        // kept twice: the tool writes it again from them if it is asked for.
+        let tool = match Tool::composes(&name, &text, &minified) {
+            true => Tool::composed(name, text),
+            false => Tool::with_text(name, minified, text),
+        };
         Ok(Described {
-            tool: Tool::with_text(
-                name,
-                json::minify(raw.get()),
-                DefText::from_compact(&description, shown),
-            ),
+            tool,
             summary,
             schema,
         })

@@ -261,6 +261,9 @@ pub struct Tool {
     /// The description and schema as every definition made from the tool carries them, made
     /// once ([`Tool::def_text`]).
     def: std::sync::OnceLock<std::sync::Arc<DefText>>,
+    /// Whether the text is `{"name","description","inputSchema"}` of the name and shared text,
+    /// exactly ([`Tool::composed`]).
+    composed: bool,
 }
 
 impl PartialEq for Tool {
@@ -285,6 +288,7 @@ impl Tool {
             raw: raw.into(),
             value: Default::default(),
             def: Default::default(),
+            composed: false,
         }
     }
 
@@ -296,6 +300,7 @@ impl Tool {
             raw: raw.into(),
             value: Default::default(),
             def: std::sync::Arc::new(text).into(),
+            composed: false,
         }
     }
 
@@ -307,7 +312,37 @@ impl Tool {
             raw: Default::default(),
             value: Default::default(),
             def: std::sync::Arc::new(text).into(),
+            composed: true,
         }
+    }
+
+    /// Whether `raw` is exactly the text [`Tool::composed`] writes for `name` and `text`.
+    pub(crate) fn composes(name: &str, text: &DefText, raw: &str) -> bool {
+        let name = json::compact(name);
+        let description = json::compact(text.description());
+        let pieces = [
+            "{\"name\":",
+            name.as_str(),
+            ",\"description\":",
+            description.as_str(),
+            ",\"inputSchema\":",
+            text.schema(),
+            "}",
+        ];
+        let mut rest = raw;
+        pieces.iter().all(|p| match rest.strip_prefix(p) {
+            Some(r) => {
+                rest = r;
+                true
+            }
+            None => false,
+        }) && rest.is_empty()
+    }
+
+    /// Whether the tool's text is `{"name","description","inputSchema"}` of its name and
+    /// shared text, exactly (a projected row, or a captured tool of just those members).
+    pub fn is_composed(&self) -> bool {
+        self.composed
     }
 
     /// The compact JSON text: as the server sent it, or written from the name and shared text
@@ -362,6 +397,7 @@ impl Tool {
             raw: raw.into(),
             value: value.into(),
             def: Default::default(),
+            composed: false,
         })
     }
 

@@ -127,6 +127,7 @@ pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Conf
 pub(super) fn run(a: MeasureArgs) -> Result<i32> {
     let (source, cfg) = measure_config(&a)?;
     let cat = source.load()?;
+    super::release_freed();
     let bar = if cat.tools.len() >= 5_000 {
         progress(cfg.surfaces.len() as u64, "measuring")
     } else {

@@ -152,13 +152,8 @@ pub(super) fn run(a: ServeArgs) -> Result<i32> {
         eprintln!("toolcost serve: encoding the rows for the {} resolver (kept on disk for the next start)", resolver.name());
         state.snapshot().dense().map_err(Error::input)?;
     }
-    // Loading freed more than the server keeps (the file's text, parse trees); hand it back to
-    // the system rather than keep it as the process's resident size.
-    // SAFETY: mi_collect only releases free pages of the allocator; it touches no live
-    // allocation, and may be called from any thread at any time.
-    unsafe {
-        libmimalloc_sys::mi_collect(true);
-    }
+    // Loading freed more than the server keeps (the file's text, parse trees).
+    super::release_freed();
     state.set_access(access);
     runtime()?.block_on(async move {
         if a.stdio {

@@ -30,6 +30,7 @@ pub(super) fn run(a: WeighArgs) -> Result<i32> {
     let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
     let target = a.target.target()?;
     let fetched = target.load_full()?;
+    super::release_freed();
     let mut w = weigh::weigh(&fetched.catalogue, &client, &model, fetched.notes)?;
     w.protocol = fetched.protocol;
     if a.each_protocol {

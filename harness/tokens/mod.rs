@@ -11,7 +11,7 @@ mod tokenizer;
 
 pub use cache::{CacheRule, PromptCache};
 pub use render::{billed_input, billed_with, Billing, RenderModel, ToolsBilling};
-pub use tokenizer::{counting_whole, Part, Tokenizer, KIMI_PER_O200K};
+pub use tokenizer::{clean_cuts, counting_whole, Part, Tokenizer, KIMI_PER_O200K};
 
 /// A seed drawn once per process for the hashes that stay inside it (the token-count memo's
 /// keys, the prompt cache's digests): a text cannot be written to aim at them without it.

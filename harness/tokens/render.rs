@@ -477,7 +477,14 @@ fn fixed_defs_tokens(render: RenderModel) -> f64 {
 /// text) is a part of its own, so it is counted once per tokenizer whatever name and wrapper
 /// each rendering gives it.
 struct Framed<'a> {
+    /// Everything before the description's prose: the open and the description up to its
+    /// first clean cut ([`super::clean_cuts`]).
     head: String,
+    /// The description as JSON; its prose (between the cuts) is a piece of its own.
+    description: String,
+    prose: std::ops::Range<usize>,
+    /// The description after its last cut, and what comes before the schema.
+    neck: String,
     schema: Cow<'a, str>,
     tail: &'static str,
 }
@@ -486,15 +493,13 @@ impl<'a> Framed<'a> {
     /// `{"name","description","input_schema"}`, or a server tool (`tool_search_tool_*`) as sent.
     fn anthropic(d: ToolRef<'a>) -> Framed<'a> {
         match d.parts() {
-            Some(p) => Framed {
-                head: format!(
-                    "{{\"name\":{},\"description\":{},\"input_schema\":",
-                    json::compact(p.name),
-                    json::compact(p.description)
-                ),
-                schema: p.schema.text(),
-                tail: "}",
-            },
+            Some(p) => Framed::around(
+                format!("{{\"name\":{},\"description\":", json::compact(p.name)),
+                p.description,
+                ",\"input_schema\":",
+                p.schema.text(),
+                "}",
+            ),
             None => Framed::as_sent(d),
         }
     }
@@ -502,22 +507,48 @@ impl<'a> Framed<'a> {
     /// `{"type":"function","function":{"name","description","parameters"}}`.
     fn kimi(d: ToolRef<'a>) -> Framed<'a> {
         match d.parts() {
-            Some(p) => Framed {
-                head: format!(
-                    "{{\"type\":\"function\",\"function\":{{\"name\":{},\"description\":{},\"parameters\":",
-                    json::compact(p.name),
-                    json::compact(p.description)
+            Some(p) => Framed::around(
+                format!(
+                    "{{\"type\":\"function\",\"function\":{{\"name\":{},\"description\":",
+                    json::compact(p.name)
                 ),
-                schema: p.schema.text(),
-                tail: "}}",
-            },
+                p.description,
+                ",\"parameters\":",
+                p.schema.text(),
+                "}}",
+            ),
             None => Framed::as_sent(d),
+        }
+    }
+
+    /// `open`, the description as JSON, `before_schema`, the schema, `tail`.
+    fn around(
+        open: String,
+        description: &str,
+        before_schema: &str,
+        schema: Cow<'a, str>,
+        tail: &'static str,
+    ) -> Framed<'a> {
+        let description = json::compact(description);
+        let [first, prose, last] = super::clean_cuts(&description);
+        let prose = first.len()..first.len() + prose.len();
+        let (head, neck) = (open + first, format!("{last}{before_schema}"));
+        Framed {
+            head,
+            description,
+            prose,
+            neck,
+            schema,
+            tail,
         }
     }
 
     fn as_sent(d: ToolRef) -> Framed<'a> {
         Framed {
             head: d.text(),
+            description: String::new(),
+            prose: 0..0,
+            neck: String::new(),
             schema: Cow::Borrowed(""),
             tail: "",
         }
@@ -529,8 +560,30 @@ impl<'a> Framed<'a> {
             true => Part::Joint(&self.schema),
             false => Part::Piece(&self.schema),
         };
-        [Part::Piece(&self.head), schema, Part::Joint(self.tail)].into_iter()
+        let prose = &self.description[self.prose.clone()];
+        fn piece(t: &str) -> Option<Part<'_>> {
+            (!t.is_empty()).then_some(Part::Piece(t))
+        }
+        [
+            Some(Part::Piece(&self.head)),
+            piece(prose),
+            piece(&self.neck),
+            Some(schema),
+            Some(Part::Joint(self.tail)),
+        ]
+        .into_iter()
+        .flatten()
     }
+}
+
+/// Tokens of the walk's `name:description` (the description without its final periods), its
+/// prose counted as a piece of its own ([`super::clean_cuts`]), so the prose several renderings
+/// of a definition share is counted once.
+fn name_and_description(tok: Tokenizer, name: &str, desc: &str) -> f64 {
+    let [first, prose, last] = super::clean_cuts(desc.trim_end_matches('.'));
+    let head = format!("{name}:{first}");
+    let parts = [head.as_str(), prose, last];
+    tok.count_parts(parts.into_iter().filter(|p| !p.is_empty()).map(Part::Piece))
 }
 
 /// The cookbook walk for one function (gpt-4o constants; enum_init is -3).
@@ -540,7 +593,7 @@ fn openai_function_tokens(d: ToolRef, func_init: i64, tok: Tokenizer) -> f64 {
     };
     let (name, desc) = (p.name, p.description);
     let schema = p.schema.value();
-    let mut n = func_init as f64 + tok.count(&format!("{name}:{}", desc.trim_end_matches('.')));
+    let mut n = func_init as f64 + name_and_description(tok, name, desc);
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         if !props.is_empty() {
             n += 3.0; // prop_init
