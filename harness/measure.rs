@@ -156,6 +156,10 @@ pub fn measure(cat: &Catalogue, cfg: &Config, progress: &(dyn Fn(&str) + Sync)) 
                     break;
                 };
                 let rows = measure_surface(cat, &empty, surface, cfg);
+                if workers == 1 && cat.tools.len() >= ONE_AT_A_TIME_FROM {
+                    // What this surface freed goes back before the next one is built.
+                    crate::sync::release_freed();
+                }
                 progress(surface.name());
                 crate::sync::lock(&done).push((i, rows));
             });
@@ -263,10 +267,11 @@ fn free_beside(built: Built) {
 /// threshold: below it handing one over costs more than freeing it).
 const FREE_BESIDE_FROM: usize = 4096;
 
-/// Catalogues at least this large are measured one surface at a time (an assumed threshold,
-/// between the 85,600 rows the reports measure, where two surfaces side by side are faster, and
-/// the million rows `measure` accepts, where two bodies at once are several GB).
-pub const ONE_AT_A_TIME_FROM: usize = 200_000;
+/// Catalogues at least this large are measured one surface at a time, and what each surface
+/// freed is handed back before the next (an assumed threshold: at 85,600 rows, side by side
+/// took 1.6-1.7 s at 467-475 MB and one at a time 2.0-2.1 s at 352-360 MB, observed on this
+/// project's 2-core machine; each surface's own work is still spread over the cores).
+pub const ONE_AT_A_TIME_FROM: usize = 50_000;
 
 /// The label of a row's dollar figures.
 pub fn cost_label(cfg: &Config, tok: Tokenizer) -> String {

@@ -25,6 +25,16 @@ pub fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Hand memory the allocator holds free back to the system (the binary allocates with
+/// mimalloc; where another allocator is in use this releases nothing of it).
+pub fn release_freed() {
+    // SAFETY: mi_collect only releases free pages of the allocator; it touches no live
+    // allocation, and may be called from any thread at any time.
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
+    }
+}
+
 /// Fewer items than this are worked on in the calling thread: starting threads would cost more
 /// than the split saves (an assumed figure; the items here are rows, tools or lines).
 const MIN_SPLIT: usize = 64;

@@ -256,11 +256,7 @@ impl TargetArgs {
 /// that follows, rather than keep it resident: after loading an 85,600-tool capture, 250 MB
 /// resident fell to 190 MB (observed on this project's 2-core machine).
 fn release_freed() {
-    // SAFETY: mi_collect only releases free pages of the allocator; it touches no live
-    // allocation, and may be called from any thread at any time.
-    unsafe {
-        libmimalloc_sys::mi_collect(true);
-    }
+    crate::sync::release_freed();
 }
 
 fn progress(len: u64, what: &str) -> ProgressBar {

@@ -244,10 +244,55 @@ pub enum CallCheck {
 #[derive(Debug, Clone)]
 struct Entry {
     server: String,
-    summary: String,
+    summary: Summary,
     required: Vec<String>,
     /// Index of the tool in the catalogue's projection; its definition is built per request.
     tool: usize,
+}
+
+/// A tool's summary: its description where that is already one line of single-spaced words
+/// within the cut (shared with the tool, not copied: a list of a million tools holds its
+/// descriptions once), or the description cut.
+#[derive(Debug, Clone)]
+enum Summary {
+    Whole(std::sync::Arc<crate::catalogue::DefText>),
+    Cut(String),
+}
+
+impl Summary {
+    fn of(text: std::sync::Arc<crate::catalogue::DefText>) -> Summary {
+        match is_flat(text.description(), SUMMARY_CHARS) {
+            true => Summary::Whole(text),
+            false => Summary::Cut(cut(text.description(), SUMMARY_CHARS)),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Summary::Whole(t) => t.description(),
+            Summary::Cut(s) => s,
+        }
+    }
+}
+
+/// Whether [`cut`] gives `text` back unchanged: at most `max` characters, and its only
+/// whitespace single spaces between words.
+fn is_flat(text: &str, max: usize) -> bool {
+    let mut after_space = true;
+    for (n, c) in text.chars().enumerate() {
+        if n >= max {
+            return false;
+        }
+        if c.is_whitespace() {
+            if c != ' ' || after_space {
+                return false;
+            }
+            after_space = true;
+        } else {
+            after_space = false;
+        }
+    }
+    !after_space || text.is_empty()
 }
 
 /// The name-list state of one conversation.
@@ -296,8 +341,8 @@ impl Session {
             let text = tool.def_text();
             let entry = Entry {
                 server,
-                summary: cut(text.description(), SUMMARY_CHARS),
                 required: text.required().into_iter().take(MAX_REQUIRED).collect(),
+                summary: Summary::of(text),
                 tool: index,
             };
             (name, entry)
@@ -553,19 +598,44 @@ fn render_list(
     entries: &BTreeMap<String, Entry>,
     servers: &BTreeMap<String, Vec<String>>,
 ) -> String {
-    let mut out = String::from(
-        "# Tool list\nThese tools exist but are not callable yet. To use one, call enable_tools with its exact name \
+    use std::fmt::Write;
+    const HEAD: &str = "# Tool list\nThese tools exist but are not callable yet. To use one, call enable_tools with its exact name \
 (and the names of tools that supply its required arguments); it becomes callable in the next step and stays \
-callable for the rest of the conversation. If a tool is already callable, call it; do not enable it again.\n",
-    );
+callable for the rest of the conversation. If a tool is already callable, call it; do not enable it again.\n";
+    // Sized before it is written: a list of a million tools is hundreds of megabytes, and
+    // growing it by doubling would hold two copies at once.
+    let lines: usize = servers
+        .iter()
+        .map(|(server, names)| {
+            server.len()
+                + 32
+                + names
+                    .iter()
+                    .map(|name| {
+                        let e = &entries[name];
+                        let required: usize = e.required.iter().map(|r| r.len() + 2).sum();
+                        name.len() + e.summary.as_str().len() + required + 18
+                    })
+                    .sum::<usize>()
+        })
+        .sum();
+    let mut out = String::with_capacity(HEAD.len() + lines);
+    out.push_str(HEAD);
     for (server, names) in servers {
-        out.push_str(&format!("\n## {server} ({} tools)\n", names.len()));
+        let _ = write!(out, "\n## {server} ({} tools)\n", names.len());
         for name in names {
             let e = &entries[name];
             debug_assert_eq!(&e.server, server);
-            out.push_str(&format!("- {name}: {}", e.summary));
+            let _ = write!(out, "- {name}: {}", e.summary.as_str());
             if !e.required.is_empty() {
-                out.push_str(&format!(" (requires: {})", e.required.join(", ")));
+                out.push_str(" (requires: ");
+                for (i, r) in e.required.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(r);
+                }
+                out.push(')');
             }
             out.push('\n');
         }
@@ -583,4 +653,29 @@ fn mentioned_servers(turn: &str) -> Vec<String> {
         })
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cut, is_flat};
+
+    /// A text said to be flat is what cutting it gives back; one that is not differs from its cut.
+    #[test]
+    fn flat_texts_are_their_own_cut() {
+        let alphabet = [
+            "a", "b", " ", "  ", "\n", "\t", "é", "\u{a0}", "\u{2028}", "xyz", ".",
+        ];
+        let mut rng = crate::rng::Rng::new(9);
+        for _ in 0..20_000 {
+            let n = rng.below(12);
+            let text: String = (0..n).map(|_| *rng.pick(&alphabet)).collect();
+            for max in [1, 3, 8, 300] {
+                assert_eq!(
+                    is_flat(&text, max),
+                    cut(&text, max) == text,
+                    "{text:?} at {max}"
+                );
+            }
+        }
+    }
 }

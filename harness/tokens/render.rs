@@ -624,24 +624,35 @@ fn openai_function_tokens(d: ToolRef, func_init: i64, tok: Tokenizer) -> f64 {
 }
 
 /// All system text: Anthropic's `system` (string or blocks), the Responses `instructions`, or
-/// OpenAI's system messages.
-pub fn system_text(body: &Value) -> String {
+/// OpenAI's system messages. Borrowed where it is one string already (a name list's system
+/// prompt can be hundreds of megabytes).
+pub fn system_text(body: &Value) -> Cow<'_, str> {
     match body.get("system").or_else(|| body.get("instructions")) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => body
-            .get("messages")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|m| m["role"] == "system")
-            .map(message_text)
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::String(s)) => Cow::Borrowed(s),
+        Some(Value::Array(blocks)) => {
+            let mut texts = blocks.iter().filter_map(|b| b["text"].as_str());
+            match (texts.next(), texts.next()) {
+                (None, _) => Cow::Borrowed(""),
+                (Some(one), None) => Cow::Borrowed(one),
+                (Some(_), Some(_)) => Cow::Owned(
+                    blocks
+                        .iter()
+                        .filter_map(|b| b["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
+            }
+        }
+        _ => Cow::Owned(
+            body.get("messages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|m| m["role"] == "system")
+                .map(message_text)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
     }
 }
 
