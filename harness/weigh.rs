@@ -171,6 +171,7 @@ pub fn weigh(
     });
     tools.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
 
+    crate::sync::release_freed();
     let surfaces = measure::measure(
         cat,
         &config(
@@ -204,19 +205,29 @@ pub fn weigh(
         };
         plan.push((provider, card, found, cfg));
     }
-    let measured: Vec<Option<MeasureRow>> = std::thread::scope(|s| {
-        let running: Vec<_> = plan
+    let one = |cfg: &measure::Config| measure::measure(cat, cfg, &|_| {}).remove(0);
+    // A catalogue large enough to be measured one surface at a time is weighed one provider
+    // at a time too (each measure is on both cores), so that one request is held at once.
+    let measured: Vec<Option<MeasureRow>> = match cat.tools.len() >= measure::ONE_AT_A_TIME_FROM {
+        true => plan
             .iter()
             .map(|(.., cfg)| {
-                cfg.as_ref()
-                    .map(|cfg| s.spawn(move || measure::measure(cat, cfg, &|_| {}).remove(0)))
+                let row = cfg.as_ref().map(one);
+                crate::sync::release_freed();
+                row
             })
-            .collect();
-        running
-            .into_iter()
-            .map(|r| r.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
-            .collect()
-    });
+            .collect(),
+        false => std::thread::scope(|s| {
+            let running: Vec<_> = plan
+                .iter()
+                .map(|(.., cfg)| cfg.as_ref().map(|cfg| s.spawn(move || one(cfg))))
+                .collect();
+            running
+                .into_iter()
+                .map(|r| r.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+                .collect()
+        }),
+    };
     let mut limits = Vec::new();
     let mut marginal = Vec::new();
     for ((provider, card, found, _), fresh) in plan.into_iter().zip(measured) {
