@@ -12,7 +12,9 @@
 # largest measure, default 1000000; 0 skips it), OUT (default reports/bench), NOTE (a line put
 # in the report, e.g. that this was a short run). Peers are installed under target/bench:
 # @modelcontextprotocol/sdk@1.32.2 and gpt-tokenizer@4.0.0 (npm), mcp==2.3.0,
-# mcp-token-lint==0.2.0 and litellm[proxy]==1.80.0 (PyPI, Python 3.13).
+# mcp-token-lint==0.2.0 and litellm[proxy]==1.80.0 (PyPI, Python 3.13); nginx (the
+# distribution's package, installed with apt-get when missing) is the plain reverse proxy the
+# gateway is measured against.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -53,6 +55,10 @@ if has server || has lint || has gateway; then
   "$work/venv/bin/pip" install -q --disable-pip-version-check mcp==2.3.0 mcp-token-lint==0.2.0 uvicorn==0.54.0
 fi
 if has gateway; then
+  # The plain reverse proxy: the distribution's nginx.
+  command -v nginx >/dev/null || { apt-get install -y -q nginx-light >/dev/null 2>&1 || {
+    apt-get update -q >/dev/null 2>&1 && apt-get install -y -q nginx-light >/dev/null 2>&1; }; }
+  command -v nginx >/dev/null || { echo "nginx is not installed and could not be (apt-get install nginx-light)" >&2; exit 1; }
   # LiteLLM's proxy pins an older `mcp`, so it lives in a virtual environment of its own.
   [ -x "$work/venv-litellm/bin/litellm" ] || {
     "$PY" -m venv "$work/venv-litellm"
@@ -225,6 +231,38 @@ for run in $(seq "$RUNS"); do
       loaded "gateway-c$c" direct "$run" "$mock/v1/messages" "$body" "$c" --header "x-api-key: bench"
       start "$work/fwd.log" "$bin" gateway --upstream "$mock" --listen 127.0.0.1:0 --log "$work/fwd-log.sqlite"
       loaded "gateway-c$c" toolcost "$run" "$url/v1/messages" "$body" "$c" --header "x-api-key: bench"
+      stop
+      # The plain reverse proxy: one nginx worker, keep-alive to the same mock, buffering the
+      # request and the answer as a gateway that reads them would.
+      PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+      mkdir -p "$work/nginx"
+      cat >"$work/nginx/nginx.conf" <<NGINX
+worker_processes 1;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  upstream mock { server ${mock#http://}; keepalive 64; }
+  server {
+    listen 127.0.0.1:$PORT;
+    client_max_body_size 256m;
+    location / {
+      proxy_pass http://mock;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering on;
+      proxy_request_buffering on;
+    }
+  }
+}
+NGINX
+      start "$work/nginx.log" bash -c "echo 'listening on http://127.0.0.1:$PORT'; exec nginx -p '$work/nginx' -c '$work/nginx/nginx.conf' -g 'daemon off;'"
+      # The line above is printed before nginx binds: wait until it answers.
+      for _ in $(seq 200); do curl -s -o /dev/null --max-time 1 "$url/" && break; sleep 0.05; done
+      loaded "gateway-c$c" nginx "$run" "$url/v1/messages" "$body" "$c" --header "x-api-key: bench"
       stop
       PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
       BENCH_UPSTREAM=$mock "$PY" benches/peers/litellm_config.py >"$work/litellm.yaml"

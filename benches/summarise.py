@@ -16,6 +16,8 @@ from collections import defaultdict
 HIGHER_BETTER = {"req_s"}
 # The side that serves a fixed answer with no work: the floor of the load runs, not a peer.
 FLOOR = "static-bytes"
+# The plain reverse proxy in front of the same upstream: what any gateway hop costs at least.
+PROXY = "nginx"
 
 
 def machine():
@@ -93,6 +95,21 @@ def main():
                                  "static_median": top, "toolcost_median": tc,
                                  "toolcost_share": tc / top if tc is not None and top else None,
                                  "ceiling": top / m if m else None})
+    # The gateway beside the plain proxy: its share of the proxy's requests per second, and the
+    # latency it adds over the proxy's (each side's median).
+    proxied = []
+    for job in sorted({j for (j, s, _) in medians if s == PROXY}):
+        rps = (medians.get((job, "toolcost", "req_s")), medians.get((job, PROXY, "req_s")))
+        p50 = (medians.get((job, "toolcost", "p50_ms")), medians.get((job, PROXY, "p50_ms")))
+        proxied.append({
+            "job": job,
+            "toolcost_req_s": rps[0], "proxy_req_s": rps[1],
+            "share": rps[0] / rps[1] if None not in rps and rps[1] else None,
+            "toolcost_p50_ms": p50[0], "proxy_p50_ms": p50[1],
+            "added_p50_ms": p50[0] - p50[1] if None not in p50 else None,
+            "toolcost_runs": runs.get((job, "toolcost", "req_s"), []),
+            "proxy_runs": runs.get((job, PROXY, "req_s"), []),
+        })
     alone = [{"job": j, "metric": me, "toolcost_median": v}
              for (j, s, me), v in sorted(medians.items())
              if s == "toolcost" and not any(r["job"] == j and r["metric"] == me for r in rows)]
@@ -105,6 +122,7 @@ def main():
         "comparisons": rows,
         "toolcost_alone": alone,
         "ceilings": ceilings,
+        "against_proxy": proxied,
         "commands": {f"{j} / {s}": c for (j, s), c in sorted(commands.items())},
     }
     os.makedirs(out, exist_ok=True)
@@ -148,6 +166,19 @@ def main():
         lines += [f"| {c['job']} | {c['metric']} | {fmt(c['static_median'])} | "
                   f"{fmt(c['toolcost_median'])} | {pct(c['toolcost_share'])} | {c['peer']} | "
                   f"{fmt(c['peer_median'])} | {x(c['ceiling'])} |" for c in ceilings]
+    if proxied:
+        lines += ["", f"The gateway beside `{PROXY}` (one worker, keep-alive to the same mock "
+                  "upstream, request and answer buffered), the plain reverse proxy any gateway hop "
+                  "is measured against; toolcost forwards with its log on (one row committed per "
+                  "request before the answer is released, with its own estimate of the request):",
+                  "", f"| job | toolcost req/s | {PROXY} req/s | share | toolcost p50 ms | "
+                  f"{PROXY} p50 ms | added p50 ms |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in proxied:
+            share = "" if r["share"] is None else f"{100 * r['share']:.0f}%"
+            added = "" if r["added_p50_ms"] is None else f"{r['added_p50_ms']:+.2f}"
+            lines.append(f"| {r['job']} | {fmt(r['toolcost_req_s'])} | {fmt(r['proxy_req_s'])} | "
+                         f"{share} | {fmt(r['toolcost_p50_ms'])} | {fmt(r['proxy_p50_ms'])} | "
+                         f"{added} |")
     if alone:
         lines += ["", "toolcost alone (no peer does the job):", "", "| job | metric | toolcost |",
                   "|---|---|---:|"]

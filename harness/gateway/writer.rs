@@ -250,7 +250,13 @@ fn write_batch(conn: &Connection, batch: Vec<Job>) {
 
 /// Write `ops` in one transaction and commit; each one's outcome (all fail if the commit does).
 fn commit<'a>(conn: &Connection, ops: impl Iterator<Item = &'a Op>) -> Vec<Outcome> {
-    let began = conn.execute_batch("BEGIN IMMEDIATE");
+    // Prepared once per connection and kept, as the rows' own statements are.
+    let run = |sql: &str| {
+        conn.prepare_cached(sql)
+            .and_then(|mut s| s.execute([]))
+            .map(|_| ())
+    };
+    let began = run("BEGIN IMMEDIATE");
     let outcomes: Vec<Outcome> = ops
         .map(|op| match &began {
             Err(e) => Err(e.to_string()),
@@ -258,11 +264,11 @@ fn commit<'a>(conn: &Connection, ops: impl Iterator<Item = &'a Op>) -> Vec<Outco
         })
         .collect();
     let committed = match began {
-        Ok(()) => conn.execute_batch("COMMIT").map_err(|e| e.to_string()),
+        Ok(()) => run("COMMIT").map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
     if committed.is_err() {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = run("ROLLBACK");
     }
     outcomes
         .into_iter()
