@@ -74,6 +74,10 @@ impl Request {
         let Some(members) = self.body.as_object().filter(|_| self.placed) else {
             return Ok(serde_json::to_writer(out, &self.body)?);
         };
+        debug_assert!(
+            self.body.get("tools").is_some_and(Value::is_null),
+            "a placed body's `tools` is the place of its entries"
+        );
         out.write_all(b"{")?;
         for (i, (k, v)) in members.iter().enumerate() {
             if i > 0 {
@@ -142,8 +146,13 @@ impl Request {
             return;
         }
         let spec = self.format.spec();
-        self.tools_mut();
-        spec.place_cache_marks(&mut self.body, self.tools.make_mut(), marks);
+        // A body without a `tools` array keeps what it has: its tools are not touched.
+        let mut none = Vec::new();
+        let tools = match self.placed {
+            true => self.tools.make_mut(),
+            false => &mut none,
+        };
+        spec.place_cache_marks(&mut self.body, tools, marks);
     }
 
     /// Keep the first `n` tools (a prompt-cache prefix that ends among them), sharing them.
@@ -271,4 +280,40 @@ pub fn tool_addition_message(definitions: Vec<Value>) -> Value {
 /// (openai-python 3.57.0: `AdditionalTools` in `ResponseInputItemParam`).
 pub fn additional_tools_item(definitions: Vec<Value>) -> Value {
     serde_json::json!({"type": "additional_tools", "role": "developer", "tools": definitions})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Marks go on the tools a body has; a body whose `tools` is absent, `null` or not an array
+    /// is written as it was sent, and a placed body's bytes are its tree's.
+    #[test]
+    fn marks_leave_a_body_without_a_tools_array_as_it_was() {
+        let marks = [crate::provider::CacheMark::Tools, crate::provider::CacheMark::System];
+        for tools in [None, Some(json!(null)), Some(json!({"a": 1})), Some(json!("x"))] {
+            let mut body = json!({"model": "m", "system": [{"type": "text", "text": "s"}],
+                "messages": [{"role": "user", "content": "hi"}]});
+            if let Some(t) = &tools {
+                body["tools"] = t.clone();
+            }
+            let mut req = Request::new(Format::AnthropicMessages, body.clone());
+            assert_eq!(req.wire(), json::compact(&body));
+            req.place_cache_marks(&marks);
+            let mut marked = body.clone();
+            marked["system"][0]["cache_control"] = json!({"type": "ephemeral"});
+            assert_eq!(req.wire(), json::compact(&marked), "{tools:?}");
+            assert_eq!(req.wire_bytes(), req.wire().len());
+        }
+        let body = json!({"model": "m", "tools": [{"name": "a", "description": "d",
+            "input_schema": {"type": "object"}}], "messages": [{"role": "user", "content": "hi"}]});
+        let mut req = Request::new(Format::AnthropicMessages, body.clone());
+        req.place_cache_marks(&marks);
+        let mut marked = body;
+        marked["tools"][0]["cache_control"] = json!({"type": "ephemeral"});
+        assert_eq!(req.wire(), json::compact(&marked));
+        assert_eq!(req.wire_bytes(), req.wire().len());
+        assert_eq!(req.body_value().as_ref(), &marked);
+    }
 }

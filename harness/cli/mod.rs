@@ -251,7 +251,6 @@ impl TargetArgs {
     }
 }
 
-/// A progress bar on stderr for a run of `len` steps.
 /// Hand what loading freed (a file's text, parse trees) back to the system before the work
 /// that follows, rather than keep it resident: after loading an 85,600-tool capture, 250 MB
 /// resident fell to 190 MB (observed on this project's 2-core machine).
@@ -259,6 +258,7 @@ fn release_freed() {
     crate::sync::release_freed();
 }
 
+/// A progress bar on stderr for a run of `len` steps.
 fn progress(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(

@@ -383,7 +383,7 @@ async fn forward_stream(
 ) -> Response {
     // The row is written before the first byte goes out, so a gateway killed mid-stream
     // leaves a row for it (marked incomplete when the log is next opened).
-    flight.p.provisional = flight.gw.begin(&flight.p, status).await;
+    flight.p.provisional = flight.gw.begin(&flight.p, status);
     let cap = flight.gw.opts.max_response;
     let state = StreamState {
         upstream: Box::pin(resp.bytes_stream()),

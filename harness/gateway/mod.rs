@@ -116,7 +116,7 @@ impl Gateway {
     /// [`Gateway::record`] for a caller that cannot wait on a task (a request dropped before
     /// its answer was complete): blocks until the row is committed.
     fn record_blocking(&self, p: &Pending, row: LogRow) {
-        if let Err(e) = self.log.write_blocking(p.provisional, row, p.body.clone()) {
+        if let Err(e) = self.log.write_now(p.provisional, row, p.body.clone()) {
             eprintln!("toolcost gateway: could not write the log row: {e}");
         }
     }
@@ -124,7 +124,9 @@ impl Gateway {
     /// Write the row of a stream that is about to be passed on, before its first byte: marked
     /// `in-flight` until its end completes it, and `incomplete` by the next gateway on this
     /// log if this one dies first. `None` when it could not be written (said on stderr).
-    async fn begin(&self, p: &Pending, status: u16) -> Option<i64> {
+    /// Written at once, on this thread: a task cancelled while its first row waited in the
+    /// queue would otherwise leave that row and, from its drop, another.
+    fn begin(&self, p: &Pending, status: u16) -> Option<i64> {
         let row = p.row(
             status,
             0,
@@ -132,7 +134,7 @@ impl Gateway {
             log::IN_FLIGHT,
             Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
         );
-        match self.log.insert(row, p.body.clone()).await {
+        match self.log.write_now(None, row, p.body.clone()) {
             Ok(id) => Some(id),
             Err(e) => {
                 eprintln!("toolcost gateway: could not write the stream's first row: {e}");

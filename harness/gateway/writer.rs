@@ -16,7 +16,6 @@ use crate::error::{Error, Result};
 use axum::body::Bytes;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,8 +25,8 @@ const BATCH: usize = 256;
 /// The longest the writer waits for more rows once one is queued (an assumed bound: a small
 /// part of a forwarded request's own time under load).
 pub const LINGER: Duration = Duration::from_micros(500);
-/// Rows that may wait at once (an assumed bound); a request that finds the queue full waits a
-/// millisecond at a time for room.
+/// Rows that may wait at once (an assumed bound); a request that finds the queue full writes its
+/// row itself.
 const QUEUE: usize = 4096;
 
 /// What to write.
@@ -40,11 +39,9 @@ enum Op {
 
 type Outcome = std::result::Result<i64, String>;
 
-/// Where the outcome goes: a request waiting on its task, or a caller that blocks (a request
-/// dropped mid-answer, whose row is written as it is dropped).
+/// Where the outcome goes: the request waiting on its task.
 enum Reply {
     Task(tokio::sync::oneshot::Sender<Outcome>),
-    Blocking(SyncSender<Outcome>),
 }
 
 impl Reply {
@@ -52,9 +49,6 @@ impl Reply {
         // A caller that stopped waiting has nothing to be told.
         match self {
             Reply::Task(tx) => {
-                let _ = tx.send(outcome);
-            }
-            Reply::Blocking(tx) => {
                 let _ = tx.send(outcome);
             }
         }
@@ -95,12 +89,17 @@ impl Shared {
 /// The log's writer; its thread ends, after writing what is queued, when this is dropped.
 pub struct Writer {
     shared: Arc<Shared>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Drop for Writer {
     fn drop(&mut self) {
         crate::sync::lock(&self.shared.queue).closed = true;
         self.shared.queued.notify_all();
+        // What was queued is written before the writer is gone.
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 
@@ -113,12 +112,15 @@ impl Writer {
             queued: Condvar::new(),
             inflight,
         });
-        let thread = shared.clone();
-        std::thread::Builder::new()
+        let on_thread = shared.clone();
+        let thread = std::thread::Builder::new()
             .name("log-writer".into())
-            .spawn(move || write_queued(&thread))
+            .spawn(move || write_queued(&on_thread))
             .map_err(|e| Error::input(format!("could not start the log writer: {e}")))?;
-        Ok(Writer { shared })
+        Ok(Writer {
+            shared,
+            thread: Some(thread),
+        })
     }
 
     /// Insert a row (and its body); its id once committed.
@@ -131,26 +133,16 @@ impl Writer {
         self.wait(Op::Update(id, Box::new(row))).await.map(|_| ())
     }
 
-    /// Write a row and block until it is committed: for a caller that cannot wait on a task
-    /// (a request's drop). It blocks its thread as a direct write would.
-    pub fn write_blocking(&self, id: Option<i64>, row: LogRow, body: Option<Bytes>) -> Result<()> {
+    /// Write a row now, on this thread, and return once it is committed (its id): for a row
+    /// that must be in the log before the caller goes on whatever becomes of its task (a
+    /// stream's first row, the row of a request dropped mid-answer). It waits only for a
+    /// commit under way, never for rows to gather.
+    pub fn write_now(&self, id: Option<i64>, row: LogRow, body: Option<Bytes>) -> Result<i64> {
         let op = match id {
             Some(id) => Op::Update(id, Box::new(row)),
             None => Op::Insert(Box::new(row), body),
         };
-        let (tx, rx) = sync_channel(1);
-        let job = Job {
-            op,
-            reply: Reply::Blocking(tx),
-        };
-        if let Err(job) = self.queue(job) {
-            // A full queue: written here, under the connection's lock.
-            write_batch(&crate::sync::lock(&self.shared.conn), vec![job]);
-        }
-        rx.recv()
-            .map_err(|_| stopped())?
-            .map(|_| ())
-            .map_err(Error::input)
+        write_one_committed(&crate::sync::lock(&self.shared.conn), &op).map_err(Error::input)
     }
 
     async fn wait(&self, op: Op) -> Result<i64> {
@@ -164,13 +156,14 @@ impl Writer {
             }
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let mut job = Job {
+        let job = Job {
             op,
             reply: Reply::Task(tx),
         };
-        while let Err(back) = self.queue(job) {
-            job = back;
-            tokio::time::sleep(Duration::from_millis(1)).await;
+        if let Err(job) = self.queue(job) {
+            // A full queue: written here, at once, so that no wait can lose it.
+            return write_one_committed(&crate::sync::lock(&self.shared.conn), &job.op)
+                .map_err(Error::input);
         }
         rx.await.map_err(|_| stopped())?.map_err(Error::input)
     }
@@ -257,12 +250,24 @@ fn commit<'a>(conn: &Connection, ops: impl Iterator<Item = &'a Op>) -> Vec<Outco
             .map(|_| ())
     };
     let began = run("BEGIN IMMEDIATE");
+    // A failure SQLite answers by rolling the whole transaction back (a full disk, an I/O
+    // error) leaves nothing to commit: the rest are not written, in the transaction or out.
+    let mut undone: Option<String> = None;
     let outcomes: Vec<Outcome> = ops
-        .map(|op| match &began {
-            Err(e) => Err(e.to_string()),
-            Ok(()) => write_one(conn, op).map_err(|e| e.to_string()),
+        .map(|op| match (&began, &undone) {
+            (Err(e), _) => Err(e.to_string()),
+            (Ok(()), Some(why)) => Err(why.clone()),
+            (Ok(()), None) => write_one(conn, op).map_err(|e| {
+                if conn.is_autocommit() {
+                    undone = Some(format!("the log's transaction was rolled back: {e}"));
+                }
+                e.to_string()
+            }),
         })
         .collect();
+    if let Some(why) = undone {
+        return outcomes.into_iter().map(|_| Err(why.clone())).collect();
+    }
     let committed = match began {
         Ok(()) => run("COMMIT").map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
@@ -331,7 +336,7 @@ mod tests {
         assert_eq!(ids.len(), 200);
         w.update(ids[0], row("changed")).await.unwrap();
         let w2 = w.clone();
-        tokio::task::spawn_blocking(move || w2.write_blocking(None, row("blocking"), None))
+        tokio::task::spawn_blocking(move || w2.write_now(None, row("blocking"), None))
             .await
             .unwrap()
             .unwrap();

@@ -403,8 +403,15 @@ impl<'a> ToolRef<'a> {
                 },
                 None => None,
             },
-            ToolRef::Namespace(_) => match self.value() {
-                Cow::Owned(Value::Object(mut m)) => m.swap_remove(key).map(Cow::Owned),
+            // Its own members are answered from the struct; only its tools are built.
+            ToolRef::Namespace(n) => match key {
+                "type" => Some(Cow::Owned(Value::from("namespace"))),
+                "name" => Some(Cow::Owned(Value::from(n.name.as_str()))),
+                "description" => Some(Cow::Owned(Value::from(n.description.as_str()))),
+                "tools" => match self.value() {
+                    Cow::Owned(Value::Object(mut m)) => m.swap_remove(key).map(Cow::Owned),
+                    _ => None,
+                },
                 _ => None,
             },
         }

@@ -163,56 +163,105 @@ impl Bpe {
     }
 
     /// The same merge for a long piece: parts in a linked list, candidate pairs in a heap
-    /// ordered by rank then position, stale ones skipped when they come up.
+    /// ordered by rank then position, stale ones skipped when they come up. Positions are held
+    /// as 32-bit numbers where they fit (about 17 bytes of bookkeeping per byte of the piece).
     fn merge_with_heap(&self, piece: &[u8]) -> usize {
+        match u32::try_from(piece.len()) {
+            Ok(n) if n < u32::MAX - 1 => self.merge_linked::<u32>(piece),
+            _ => self.merge_linked::<usize>(piece),
+        }
+    }
+
+    fn merge_linked<I: Position>(&self, piece: &[u8]) -> usize {
         use std::cmp::Reverse;
         let n = piece.len();
-        // Parts are named by their first byte; `next[i]` is the next part's first byte (`n`
-        // after the last), `prev[i]` the previous one's (`usize::MAX` before the first).
-        let mut next: Vec<usize> = (1..=n).collect();
-        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-        let mut alive = vec![true; n];
+        // Parts are named by their first byte: `next[i]` is the next part's first byte (`n`
+        // after the last, GONE once part `i` is merged into the one before it), `prev[i]` the
+        // previous one's (NONE before the first).
+        let (gone, none) = (I::MAX, I::MAX.less_one());
+        let mut next: Vec<I> = (1..=n).map(I::of).collect();
+        let mut prev: Vec<I> = (0..n)
+            .map(|i| if i == 0 { none } else { I::of(i - 1) })
+            .collect();
         let mut pair = vec![u32::MAX; n];
-        let rank_of = |start: usize, next: &[usize]| -> u32 {
-            let second = next[start];
+        let rank_of = |start: usize, next: &[I]| -> u32 {
+            let second = next[start].at();
             match second < n {
-                true => self.rank(&piece[start..next[second]]).unwrap_or(u32::MAX),
+                true => self
+                    .rank(&piece[start..next[second].at()])
+                    .unwrap_or(u32::MAX),
                 false => u32::MAX,
             }
         };
-        let mut heap = std::collections::BinaryHeap::new();
+        let mut heap = std::collections::BinaryHeap::with_capacity(n);
         for (i, p) in pair.iter_mut().enumerate() {
             *p = rank_of(i, &next);
             if *p != u32::MAX {
-                heap.push(Reverse((*p, i)));
+                heap.push(Reverse((*p, I::of(i))));
             }
         }
         let mut parts = n;
         while let Some(Reverse((r, i))) = heap.pop() {
-            if !alive[i] || pair[i] != r {
+            let i = i.at();
+            if next[i] == gone || pair[i] != r {
                 continue;
             }
             // Join part `i` with the one after it.
-            let gone = next[i];
-            alive[gone] = false;
-            next[i] = next[gone];
-            if next[i] < n {
-                prev[next[i]] = i;
+            let later = next[i].at();
+            next[i] = next[later];
+            next[later] = gone;
+            if next[i].at() < n {
+                let after = next[i].at();
+                prev[after] = I::of(i);
             }
             parts -= 1;
             pair[i] = rank_of(i, &next);
             if pair[i] != u32::MAX {
-                heap.push(Reverse((pair[i], i)));
+                heap.push(Reverse((pair[i], I::of(i))));
             }
-            let before = prev[i];
-            if before != usize::MAX {
+            if prev[i] != none {
+                let before = prev[i].at();
                 pair[before] = rank_of(before, &next);
                 if pair[before] != u32::MAX {
-                    heap.push(Reverse((pair[before], before)));
+                    heap.push(Reverse((pair[before], I::of(before))));
                 }
             }
         }
         parts
+    }
+}
+
+/// A position in a piece, held as narrow as the piece allows.
+trait Position: Copy + Ord {
+    const MAX: Self;
+    fn of(i: usize) -> Self;
+    fn at(self) -> usize;
+    fn less_one(self) -> Self;
+}
+
+impl Position for u32 {
+    const MAX: u32 = u32::MAX;
+    fn of(i: usize) -> u32 {
+        i as u32
+    }
+    fn at(self) -> usize {
+        self as usize
+    }
+    fn less_one(self) -> u32 {
+        self - 1
+    }
+}
+
+impl Position for usize {
+    const MAX: usize = usize::MAX;
+    fn of(i: usize) -> usize {
+        i
+    }
+    fn at(self) -> usize {
+        self
+    }
+    fn less_one(self) -> usize {
+        self - 1
     }
 }
 
@@ -273,6 +322,7 @@ mod tests {
                 if b.len() > 1 {
                     assert_eq!(v.merge_scanning(b), want, "scan {piece:?}");
                     assert_eq!(v.merge_with_heap(b), want, "heap {piece:?}");
+                    assert_eq!(v.merge_linked::<usize>(b), want, "wide heap {piece:?}");
                 }
             }
         }
