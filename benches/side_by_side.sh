@@ -229,7 +229,9 @@ for run in $(seq "$RUNS"); do
     mock=$url mockpid=$spid
     for c in 1 32; do
       loaded "gateway-c$c" direct "$run" "$mock/v1/messages" "$body" "$c" --header "x-api-key: bench"
-      start "$work/fwd.log" "$bin" gateway --upstream "$mock" --listen 127.0.0.1:0 --log "$work/fwd-log.sqlite"
+      # One worker, as the reference proxy below has (with the load client and the upstream on
+      # the same two cores, one event loop also serves more than two).
+      start "$work/fwd.log" "$bin" gateway --upstream "$mock" --listen 127.0.0.1:0 --log "$work/fwd-log.sqlite" --workers 1
       loaded "gateway-c$c" toolcost "$run" "$url/v1/messages" "$body" "$c" --header "x-api-key: bench"
       stop
       # The plain reverse proxy: one nginx worker, keep-alive to the same mock, buffering the

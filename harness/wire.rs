@@ -291,8 +291,16 @@ mod tests {
     /// is written as it was sent, and a placed body's bytes are its tree's.
     #[test]
     fn marks_leave_a_body_without_a_tools_array_as_it_was() {
-        let marks = [crate::provider::CacheMark::Tools, crate::provider::CacheMark::System];
-        for tools in [None, Some(json!(null)), Some(json!({"a": 1})), Some(json!("x"))] {
+        let marks = [
+            crate::provider::CacheMark::Tools,
+            crate::provider::CacheMark::System,
+        ];
+        for tools in [
+            None,
+            Some(json!(null)),
+            Some(json!({"a": 1})),
+            Some(json!("x")),
+        ] {
             let mut body = json!({"model": "m", "system": [{"type": "text", "text": "s"}],
                 "messages": [{"role": "user", "content": "hi"}]});
             if let Some(t) = &tools {

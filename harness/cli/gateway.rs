@@ -36,6 +36,11 @@ pub struct GatewayArgs {
     /// Off by default: a body holds whatever the client sent.
     #[arg(long)]
     pub log_bodies: bool,
+    /// Threads that serve requests (1 to 256). Default: one per core. On a machine that also
+    /// runs the client and the upstream, one thread can serve more than several: the bench
+    /// matches the one worker of the reference proxy it is set beside.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: Option<u16>,
 }
 
 impl GatewayArgs {
@@ -70,7 +75,15 @@ impl GatewayArgs {
 
 pub(super) fn run(a: GatewayArgs) -> Result<i32> {
     let gw = Gateway::new(a.options()?)?;
-    runtime()?.block_on(async move {
+    let rt = match a.workers {
+        None => runtime()?,
+        Some(n) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n.into())
+            .enable_all()
+            .build()
+            .map_err(|e| Error::input(format!("could not start the async runtime: {e}")))?,
+    };
+    rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&a.listen)
             .await
             .map_err(|e| Error::input(format!("--listen {}: {e}", a.listen)))?;
