@@ -43,20 +43,8 @@ pub const CODE_EXECUTION: &[&str] = &[
 /// `tools`: the entries of the body's `tools` array, where it has one (`None`: the body's own
 /// `tools` member, if any, is what was sent).
 pub fn refusals(body: &Value, tools: Option<&[ToolEntry]>) -> Result<(), String> {
-    let owned: Vec<std::borrow::Cow<Value>> = tools
-        .into_iter()
-        .flatten()
-        .map(|t| t.as_ref().value())
-        .collect();
-    let tools: Vec<&Value> = match tools {
-        Some(_) => owned.iter().map(|t| t.as_ref()).collect(),
-        None => body
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .collect(),
-    };
+    let owned = super::tools::tool_values(body, tools);
+    let tools: Vec<&Value> = owned.iter().map(|t| t.as_ref()).collect();
     if let Some(choice) = body.pointer("/tool_choice/type").and_then(Value::as_str) {
         if !TOOL_CHOICES.contains(&choice) {
             return Err(format!(

@@ -92,22 +92,21 @@ const ROLES: &[&str] = &["user", "assistant", "system", "developer"];
 /// `tools`: the entries of the body's `tools` array, where it has one (`None`: the body's own
 /// `tools` member, if any, is what was sent).
 pub fn refusals(body: &Value, tools: Option<&[ToolEntry]>) -> Result<(), String> {
-    let tools: Option<Vec<std::borrow::Cow<Value>>> =
-        tools.map(|t| t.iter().map(|e| e.as_ref().value()).collect());
-    match &tools {
-        Some(list) => check_tool_list(list.iter().map(|t| t.as_ref()))?,
+    let listed = super::tools::tool_values(body, tools);
+    match tools {
+        Some(_) => check_tool_list(listed.iter().map(|t| t.as_ref()))?,
         None => check_tools(body.get("tools"))?,
     }
     let continues =
         body.get("previous_response_id").is_some() || body.get("conversation").is_some();
     check_input(&body["input"], continues)?;
-    check_allowed(body, tools.as_deref())
+    check_allowed(body, &listed)
 }
 
 /// An `allowed_tools` choice may name only functions the request defines (in `tools`,
 /// namespaces' members included, or in an `additional_tools` item); its `mode` is `auto` or
 /// `required` (openai-python 3.57.0 `ToolChoiceAllowedParam`; the message is toolcost's).
-fn check_allowed(body: &Value, tools: Option<&[std::borrow::Cow<Value>]>) -> Result<(), String> {
+fn check_allowed(body: &Value, tools: &[std::borrow::Cow<Value>]) -> Result<(), String> {
     let Some(choice) = body
         .get("tool_choice")
         .filter(|c| c["type"] == "allowed_tools")
@@ -124,17 +123,8 @@ fn check_allowed(body: &Value, tools: Option<&[std::borrow::Cow<Value>]>) -> Res
         .flatten()
         .filter(|i| i["type"] == "additional_tools")
         .flat_map(|i| i["tools"].as_array().into_iter().flatten());
-    let listed_tools: Vec<&Value> = match tools {
-        Some(list) => list.iter().map(|t| t.as_ref()).collect(),
-        None => body
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .collect(),
-    };
     let mut names = std::collections::HashSet::new();
-    for t in listed_tools.into_iter().chain(added) {
+    for t in tools.iter().map(|t| t.as_ref()).chain(added) {
         match super::is_namespace(t) {
             true => names.extend(
                 super::namespace_members(t)

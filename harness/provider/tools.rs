@@ -269,6 +269,21 @@ impl From<Definition> for ToolEntry {
     }
 }
 
+/// The tools a received body carries, as JSON trees: its entries' (`tools`: where the body has a
+/// `tools` array), or the items of the body's own `tools` array, if any.
+pub fn tool_values<'a>(body: &'a Value, tools: Option<&'a [ToolEntry]>) -> Vec<Cow<'a, Value>> {
+    match tools {
+        Some(entries) => entries.iter().map(|t| t.as_ref().value()).collect(),
+        None => body
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(Cow::Borrowed)
+            .collect(),
+    }
+}
+
 /// A definition's schema: a JSON tree, or a shared definition's compact text.
 #[derive(Debug, Clone, Copy)]
 pub enum Schema<'a> {
