@@ -22,6 +22,10 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+mod text;
+use text::{calls_from_code, message_text_beside};
+pub use text::{message_text, system_text};
+
 /// How a provider turns a request into billed input tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -621,146 +625,4 @@ fn openai_function_tokens(d: ToolRef, func_init: i64, tok: Tokenizer) -> f64 {
         }
     }
     n
-}
-
-/// All system text: Anthropic's `system` (string or blocks), the Responses `instructions`, or
-/// OpenAI's system messages. Borrowed where it is one string already (a name list's system
-/// prompt can be hundreds of megabytes).
-pub fn system_text(body: &Value) -> Cow<'_, str> {
-    match body.get("system").or_else(|| body.get("instructions")) {
-        Some(Value::String(s)) => Cow::Borrowed(s),
-        Some(Value::Array(blocks)) => {
-            let mut texts = blocks.iter().filter_map(|b| b["text"].as_str());
-            match (texts.next(), texts.next()) {
-                (None, _) => Cow::Borrowed(""),
-                (Some(one), None) => Cow::Borrowed(one),
-                (Some(_), Some(_)) => Cow::Owned(
-                    blocks
-                        .iter()
-                        .filter_map(|b| b["text"].as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                ),
-            }
-        }
-        _ => Cow::Owned(
-            body.get("messages")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|m| m["role"] == "system")
-                .map(message_text)
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-    }
-}
-
-/// The ids of the tool calls running code made in a conversation.
-fn calls_from_code(messages: &[Value]) -> std::collections::HashSet<&str> {
-    messages
-        .iter()
-        .flat_map(|m| m["content"].as_array().into_iter().flatten())
-        .filter(|b| wire::called_from_code(b))
-        .filter_map(|b| b["id"].as_str())
-        .collect()
-}
-
-/// [`message_text`] without the calls in `from_code` and their results.
-fn message_text_beside(m: &Value, from_code: &std::collections::HashSet<&str>) -> String {
-    let Some(blocks) = m["content"].as_array() else {
-        return message_text(m);
-    };
-    let kept: Vec<&Value> = blocks
-        .iter()
-        .filter(|b| {
-            let id = match b["type"].as_str() {
-                Some("tool_use") => b["id"].as_str(),
-                Some("tool_result") => b["tool_use_id"].as_str(),
-                _ => None,
-            };
-            !id.is_some_and(|id| from_code.contains(id))
-        })
-        .collect();
-    let mut out = String::new();
-    for b in kept {
-        block_text(b, &mut out);
-    }
-    out
-}
-
-/// The text a message contributes: text blocks, tool calls' names and inputs, tool results
-/// (and the Responses items: function calls and their outputs, tool-search calls).
-pub fn message_text(m: &Value) -> String {
-    let mut out = String::new();
-    match m["type"].as_str() {
-        Some("function_call") => {
-            out.push_str(m["name"].as_str().unwrap_or(""));
-            out.push_str(m["arguments"].as_str().unwrap_or(""));
-        }
-        Some("function_call_output") => match &m["output"] {
-            Value::String(s) => out.push_str(s),
-            Value::Array(parts) => {
-                for p in parts {
-                    block_text(p, &mut out);
-                }
-            }
-            _ => {}
-        },
-        Some("tool_search_call") => out.push_str(&json::compact(&m["arguments"])),
-        _ => {}
-    }
-    match &m["content"] {
-        Value::String(s) => out.push_str(s),
-        Value::Array(blocks) => {
-            for b in blocks {
-                block_text(b, &mut out);
-            }
-        }
-        _ => {}
-    }
-    for call in m
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        out.push_str(
-            call.pointer("/function/name")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
-        );
-        out.push_str(
-            call.pointer("/function/arguments")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
-        );
-    }
-    out
-}
-
-fn block_text(b: &Value, out: &mut String) {
-    match b["type"].as_str() {
-        Some("text") | Some("input_text") | Some("output_text") => {
-            out.push_str(b["text"].as_str().unwrap_or(""))
-        }
-        Some("tool_use") | Some("server_tool_use") => {
-            out.push_str(b["name"].as_str().unwrap_or(""));
-            out.push_str(&json::compact(&b["input"]));
-        }
-        Some("code_execution_tool_result") => {
-            out.push_str(b["content"]["stdout"].as_str().unwrap_or(""));
-            out.push_str(b["content"]["stderr"].as_str().unwrap_or(""));
-        }
-        Some("tool_result") => match &b["content"] {
-            Value::String(s) => out.push_str(s),
-            Value::Array(inner) => {
-                for i in inner {
-                    block_text(i, out);
-                }
-            }
-            _ => {}
-        },
-        _ => {}
-    }
 }
