@@ -4,6 +4,7 @@
 mod bpe;
 pub mod cache;
 pub mod claude;
+pub mod claude_exact;
 mod pretoken;
 mod prompt;
 pub mod render;

@@ -1,0 +1,207 @@
+//! Claude's tokenizer, counted exactly and offline.
+//!
+//! Anthropic publishes no tokenizer for its current models. The ctok project (PyPI `ctok`
+//! 1.3.0, MIT) measured one: for each family a vocabulary of pieces, each shown with
+//! `count_tokens` to cost one token, and the rules by which the API rewrites text into a stream
+//! of word, case and byte markers before tiling it with the fewest pieces. toolcost takes the
+//! piece lists from that package (`fixtures/tokenizers/claude/`, with its licence) and counts
+//! with its own implementation of the rules ([`normalise`], [`stream`], [`tile`]), checked
+//! against the recorded counts of `../shared/claude-counts-text` (1,741 documents, each family).
+//!
+//! The families and the models they serve (routing as ctok's measurements give it; a model
+//! outside them is assumed to be on the family of its generation):
+//! - [`Family::V3`]: Claude 3 through the 4.6 models (Opus 4.5/4.6, Sonnet 4.x, Haiku 4.5),
+//!   measured on claude-opus-4-5;
+//! - [`Family::V4_7`]: Claude Opus 4.7, measured on claude-opus-4-7;
+//! - [`Family::V5`]: Opus 4.8 and later, the 5.x models: the v4.7 vocabulary in a six-token
+//!   frame with no word start at its end, measured on claude-opus-5, where trailing ASCII
+//!   whitespace of a message is free.
+
+mod chars;
+mod normalise;
+mod stream;
+mod tile;
+
+use serde::Serialize;
+use std::sync::OnceLock;
+use tile::Vocab;
+
+/// A Claude tokenizer family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Family {
+    #[serde(rename = "claude-v3")]
+    V3,
+    #[serde(rename = "claude-v4.7")]
+    V4_7,
+    #[serde(rename = "claude-v5")]
+    V5,
+}
+
+const V3_PIECES: &[u8] = include_bytes!("../../../fixtures/tokenizers/claude/v3.pieces.gz");
+const V4_7_PIECES: &[u8] = include_bytes!("../../../fixtures/tokenizers/claude/v4_7.pieces.gz");
+
+impl Family {
+    pub const ALL: [Family; 3] = [Family::V3, Family::V4_7, Family::V5];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::V3 => "claude-v3",
+            Family::V4_7 => "claude-v4.7",
+            Family::V5 => "claude-v5",
+        }
+    }
+
+    /// The model whose recorded counts the family is checked against.
+    pub fn measured_on(self) -> &'static str {
+        match self {
+            Family::V3 => "claude-opus-4-5",
+            Family::V4_7 => "claude-opus-4-7",
+            Family::V5 => "claude-opus-5",
+        }
+    }
+
+    /// The family of a Claude model id (`claude-opus-4-5-20251101`, `anthropic/claude-sonnet-5-5`,
+    /// `claude-3-5-haiku`): by the generation its name gives. None for an id that names no
+    /// Claude generation.
+    pub fn of_model(model: &str) -> Option<Family> {
+        let id = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        let rest = id.strip_prefix("claude-")?;
+        // The version is the first run of numbers joined by `-` or `.` (a date is not one).
+        let mut nums: Vec<u32> = Vec::new();
+        for part in rest.split(['-', '.', '@']) {
+            match part.parse::<u32>() {
+                Ok(n) if n < 100 => nums.push(n),
+                _ if nums.is_empty() => continue,
+                _ => break,
+            }
+        }
+        let major = *nums.first()?;
+        let minor = nums.get(1).copied().unwrap_or(0);
+        Some(match (major, minor) {
+            (0..=3, _) => Family::V3,
+            (4, 0..=6) => Family::V3,
+            (4, 7) => Family::V4_7,
+            _ => Family::V5,
+        })
+    }
+
+    fn vocab(self) -> &'static Vocab {
+        static V3: OnceLock<Vocab> = OnceLock::new();
+        static V47: OnceLock<Vocab> = OnceLock::new();
+        match self {
+            Family::V3 => V3.get_or_init(|| Vocab::load(V3_PIECES)),
+            Family::V4_7 | Family::V5 => V47.get_or_init(|| Vocab::load(V4_7_PIECES)),
+        }
+    }
+
+    fn memo_slot(self) -> usize {
+        match self {
+            Family::V3 => 0,
+            Family::V4_7 => 1,
+            Family::V5 => 2,
+        }
+    }
+
+    fn rules(self) -> stream::Rules {
+        match self {
+            Family::V3 => stream::Rules {
+                frame_bow: true,
+                allcaps_min: Some(4),
+            },
+            Family::V4_7 | Family::V5 => stream::Rules {
+                frame_bow: self == Family::V4_7,
+                allcaps_min: None,
+            },
+        }
+    }
+
+    /// Curly quotes fold to ASCII before tokenizing (v3 only).
+    fn folds_quotes(self) -> bool {
+        self == Family::V3
+    }
+
+    /// The tokens a request of one user message adds to its text's: the message frame. Measured
+    /// from the recorded one-message counts (recorded minus content is this constant on every
+    /// document; a test re-derives it).
+    pub fn message_frame(self) -> usize {
+        match self {
+            Family::V3 => 7,
+            Family::V4_7 => 11,
+            Family::V5 => 6,
+        }
+    }
+
+    /// What `count_tokens` answers for a request of one user message with this text.
+    pub fn message_tokens(self, text: &str) -> usize {
+        self.message_frame() + self.content_tokens(text)
+    }
+
+    /// The tokens of a text as the content of one message, its frame left out.
+    pub fn content_tokens(self, text: &str) -> usize {
+        // Trailing ASCII whitespace of a message is free on the v5 frame.
+        let raw = match self {
+            Family::V5 => text.trim_end_matches([' ', '\t', '\n', '\r', '\x0B', '\x0C']),
+            Family::V3 | Family::V4_7 => text,
+        };
+        let norm = normalise::normalise(raw, self.folds_quotes());
+        let body = norm.trim_end_matches('\n');
+        let trailing_newlines = norm.len() - body.len();
+        let vocab = self.vocab();
+        let mut out = Vec::with_capacity(body.len() + body.len() / 4 + 8);
+        stream::stream(body, self.rules(), raw.starts_with(' '), &mut out);
+        tile::count_stream(vocab, self.memo_slot(), &out) + self.newline_tail(trailing_newlines)
+    }
+
+    /// What a message's final run of `n` newlines costs: the frame follows the content with two
+    /// newlines of its own, one token, and a piece can span into them, so the run tiled is
+    /// `n + 2` newlines of which the frame's token is one.
+    fn newline_tail(self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        let run = vec![b'\n'; n + 2];
+        tile::count_stream(self.vocab(), self.memo_slot(), &run) - 1
+    }
+
+    /// Pieces in the family's vocabulary.
+    pub fn pieces(self) -> usize {
+        self.vocab().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn models_take_their_families() {
+        for (m, f) in [
+            ("claude-3-5-haiku-20241022", Family::V3),
+            ("claude-opus-4-5", Family::V3),
+            ("claude-sonnet-4-6", Family::V3),
+            ("claude-haiku-4-5-20251001", Family::V3),
+            ("claude-opus-4-7", Family::V4_7),
+            ("anthropic/claude-opus-4.7", Family::V4_7),
+            ("claude-opus-4-8", Family::V5),
+            ("claude-opus-5", Family::V5),
+            ("claude-sonnet-5-5", Family::V5),
+            ("claude-fable-5-1", Family::V5),
+        ] {
+            assert_eq!(Family::of_model(m), Some(f), "{m}");
+        }
+        assert_eq!(Family::of_model("gpt-4o"), None);
+        assert_eq!(Family::of_model("claude-instant"), None);
+    }
+
+    /// The published examples: "hello, world" is 10 on v3 and on v5, 15 on v4.7.
+    #[test]
+    fn short_texts_count_as_recorded() {
+        assert_eq!(Family::V3.message_tokens("hello, world"), 10);
+        assert_eq!(Family::V4_7.message_tokens("hello, world"), 15);
+        assert_eq!(Family::V5.message_tokens("hello, world"), 10);
+    }
+}
