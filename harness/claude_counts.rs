@@ -15,7 +15,8 @@
 use crate::error::{Error, Result};
 use crate::gateway::mock::{Mock, When};
 use crate::report::{Column, Tabular};
-use crate::tokens::claude::{self, Features, Sample, Weights};
+use crate::tokens::claude::{self, Features};
+use crate::tokens::claude_exact::Family;
 use crate::tokens::Tokenizer;
 use crate::wire::{Format, Request};
 use serde::{Deserialize, Serialize};
@@ -55,15 +56,19 @@ pub struct CountRow {
     pub model: String,
     /// Claude's own count of the tools delta (recorded).
     pub recorded: u64,
-    /// What toolcost's mock `count_tokens` answers for the same delta (calibrated).
+    /// What toolcost's mock `count_tokens` answers for the same delta: the exact tokenizer over
+    /// the tools block, plus the tool-use prompt fitted on the fit set (calibrated).
     pub estimate: u64,
     /// (estimate - recorded) / recorded, in percent (derived).
     pub error_pct: f64,
-    /// The estimate with weights fitted without this server (calibrated, leave-one-out).
+    /// The estimate with the tool-use prompt fitted without this server (leave-one-out).
     pub loo_estimate: u64,
     pub loo_error_pct: f64,
-    /// What toolcost answered before `claude-est`: o200k with the 4.6 family's 497-token tool
-    /// prompt (estimated:o200k).
+    /// What the earlier estimator answered (calibrated:claude-est, four weights over o200k).
+    pub claude_est: u64,
+    pub claude_est_error_pct: f64,
+    /// What toolcost answered before any Claude model: o200k with the 4.6 family's 497-token
+    /// tool prompt (estimated:o200k).
     pub before: u64,
     pub before_error_pct: f64,
 }
@@ -72,6 +77,7 @@ impl Tabular for CountRow {
     const COLUMNS: &'static [Column] = &[
         Column::field("error_pct").places(2),
         Column::field("loo_error_pct").places(2),
+        Column::field("claude_est_error_pct").places(2),
         Column::field("before_error_pct").places(1),
     ];
 }
@@ -85,6 +91,8 @@ impl From<&CountRow> for HeldOutRow {
             recorded: r.recorded,
             estimate: r.estimate,
             error_pct: r.error_pct,
+            claude_est: r.claude_est,
+            claude_est_error_pct: r.claude_est_error_pct,
             before: r.before,
             before_error_pct: r.before_error_pct,
         }
@@ -99,10 +107,13 @@ pub struct HeldOutRow {
     pub model: String,
     /// Claude's own count of the tools delta (recorded).
     pub recorded: u64,
-    /// What toolcost's mock `count_tokens` answers (calibrated on another set).
+    /// What toolcost's mock `count_tokens` answers (its one constant fitted on another set).
     pub estimate: u64,
     pub error_pct: f64,
-    /// What toolcost answered before `claude-est` (estimated:o200k).
+    /// What the earlier estimator answered (calibrated:claude-est).
+    pub claude_est: u64,
+    pub claude_est_error_pct: f64,
+    /// What toolcost answered before any Claude model (estimated:o200k).
     pub before: u64,
     pub before_error_pct: f64,
 }
@@ -110,6 +121,7 @@ pub struct HeldOutRow {
 impl Tabular for HeldOutRow {
     const COLUMNS: &'static [Column] = &[
         Column::field("error_pct").places(2),
+        Column::field("claude_est_error_pct").places(2),
         Column::field("before_error_pct").places(1),
     ];
 }
@@ -137,6 +149,7 @@ pub fn check(set: &[Recorded]) -> Result<HeldOut> {
 fn measure(r: &Recorded) -> Result<HeldOutRow> {
     let estimate = count_tokens(&r.model, Some(&r.tools))? - count_tokens(&r.model, None)?;
     let before = before_of(&r.tools);
+    let est = claude_est_of(&r.tools);
     let rec = r.recorded as f64;
     Ok(HeldOutRow {
         server: r.server.clone(),
@@ -145,6 +158,8 @@ fn measure(r: &Recorded) -> Result<HeldOutRow> {
         recorded: r.recorded,
         estimate,
         error_pct: pct(estimate as f64, rec),
+        claude_est: est,
+        claude_est_error_pct: pct(est as f64, rec),
         before,
         before_error_pct: pct(before as f64, rec),
     })
@@ -160,7 +175,8 @@ fn mape_worst(errors: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 impl HeldOutRow {
-    /// The row's Markdown cells: server, tools, recorded, estimate, error, before, error.
+    /// The row's Markdown cells: server, tools, recorded, estimate, error, claude-est, error,
+    /// before, error.
     fn cells(&self) -> Vec<String> {
         vec![
             self.server.clone(),
@@ -168,6 +184,8 @@ impl HeldOutRow {
             crate::report::thousands(self.recorded),
             crate::report::thousands(self.estimate),
             format!("{:+.2}%", self.error_pct),
+            crate::report::thousands(self.claude_est),
+            format!("{:+.2}%", self.claude_est_error_pct),
             crate::report::thousands(self.before),
             format!("{:+.1}%", self.before_error_pct),
         ]
@@ -175,7 +193,7 @@ impl HeldOutRow {
 }
 
 /// The held-out table's columns; the fit table adds leave-one-out's two after the fifth.
-const HELD_COLUMNS: [(&str, crate::report::Align); 7] = {
+const HELD_COLUMNS: [(&str, crate::report::Align); 9] = {
     use crate::report::Align::{Left, Right};
     [
         ("server", Left),
@@ -183,13 +201,15 @@ const HELD_COLUMNS: [(&str, crate::report::Align); 7] = {
         ("recorded", Right),
         ("estimate", Right),
         ("error", Right),
+        ("claude-est", Right),
+        ("error", Right),
         ("before", Right),
         ("error", Right),
     ]
 };
 
-/// What toolcost answered for a tools delta before `claude-est`: o200k definitions and the 4.6
-/// family's tool prompt.
+/// What toolcost answered for a tools delta before any Claude model: o200k definitions and the
+/// 4.6 family's tool prompt.
 fn before_of(tools: &[Value]) -> u64 {
     let render = crate::tokens::RenderModel::parse("anthropic:claude-4.6").expect("family");
     let bill = |tools: Option<&[Value]>| {
@@ -203,21 +223,148 @@ fn before_of(tools: &[Value]) -> u64 {
     bill(Some(tools)) - bill(None)
 }
 
+/// What the earlier estimator (`claude-est`) answers for a tools delta: its committed weights
+/// over each definition's compact JSON, plus the minimal-tool probe less that tool's estimate.
+fn claude_est_of(tools: &[Value]) -> u64 {
+    let minimal = claude::features(claude::MINIMAL_TOOL);
+    let est = claude::RECORDED_MINIMAL_TOOL
+        + claude::CURRENT.tokens(&(definition_features(tools) - minimal));
+    est.round().max(0.0) as u64
+}
+
+/// One rendering of `tools` tried against the recorded deltas: the constant that fits the fit
+/// set best (the median of recorded less rendered), and how far the deltas are from it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenderingFit {
+    pub rendering: &'static str,
+    /// The fitted one-time constant (the tool-use prompt), tokens.
+    pub constant: f64,
+    /// Recorded less rendered, smallest and largest over both sets.
+    pub residual_min: i64,
+    pub residual_max: i64,
+    /// Leave-one-out MAPE on the fit set and MAPE on the held-out set with the constant.
+    pub loo_mape_pct: f64,
+    pub heldout_mape_pct: f64,
+}
+
+/// The renderings tried: the tools as a JSON array (compact, spaced, indented) and as a block
+/// of `<function>` elements (keys as given or sorted, compact or spaced); the last is the one
+/// toolcost bills with.
+pub const RENDERINGS: [&str; 6] = [
+    "JSON array, compact, keys as given",
+    "JSON array, spaced, keys as given",
+    "JSON array, indented by 2, keys as given",
+    "`<functions>` block, compact, keys sorted",
+    "`<functions>` block, spaced, keys as given",
+    "`<functions>` block, spaced, keys sorted",
+];
+
+/// The text of `tools` in one of [`RENDERINGS`].
+fn rendered(which: usize, tools: &[Value]) -> String {
+    use crate::tokens::render::functions::{push_spaced, CLOSE, OPEN};
+    let array = Value::Array(tools.to_vec());
+    let function = |t: &Value, sort: bool, spaced: bool| {
+        let m = json!({"description": t["description"], "name": t["name"], "parameters": t["input_schema"]});
+        let mut s = String::from("<function>");
+        match spaced {
+            true => push_spaced(&m, sort, &mut s),
+            false => s.push_str(&crate::json::compact(&sorted(&m))),
+        }
+        s + "</function>"
+    };
+    let block = |sort: bool, spaced: bool| {
+        let body: Vec<String> = tools.iter().map(|t| function(t, sort, spaced)).collect();
+        format!("{OPEN}\n{}\n{CLOSE}", body.join("\n"))
+    };
+    match which {
+        0 => crate::json::compact(&array),
+        1 => {
+            let mut s = String::new();
+            push_spaced(&array, false, &mut s);
+            s
+        }
+        2 => serde_json::to_string_pretty(&array).unwrap_or_default(),
+        3 => block(true, false),
+        4 => block(false, true),
+        _ => block(true, true),
+    }
+}
+
+/// A JSON value with its object keys sorted at every depth.
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort_unstable();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&m[k.as_str()])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Fit and score each rendering, counted with the family of the set's model.
+pub fn renderings(set: &[Recorded], held: &[Recorded]) -> Vec<RenderingFit> {
+    let tok = |r: &Recorded| {
+        let f = Family::of_model(&r.model).unwrap_or(Family::V5);
+        Tokenizer::of_claude_family(f)
+    };
+    (0..RENDERINGS.len())
+        .map(|which| {
+            let resid = |r: &Recorded| r.recorded as f64 - tok(r).count(&rendered(which, &r.tools));
+            let fit: Vec<f64> = set.iter().map(resid).collect();
+            let out: Vec<f64> = held.iter().map(resid).collect();
+            let constant = median(fit.clone());
+            let loo = (0..fit.len()).map(|i| {
+                let rest: Vec<f64> = (0..fit.len()).filter(|&j| j != i).map(|j| fit[j]).collect();
+                let c = median(rest);
+                100.0 * (c - fit[i]) / set[i].recorded as f64
+            });
+            let heldout = out
+                .iter()
+                .zip(held)
+                .map(|(r, h)| 100.0 * (constant - r) / h.recorded as f64);
+            let all = fit.iter().chain(&out);
+            RenderingFit {
+                rendering: RENDERINGS[which],
+                constant,
+                residual_min: all.clone().cloned().fold(f64::INFINITY, f64::min) as i64,
+                residual_max: all.cloned().fold(f64::NEG_INFINITY, f64::max) as i64,
+                loo_mape_pct: mape_worst(loo).0,
+                heldout_mape_pct: mape_worst(heldout).0,
+            }
+        })
+        .collect()
+}
+
 /// The whole comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub rows: Vec<CountRow>,
-    /// The weights refitted on every server of the set.
-    pub refit: Weights,
-    /// The committed weights the estimate uses.
-    pub committed: Weights,
+    /// The tool-use prompt fitted on the set (the median of recorded less the block's tokens).
+    pub tool_prompt: f64,
+    /// The committed one, which the mock bills.
+    pub committed_tool_prompt: f64,
     pub mape_pct: f64,
     pub worst_pct: f64,
     pub loo_mape_pct: f64,
     pub loo_worst_pct: f64,
+    pub claude_est_mape_pct: f64,
     pub before_mape_pct: f64,
-    pub tool_prompt: f64,
-    pub framing: f64,
+    pub renderings: Vec<RenderingFit>,
 }
 
 /// Read a recorded set.
@@ -343,35 +490,21 @@ fn pct(estimate: f64, recorded: f64) -> f64 {
     100.0 * (estimate - recorded) / recorded
 }
 
-/// Compare the estimate with every recorded count, re-fit the weights, and leave each server
-/// out of the fit in turn.
-pub fn compare(set: &[Recorded]) -> Result<Comparison> {
-    let minimal = claude::features(claude::MINIMAL_TOOL);
-    let probe = claude::RECORDED_MINIMAL_TOOL;
-    let samples: Vec<Sample> = set
+/// Compare the estimate with every recorded count, fit the tool-use prompt, and leave each
+/// server out of the fit in turn; `held` is scored with the renderings tried.
+pub fn compare(set: &[Recorded], held: &[Recorded]) -> Result<Comparison> {
+    let measured = set.iter().map(measure).collect::<Result<Vec<_>>>()?;
+    let committed = crate::tokens::render::CLAUDE_5_TOOL_PROMPT;
+    // What each delta holds beyond the committed prompt is the block's tokens: recorded less
+    // that is each server's own reading of the prompt.
+    let own: Vec<f64> = measured
         .iter()
-        .map(|r| Sample {
-            features: definition_features(&r.tools),
-            recorded: r.recorded as f64,
-        })
+        .map(|m| m.recorded as f64 - (m.estimate as f64 - committed))
         .collect();
-    let refit = claude::fit(&samples, &minimal, probe)?;
     let mut rows = Vec::new();
-    for (i, r) in set.iter().enumerate() {
-        let m = measure(r)?;
-        let rest: Vec<Sample> = samples
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, s)| *s)
-            .collect();
-        let loo = match rest.len() >= 4 {
-            true => {
-                let w = claude::fit(&rest, &minimal, probe)?;
-                probe + w.tokens(&(samples[i].features - minimal))
-            }
-            false => f64::NAN,
-        };
+    for (i, m) in measured.into_iter().enumerate() {
+        let rest: Vec<f64> = (0..own.len()).filter(|&j| j != i).map(|j| own[j]).collect();
+        let loo = m.estimate as f64 - committed + median(rest);
         rows.push(CountRow {
             loo_estimate: loo.round().max(0.0) as u64,
             loo_error_pct: pct(loo.round(), m.recorded as f64),
@@ -381,6 +514,8 @@ pub fn compare(set: &[Recorded]) -> Result<Comparison> {
             recorded: m.recorded,
             estimate: m.estimate,
             error_pct: m.error_pct,
+            claude_est: m.claude_est,
+            claude_est_error_pct: m.claude_est_error_pct,
             before: m.before,
             before_error_pct: m.before_error_pct,
         });
@@ -388,35 +523,233 @@ pub fn compare(set: &[Recorded]) -> Result<Comparison> {
     let stat = |f: fn(&CountRow) -> f64| mape_worst(rows.iter().map(f));
     let (mape, worst) = stat(|r| r.error_pct);
     let (loo_mape, loo_worst) = stat(|r| r.loo_error_pct);
+    let (est_mape, _) = stat(|r| r.claude_est_error_pct);
     let (before_mape, _) = stat(|r| r.before_error_pct);
     Ok(Comparison {
         rows,
-        refit,
-        committed: claude::CURRENT,
+        tool_prompt: median(own),
+        committed_tool_prompt: committed,
         mape_pct: mape,
         worst_pct: worst,
         loo_mape_pct: loo_mape,
         loo_worst_pct: loo_worst,
+        claude_est_mape_pct: est_mape,
         before_mape_pct: before_mape,
-        tool_prompt: claude::current_tool_prompt(),
-        framing: claude::current_framing(),
+        renderings: renderings(set, held),
     })
 }
 
-/// The report's Markdown: what was compared, the table, the errors and the fit, then the
-/// held-out set.
-pub fn markdown(c: &Comparison, set_name: &str, held: &HeldOut, held_name: &str) -> String {
+/// The recorded counts of plain texts: a folder with `<set>.jsonl.gz` (one `{"id", "text"}`
+/// a line) and `<set>_counts.json` (`{family: {"model", "counts": {id: input_tokens}}}`), each
+/// count `count_tokens` of a request of one user message holding the text.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TextRow {
+    pub set: String,
+    pub model: String,
+    /// The exact tokenizer's family.
+    pub tokenizer: String,
+    pub documents: usize,
+    /// Documents counted exactly as recorded.
+    pub exact: usize,
+    pub exact_pct: f64,
+    /// Mean of |estimate - recorded| / recorded, percent.
+    pub mape_pct: f64,
+    /// The largest |estimate - recorded|, tokens.
+    pub worst_tokens: u64,
+    /// The same for the estimator toolcost had before (claude-est, or claude-legacy-est on the
+    /// v3 family).
+    pub before_mape_pct: f64,
+}
+
+impl Tabular for TextRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::field("exact_pct").places(2),
+        Column::field("mape_pct").places(3),
+        Column::field("before_mape_pct").places(2),
+    ];
+}
+
+/// The largest text set read, compressed or counted.
+const MAX_TEXT_SET_BYTES: u64 = 512 * 1024 * 1024;
+
+fn read_bounded(path: &Path) -> Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::input(format!(
+            "{}: not a regular file",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_TEXT_SET_BYTES {
+        return Err(Error::input(format!(
+            "{}: {} bytes is more than a text set ({MAX_TEXT_SET_BYTES} at most)",
+            path.display(),
+            meta.len()
+        )));
+    }
+    std::fs::read(path).map_err(|e| Error::io(path, e))
+}
+
+/// Count every text of every set in `dir` with its family's exact tokenizer.
+pub fn check_texts(dir: &Path) -> Result<Vec<TextRow>> {
+    use std::io::Read;
+    let mut sets: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix("_counts.json").map(str::to_string)
+        })
+        .collect();
+    sets.sort();
+    let mut rows = Vec::new();
+    for set in sets {
+        let gz = read_bounded(&dir.join(format!("{set}.jsonl.gz")))?;
+        let mut raw = Vec::new();
+        flate2::read::GzDecoder::new(gz.as_slice())
+            .take(MAX_TEXT_SET_BYTES + 1)
+            .read_to_end(&mut raw)
+            .map_err(|e| Error::input(format!("{set}.jsonl.gz: not gzip: {e}")))?;
+        if raw.len() as u64 > MAX_TEXT_SET_BYTES {
+            return Err(Error::input(format!(
+                "{set}.jsonl.gz: more than {MAX_TEXT_SET_BYTES} bytes unpacked"
+            )));
+        }
+        let mut texts: Vec<(String, String)> = Vec::new();
+        for (i, line) in raw.split(|&b| b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let v: Value = serde_json::from_slice(line).map_err(|e| {
+                Error::input(format!("{set}.jsonl.gz line {}: not JSON: {e}", i + 1))
+            })?;
+            match (v["id"].as_str(), v["text"].as_str()) {
+                (Some(id), Some(t)) => texts.push((id.to_string(), t.to_string())),
+                _ => {
+                    return Err(Error::input(format!(
+                        "{set}.jsonl.gz line {}: needs string `id` and `text`",
+                        i + 1
+                    )))
+                }
+            }
+        }
+        let counts: Value =
+            serde_json::from_slice(&read_bounded(&dir.join(format!("{set}_counts.json")))?)
+                .map_err(|e| Error::input(format!("{set}_counts.json: not JSON: {e}")))?;
+        let families = counts
+            .as_object()
+            .ok_or_else(|| Error::input(format!("{set}_counts.json: not an object of families")))?;
+        for (key, rec) in families {
+            let model = rec["model"].as_str().unwrap_or("").to_string();
+            let family = Family::of_model(&model).ok_or_else(|| {
+                Error::input(format!(
+                    "{set}_counts.json: family `{key}` names model `{model}`, which is no Claude model"
+                ))
+            })?;
+            let tok = Tokenizer::of_claude_family(family);
+            let (mut exact, mut n, mut err, mut worst, mut before_err) = (0, 0, 0.0, 0u64, 0.0);
+            for (id, text) in &texts {
+                let Some(want) = rec["counts"][id.as_str()].as_u64() else {
+                    continue;
+                };
+                if want == 0 {
+                    return Err(Error::input(format!(
+                        "{set}_counts.json: {key}/{id} is 0 tokens"
+                    )));
+                }
+                let got = family.message_tokens(text) as u64;
+                n += 1;
+                exact += usize::from(got == want);
+                worst = worst.max(got.abs_diff(want));
+                err += got.abs_diff(want) as f64 / want as f64;
+                let before = match family {
+                    Family::V3 => Tokenizer::ClaudeLegacyEst.count(text),
+                    Family::V4_7 | Family::V5 => {
+                        Tokenizer::ClaudeEst.count(text) + claude::current_framing()
+                    }
+                };
+                before_err += (before.round() - want as f64).abs() / want as f64;
+            }
+            let n_f = n.max(1) as f64;
+            rows.push(TextRow {
+                set: set.clone(),
+                model,
+                tokenizer: tok.name().to_string(),
+                documents: n,
+                exact,
+                exact_pct: 100.0 * exact as f64 / n_f,
+                mape_pct: 100.0 * err / n_f,
+                worst_tokens: worst,
+                before_mape_pct: 100.0 * before_err / n_f,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The report's Markdown: the texts, the tools deltas, the renderings tried, the held-out set.
+pub fn markdown(
+    c: &Comparison,
+    set_name: &str,
+    held: &HeldOut,
+    held_name: &str,
+    texts: Option<&[TextRow]>,
+) -> String {
+    use crate::report::Align::{Left, Right};
     let mut out = String::new();
-    out.push_str("# Claude's recorded token counts beside toolcost's estimate\n\n");
+    out.push_str("# Claude's recorded token counts beside toolcost's\n\n");
+    out.push_str(
+        "toolcost counts Claude's tokens with an exact offline tokenizer per family (claude-v3, \
+claude-v4.7, claude-v5; the vocabulary of ctok 1.3.0, the rules written here). Figures it counts \
+are labelled `estimated:claude-<family>`; the one fitted constant, the tool-use prompt, is marked \
+below where a figure depends on it.\n\n## Plain text\n\n",
+    );
+    match texts {
+        Some(rows) => {
+            out.push_str(
+                "Each document sent alone as one user message to `count_tokens` on the model named \
+(recorded) against toolcost's count of the same request (estimated: the tokenizer, and the message \
+frame measured on these records); `before` is the estimator toolcost had before (claude-est, or \
+cl100k x 1.2319 on v3).\n\n",
+            );
+            let cols = [
+                ("set", Left),
+                ("model", Left),
+                ("tokenizer", Left),
+                ("documents", Right),
+                ("exact", Right),
+                ("mean error", Right),
+                ("worst", Right),
+                ("before", Right),
+            ];
+            out.push_str(&crate::report::markdown::table(
+                &cols,
+                rows.iter().map(|r| {
+                    vec![
+                        r.set.clone(),
+                        r.model.clone(),
+                        r.tokenizer.clone(),
+                        r.documents.to_string(),
+                        format!("{} ({:.2}%)", r.exact, r.exact_pct),
+                        format!("{:.3}%", r.mape_pct),
+                        format!("{} tokens", r.worst_tokens),
+                        format!("{:.2}%", r.before_mape_pct),
+                    ]
+                }),
+            ));
+        }
+        None => out.push_str("No recorded text set was found (`--texts DIR`).\n"),
+    }
     out.push_str(&format!(
-        "Recorded set: `{set_name}`. Each row is what Claude's own `count_tokens` said a server's \
-tools add to a request of one \".\" user message (recorded), and what toolcost's mock \
-`count_tokens` answers for the same two bodies (calibrated:claude-est: its weights are fitted to \
-these very counts, so the in-sample column agrees with them by construction; the leave-one-out \
-column is each server estimated with weights fitted without it). `before` is what toolcost \
-answered before the estimator existed (estimated:o200k with the 4.6 family's tool prompt).\n\n"
+        "\n## Tool definitions\n\nRecorded set: `{set_name}`. Each row is what Claude's own \
+`count_tokens` said a server's tools add to a request of one \".\" user message (recorded), and \
+what toolcost's mock `count_tokens` answers for the same two bodies: the tools block counted \
+exactly, plus a tool-use prompt of {:.0} tokens (calibrated: fitted to this set, so the in-sample \
+column agrees with it by construction; leave-one-out fits it without each server in turn). \
+`claude-est` is the four-weight estimator toolcost billed Claude with before (calibrated to this \
+set); `before` is o200k with the 4.6 family's tool prompt (estimated:o200k).\n\n",
+        c.committed_tool_prompt
     ));
-    use crate::report::Align::Right;
     let mut columns = HELD_COLUMNS.to_vec();
     columns.splice(5..5, [("leave-one-out", Right), ("error", Right)]);
     let body = c.rows.iter().map(|r| {
@@ -433,32 +766,45 @@ answered before the estimator existed (estimated:o200k with the 4.6 family's too
     out.push_str(&crate::report::markdown::table(&columns, body));
     out.push_str(&format!(
         "\nIn sample: MAPE {:.2}%, worst {:.2}%. Leave-one-out: MAPE {:.2}%, worst {:.2}%. \
-Before: MAPE {:.1}% (derived).\n\n",
-        c.mape_pct, c.worst_pct, c.loo_mape_pct, c.loo_worst_pct, c.before_mape_pct
-    ));
-    out.push_str(&format!(
-        "The fit: {:.5} tokens per byte + {:.4} per o200k token of a word that starts without a \
-space + {:.4} per o200k token of a word that starts with one + {:.4} per o200k token of \
-punctuation; a one-time tool prompt of {:.1} (328 recorded for one minimal tool, less that \
-tool's estimate) and request framing of {:.2} (7 recorded for a \".\" message, less its \
-estimate). Re-fitted on this set: {:.5} / {:.4} / {:.4} / {:.4}.\n",
-        c.committed.per_byte,
-        c.committed.per_bare_word_token,
-        c.committed.per_spaced_word_token,
-        c.committed.per_punctuation_token,
+claude-est: MAPE {:.2}%. Before: MAPE {:.1}% (derived). The prompt fitted on this set: {:.1} \
+(committed: {:.0}).\n",
+        c.mape_pct,
+        c.worst_pct,
+        c.loo_mape_pct,
+        c.loo_worst_pct,
+        c.claude_est_mape_pct,
+        c.before_mape_pct,
         c.tool_prompt,
-        c.framing,
-        c.refit.per_byte,
-        c.refit.per_bare_word_token,
-        c.refit.per_spaced_word_token,
-        c.refit.per_punctuation_token
+        c.committed_tool_prompt
+    ));
+    out.push_str(
+        "\n## The renderings tried\n\nAnthropic does not publish how `tools` enter the prompt. \
+Each candidate below is the whole tool list rendered one way and counted with the exact tokenizer; \
+its one constant is the median over the fit set of recorded less rendered. A rendering that is \
+right leaves the same residual on every server.\n\n",
+    );
+    let cols = [
+        ("rendering", Left),
+        ("constant", Right),
+        ("residuals", Right),
+        ("leave-one-out MAPE", Right),
+        ("held-out MAPE", Right),
+    ];
+    out.push_str(&crate::report::markdown::table(
+        &cols,
+        c.renderings.iter().map(|r| {
+            vec![
+                r.rendering.to_string(),
+                format!("{:.0}", r.constant),
+                format!("{} to {}", r.residual_min, r.residual_max),
+                format!("{:.2}%", r.loo_mape_pct),
+                format!("{:.2}%", r.heldout_mape_pct),
+            ]
+        }),
     ));
     out.push_str(&format!(
-        "\n## Held out: `{held_name}`\n\nServers whose counts were recorded the same way (claude-opus-5, \
-2026-09-05) and kept out of the fit: the committed weights estimate them out of sample. Five of them \
-(all but azure and grafana) were looked at once, when the fourth weight (punctuation) was chosen \
-over three: with three the worst of those five was off by 6.6%, with four by 2.7%; azure and \
-grafana were first estimated with the weights already fixed.\n\n"
+        "\n## Held out: `{held_name}`\n\nServers whose counts were recorded the same way \
+(claude-opus-5, 2026-09-05) and kept out of the fit of the tool-use prompt.\n\n"
     ));
     out.push_str(&crate::report::markdown::table(
         &HELD_COLUMNS,
@@ -467,12 +813,6 @@ grafana were first estimated with the weights already fixed.\n\n"
     out.push_str(&format!(
         "\nOut of sample: MAPE {:.2}%, worst {:.2}%.\n",
         held.mape_pct, held.worst_pct
-    ));
-    out.push_str(&format!(
-        "\n## The earlier tokenizer\n\nThe earlier tokenizer (Claude 3 to the 4.6 models) is estimated as cl100k x {} \
-(`claude-legacy-est`): 27,367 recorded claude-3-haiku tokens over 22,215 cl100k tokens on seven \
-npm servers (recorded 2026-01-15); per server the recorded ratio runs from 1.18 to 1.26.\n",
-        claude::LEGACY_PER_CL100K
     ));
     out
 }

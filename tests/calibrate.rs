@@ -297,7 +297,7 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
     assert!((claude.correction / 1.07 - 1.0).abs() < 0.01);
     assert!(!claude.surface.is_empty());
 
-    // measure --calibration: the rows of the card's own estimate (the earlier Claude tokenizer's)
+    // measure --calibration: the rows of the card's own estimate (the earlier Claude tokenizer, counted exactly)
     // change and say so; cl100k rows do not.
     let (code, plain, err) = toolcost(&[
         "measure",
@@ -306,7 +306,7 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
         "--model",
         "claude-sonnet-4.5",
         "--tokenizer",
-        "claude-legacy-est,cl100k",
+        "claude-v3,cl100k",
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
@@ -317,7 +317,7 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
         "--model",
         "claude-sonnet-4.5",
         "--tokenizer",
-        "claude-legacy-est,cl100k",
+        "claude-v3,cl100k",
         "--json",
         "--calibration",
         cal_file.to_str().unwrap(),
@@ -331,7 +331,7 @@ async fn calibrate_recovers_the_factor_the_provider_bills_at() {
         claude.correction, claude.spread_pct
     );
     for (p, c) in plain.iter().zip(&calibrated) {
-        if p["tokenizer"] == "claude-legacy-est" {
+        if p["tokenizer"] == "claude-v3" {
             assert_eq!(c["label"], want.as_str());
             assert!(c["cost_label"].as_str().unwrap().contains(&want));
             let (pi, ci) = (

@@ -104,7 +104,7 @@ parallel_calls = 16
     assert!(results.iter().all(|r| r.success), "{results:#?}");
     let want = format!(
         "simulated rounds, calls and success; tokens {}; cost derived",
-        toolcost::tokens::Tokenizer::ClaudeEst.label()
+        toolcost::tokens::Tokenizer::ClaudeV5.label()
     );
     assert!(all.iter().all(|r| r.label == want), "{want}");
 
@@ -348,7 +348,7 @@ policies = ["serial", "parallel"]
         // A refused request has no usage; every other row's tokens carry the mock's label.
         let tokens = match (expect_refused, r.client.as_str()) {
             (true, _) => "tokens none",
-            (false, "claude-cli") => "calibrated:claude-est",
+            (false, "claude-cli") => "estimated:claude-v5",
             (false, _) => "estimated:o200k",
         };
         assert!(r.label.contains(tokens), "{r:?}");

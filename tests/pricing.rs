@@ -99,15 +99,20 @@ fn todays_models_are_priced_from_the_snapshot() {
         Some("claude-opus-4-6-20260205")
     );
     assert!(PriceCard::named("anthropic/claude-sonnet-5-5").is_ok());
-    // The older generations keep the earlier tokenizer; 4.7 and later the current one.
-    assert_eq!(
-        PriceCard::named("claude-opus-4-6").unwrap().tokenizer,
-        "claude-legacy-est"
-    );
-    assert_eq!(
-        PriceCard::named("claude-opus-4-7").unwrap().tokenizer,
-        "claude-est"
-    );
+    // Each generation counts with its tokenizer family: v3 to 4.6, v4.7, v5 from 4.8.
+    for (model, family) in [
+        ("claude-opus-4-6", "claude-v3"),
+        ("claude-haiku-4-5", "claude-v3"),
+        ("claude-opus-4-7", "claude-v4.7"),
+        ("claude-sonnet-5-5", "claude-v5"),
+        ("claude-opus-5", "claude-v5"),
+    ] {
+        assert_eq!(
+            PriceCard::named(model).unwrap().tokenizer,
+            family,
+            "{model}"
+        );
+    }
     // An id the table prices itself keeps its own prices, though it contains a card's name.
     let dated = PriceCard::named("gpt-4o-2024-05-13").unwrap();
     assert!(

@@ -1,5 +1,6 @@
-//! `toolcost claude-counts`: Claude's recorded token counts beside toolcost's estimate, the
-//! estimator's re-fit and its leave-one-out error; `--out DIR` writes the report.
+//! `toolcost claude-counts`: Claude's recorded token counts beside toolcost's: plain texts on
+//! each tokenizer family, and tools deltas with the renderings tried, the fitted tool-use
+//! prompt and its leave-one-out error; `--out DIR` writes the report.
 
 use super::{emit, FormatArgs};
 use crate::claude_counts;
@@ -18,6 +19,11 @@ pub struct ClaudeCountsArgs {
     /// the set shipped in fixtures/claude-counts-heldout.
     #[arg(long, value_name = "DIR")]
     pub heldout: Option<PathBuf>,
+    /// Recorded counts of plain texts: a folder of <set>.jsonl.gz and <set>_counts.json.
+    /// Default: claude-counts-text in the shared folder beside the checkout (TOOLCOST_SHARED),
+    /// left out when it is not there.
+    #[arg(long, value_name = "DIR")]
+    pub texts: Option<PathBuf>,
     /// Write claude-counts.md, .csv and .json to this folder (reports/claude-counts).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -28,26 +34,46 @@ pub struct ClaudeCountsArgs {
 pub(super) fn run(a: ClaudeCountsArgs) -> Result<i32> {
     let dir = a.dir.clone().unwrap_or_else(claude_counts::default_dir);
     let set = claude_counts::load(&dir)?;
-    let c = claude_counts::compare(&set)?;
     let name = match &a.dir {
         Some(d) => d.display().to_string(),
         None => "fixtures/claude-counts".into(),
     };
     let held_dir = a.heldout.clone().unwrap_or_else(claude_counts::heldout_dir);
-    let held = claude_counts::check(&claude_counts::load(&held_dir)?)?;
+    let held_set = claude_counts::load(&held_dir)?;
+    let c = claude_counts::compare(&set, &held_set)?;
+    let held = claude_counts::check(&held_set)?;
+    let texts_dir = a.texts.clone().or_else(|| {
+        let shared = std::env::var_os("TOOLCOST_SHARED").map_or_else(
+            || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+            PathBuf::from,
+        );
+        Some(shared.join("claude-counts-text")).filter(|d| d.is_dir())
+    });
+    let texts = match &texts_dir {
+        Some(d) => Some(claude_counts::check_texts(d)?),
+        None => None,
+    };
+    for r in texts.iter().flatten() {
+        eprintln!(
+            "toolcost claude-counts: {} on {} ({}): {} of {} documents exact ({:.2}%), mean error {:.3}%, worst {} tokens; before {:.2}%",
+            r.set, r.model, r.tokenizer, r.exact, r.documents, r.exact_pct, r.mape_pct, r.worst_tokens, r.before_mape_pct
+        );
+    }
     let held_name = match &a.heldout {
         Some(d) => d.display().to_string(),
         None => "fixtures/claude-counts-heldout".into(),
     };
     emit(None, &report::render(a.format.format(), &c.rows))?;
     eprintln!(
-        "toolcost claude-counts: {} servers; in sample MAPE {:.2}% (worst {:.2}%), leave-one-out MAPE {:.2}% (worst {:.2}%); before claude-est MAPE {:.1}%",
+        "toolcost claude-counts: {} servers; tool-use prompt {:.0} (fitted here: {:.1}); in sample MAPE {:.2}% (worst {:.2}%), leave-one-out MAPE {:.2}% (worst {:.2}%); claude-est MAPE {:.2}%",
         c.rows.len(),
+        c.committed_tool_prompt,
+        c.tool_prompt,
         c.mape_pct,
         c.worst_pct,
         c.loo_mape_pct,
         c.loo_worst_pct,
-        c.before_mape_pct
+        c.claude_est_mape_pct
     );
     eprintln!(
         "toolcost claude-counts: held out ({held_name}), {} servers: MAPE {:.2}% (worst {:.2}%)",
@@ -58,10 +84,13 @@ pub(super) fn run(a: ClaudeCountsArgs) -> Result<i32> {
     if let Some(out) = &a.out {
         write_atomic(
             &out.join("claude-counts.md"),
-            claude_counts::markdown(&c, &name, &held, &held_name).as_bytes(),
+            claude_counts::markdown(&c, &name, &held, &held_name, texts.as_deref()).as_bytes(),
         )?;
         report::write_csv_json(out, "claude-counts", &c.rows)?;
         report::write_csv_json(out, "claude-counts-heldout", &held.rows)?;
+        if let Some(t) = &texts {
+            report::write_csv_json(out, "claude-counts-text", t)?;
+        }
         eprintln!("toolcost claude-counts: wrote {}", out.display());
     }
     Ok(0)

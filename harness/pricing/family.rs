@@ -4,10 +4,11 @@
 //! hand card of the same provider and generation, named in the card's `assumed` list so that
 //! every figure it prices says so.
 //!
-//! The generations: a Claude model of version 4.7 or later (the 5.x models and the Opus 4.7
-//! and 4.8 releases) counts with Claude's current tokenizer, as claude-opus-5 does, and an
-//! earlier one with the earlier tokenizer of the 4.6 or Haiku 4.5 card (Anthropic: the tokenizer
-//! changed with Opus 4.7, FACTS section 8). OpenAI models take gpt-4o's rules up to gpt-4.1 and
+//! The generations: a Claude model counts with its tokenizer family, counted exactly
+//! (`tokens::claude_exact`): claude-v3 up to the 4.6 models, claude-v4.7 for Opus 4.7,
+//! claude-v5 for Opus 4.8 and the 5.x models (ctok 1.3.0's measured routing); it takes its other
+//! rules from the 4.6 or Haiku 4.5 card before 4.7 and from claude-opus-5's from 4.7 on
+//! (Anthropic: the tokenizer changed with Opus 4.7, FACTS section 8). OpenAI models take gpt-4o's rules up to gpt-4.1 and
 //! gpt-5.4's after; from gpt-5.5 the prompt cache keeps entries 24 hours, and a model whose entry
 //! prices cache writes (gpt-5.6 and later) is billed for them.
 
@@ -65,6 +66,13 @@ pub fn derive(id: &str, snap: &Snapshot) -> Option<PriceCard> {
             assumed.push("tokenizer cl100k (the gpt-4 and gpt-3.5 generation's)".into());
             "cl100k".to_string()
         }
+        // A Claude model counts with its generation's tokenizer family, whichever card it
+        // inherits the rest from.
+        false if anthropic => match claude_version(&lower) {
+            Some(v) if v < (4, 7) => "claude-v3".to_string(),
+            Some((4, 7)) => "claude-v4.7".to_string(),
+            _ => "claude-v5".to_string(),
+        },
         false => parent.tokenizer.clone(),
     };
     let (tiers, cache_write_long) = super::extras(&e, input, cached_input, cache_write, output);

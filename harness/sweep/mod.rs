@@ -147,6 +147,11 @@ pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<
             Tokenizer::KimiEst | Tokenizer::ClaudeEst | Tokenizer::ClaudeLegacyEst => {
                 card.tokenizer() == t
             }
+            // A Claude family counts Claude's cards (the family of the card's own model or
+            // another's: the same rendering applies).
+            Tokenizer::ClaudeV3 | Tokenizer::ClaudeV4_7 | Tokenizer::ClaudeV5 => {
+                card.render.starts_with("anthropic")
+            }
             Tokenizer::O200k | Tokenizer::Cl100k => true,
         })
         .collect()

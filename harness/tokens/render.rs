@@ -22,7 +22,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+pub mod functions;
 mod text;
+use super::claude_exact::Family;
 use text::{calls_from_code, message_text_beside};
 pub use text::{message_text, system_text};
 
@@ -93,6 +95,34 @@ pub const ANTHROPIC_OVERHEAD: &[(&str, u32, u32)] = &[
 /// For `tool_choice` any/tool the prompt is taken as the auto one plus the 92 tokens by which
 /// the 4.6 family's two differ (assumed: no record for 5.x).
 pub const CURRENT_CLAUDE_FAMILY: &str = "claude-5";
+
+/// The claude-5 family's tool-use prompt under the exact tokenizer: the one constant that, with
+/// the tools block of [`functions`], makes every recorded tools delta of the 17 fitted servers
+/// exact (claude-opus-5, 2026-08; it is exact on the 6 kept out too): calibrated.
+pub const CLAUDE_5_TOOL_PROMPT: f64 = 277.0;
+
+/// Tokens each message of an Anthropic request adds beyond its content, counted with the exact
+/// tokenizer (its role's turn marker). Assumed: the recorded counts are all of one-message
+/// requests, whose whole frame is measured ([`Family::message_frame`]); a request of one message
+/// bills that frame exactly, and each further message adds this.
+pub const CLAUDE_PER_MESSAGE: f64 = 3.0;
+
+/// The tool-use prompt (auto|none, any|tool) and the Claude family of an Anthropic request
+/// counted with Claude's exact tokenizer; None for any other tokenizer or provider, whose
+/// constants are the render model's own.
+fn exact_claude(render: RenderModel, tok: Tokenizer) -> Option<(Family, f64, f64)> {
+    let RenderModel::Anthropic {
+        family, auto, any, ..
+    } = render
+    else {
+        return None;
+    };
+    let f = tok.claude_family()?;
+    Some(match family == CURRENT_CLAUDE_FAMILY {
+        true => (f, CLAUDE_5_TOOL_PROMPT, CLAUDE_5_TOOL_PROMPT + 92.0),
+        false => (f, auto, any),
+    })
+}
 
 /// The render model of an Anthropic family, if toolcost knows it.
 pub fn anthropic_family(family: &str) -> Option<RenderModel> {
@@ -201,18 +231,31 @@ pub fn tools_billing(req: &Request, render: RenderModel, tok: Tokenizer) -> Tool
     // included).
     let deferred = deferred_by_name(tools).len();
     seen_tokens += defs_tokens(&seen, render, tok);
+    let exact = exact_claude(render, tok);
     let overhead = match render {
         RenderModel::Anthropic { auto, any, .. } if !tools.is_empty() => {
+            // The exact tokenizer's prompt, and the tools block's open and close.
+            let (auto, any, block) = match exact {
+                Some((_, auto, any)) => (
+                    auto,
+                    any,
+                    tok.count_inline(functions::OPEN)
+                        + tok.count_inline(functions::BETWEEN)
+                        + tok.count_inline(functions::CLOSE),
+                ),
+                None => (auto, any, 0.0),
+            };
             let choice = req
                 .body
                 .pointer("/tool_choice/type")
                 .and_then(Value::as_str)
                 .unwrap_or("auto");
-            if matches!(choice, "any" | "tool") {
-                any
-            } else {
-                auto
-            }
+            block
+                + if matches!(choice, "any" | "tool") {
+                    any
+                } else {
+                    auto
+                }
         }
         _ => 0.0,
     };
@@ -296,12 +339,18 @@ pub fn billed_with(
 ) -> Billing {
     let system = system_text(&req.body);
     let openai = matches!(render, RenderModel::Openai { .. });
+    let exact = exact_claude(render, tok);
     // OpenAI frames every message with 3 tokens and its role (the cookbook's
     // `num_tokens_from_messages`: tokens_per_message 3, and each value of the message, the
     // role's included, counted), and primes the reply with 3.
     let frame = |role: &str| match openai {
         true => 3.0 + tok.count(role),
         false => 0.0,
+    };
+    // Claude's exact count frames each message with its role's marker.
+    let message_frame = |role: &str| match exact {
+        Some(_) => CLAUDE_PER_MESSAGE,
+        None => frame(role),
     };
     // With a top-level system prompt (Anthropic `system`, Responses `instructions`), system
     // messages in the conversation are billed where they appear (Anthropic's mid-conversation
@@ -334,7 +383,7 @@ pub fn billed_with(
             true => message_text(m),
             false => message_text_beside(m, &from_code),
         };
-        let t = frame(m["role"].as_str().unwrap_or("")) + tok.count(&text);
+        let t = message_frame(m["role"].as_str().unwrap_or("")) + tok.count(&text);
         message_tokens += t;
         // A system message after the last user turn belongs with it.
         last_user = match m["role"].as_str() {
@@ -348,7 +397,11 @@ pub fn billed_with(
         message_tokens += 3.0; // the reply primer
     }
     if let RenderModel::Anthropic { framing, .. } = render {
-        message_tokens += framing;
+        // The exact tokenizer's request frame is measured: one message bills the family's frame.
+        message_tokens += match exact {
+            Some((f, _, _)) => f.message_frame() as f64 - CLAUDE_PER_MESSAGE,
+            None => framing,
+        };
     }
     let total = system_tokens + message_tokens + tools.seen_tokens + tools.overhead;
     Billing {
@@ -443,6 +496,15 @@ fn defs_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> f64 {
         return 0.0;
     }
     match render {
+        // Claude counted exactly: each definition as the tools block renders it, and the
+        // newline before it.
+        RenderModel::Anthropic { .. } if tok.claude_family().is_some() => {
+            let between = tok.count_inline(functions::BETWEEN);
+            super::tokenizer::on_cores(defs, |d| tok.count_inline(&functions::function(*d)))
+                .into_iter()
+                .map(|n| n + between)
+                .sum()
+        }
         RenderModel::Anthropic { .. } => {
             super::tokenizer::on_cores(defs, |d| tok.count_parts(Framed::anthropic(*d).parts()))
                 .into_iter()

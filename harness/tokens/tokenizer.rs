@@ -5,6 +5,7 @@
 //! recorded counts ([`super::claude`]).
 
 use super::bpe::Bpe;
+use super::claude_exact::Family;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -36,13 +37,24 @@ pub enum Tokenizer {
     /// [`super::claude::LEGACY_PER_CL100K`].
     #[serde(rename = "claude-legacy-est")]
     ClaudeLegacyEst,
+    /// Claude's tokenizers counted exactly ([`super::claude_exact`]): Claude 3 to the 4.6
+    /// models, Opus 4.7, and Opus 4.8 and the 5.x models.
+    #[serde(rename = "claude-v3")]
+    ClaudeV3,
+    #[serde(rename = "claude-v4.7")]
+    ClaudeV4_7,
+    #[serde(rename = "claude-v5")]
+    ClaudeV5,
 }
 
 impl Tokenizer {
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 8] = [
         "o200k",
         "cl100k",
         "kimi-est",
+        "claude-v5",
+        "claude-v4.7",
+        "claude-v3",
         "claude-est",
         "claude-legacy-est",
     ];
@@ -54,6 +66,9 @@ impl Tokenizer {
             "kimi-est" | "kimi" => Ok(Tokenizer::KimiEst),
             "claude-est" | "claude" => Ok(Tokenizer::ClaudeEst),
             "claude-legacy-est" | "claude-legacy" => Ok(Tokenizer::ClaudeLegacyEst),
+            "claude-v3" => Ok(Tokenizer::ClaudeV3),
+            "claude-v4.7" => Ok(Tokenizer::ClaudeV4_7),
+            "claude-v5" => Ok(Tokenizer::ClaudeV5),
             other => Err(Error::unknown("tokenizer", other, &Self::NAMES)),
         }
     }
@@ -65,6 +80,42 @@ impl Tokenizer {
             Tokenizer::KimiEst => "kimi-est",
             Tokenizer::ClaudeEst => "claude-est",
             Tokenizer::ClaudeLegacyEst => "claude-legacy-est",
+            Tokenizer::ClaudeV3 => "claude-v3",
+            Tokenizer::ClaudeV4_7 => "claude-v4.7",
+            Tokenizer::ClaudeV5 => "claude-v5",
+        }
+    }
+
+    /// The Claude tokenizer family this tokenizer counts exactly, if it is one.
+    pub fn claude_family(self) -> Option<Family> {
+        match self {
+            Tokenizer::ClaudeV3 => Some(Family::V3),
+            Tokenizer::ClaudeV4_7 => Some(Family::V4_7),
+            Tokenizer::ClaudeV5 => Some(Family::V5),
+            Tokenizer::O200k
+            | Tokenizer::Cl100k
+            | Tokenizer::KimiEst
+            | Tokenizer::ClaudeEst
+            | Tokenizer::ClaudeLegacyEst => None,
+        }
+    }
+
+    /// The exact tokenizer of a Claude family.
+    pub fn of_claude_family(f: Family) -> Tokenizer {
+        match f {
+            Family::V3 => Tokenizer::ClaudeV3,
+            Family::V4_7 => Tokenizer::ClaudeV4_7,
+            Family::V5 => Tokenizer::ClaudeV5,
+        }
+    }
+
+    /// Tokens of a text inside a longer one, just after a newline (a definition in a tools
+    /// block): for Claude's tokenizers without the message edges [`Tokenizer::count`] applies;
+    /// for the others the same as [`Tokenizer::count`].
+    pub fn count_inline(self, text: &str) -> f64 {
+        match self.claude_family() {
+            Some(f) => claude_exact_count(f, text, true) as f64,
+            None => self.count(text),
         }
     }
 
@@ -81,11 +132,17 @@ impl Tokenizer {
                 super::claude::LEGACY_PER_CL100K
             ),
             Tokenizer::O200k | Tokenizer::Cl100k => format!("estimated:{}", self.name()),
+            Tokenizer::ClaudeV3 | Tokenizer::ClaudeV4_7 | Tokenizer::ClaudeV5 => {
+                format!("estimated:{}", self.name())
+            }
         }
     }
 
     /// Tokens in a text. Estimates stay fractional until a total is rounded.
     pub fn count(self, text: &str) -> f64 {
+        if let Some(f) = self.claude_family() {
+            return claude_exact_count(f, text, false) as f64;
+        }
         match self {
             Tokenizer::ClaudeEst => claude_count(text),
             _ => self.scale(self.count_base(text)),
@@ -117,6 +174,11 @@ impl Tokenizer {
     /// the rule of [`Part`] the whole text is built and counted instead.
     pub fn count_parts<'a>(self, parts: impl Iterator<Item = Part<'a>> + Clone) -> f64 {
         let whole = WHOLE.with(std::cell::Cell::get);
+        // Claude's tokens do not add across a join the way BPE pretokens do: the parts are
+        // counted as the text they make (remembered whole).
+        if self.claude_family().is_some() {
+            return self.count(&joined(parts));
+        }
         if whole && self == Tokenizer::ClaudeEst {
             return claude_count(&joined(parts));
         }
@@ -155,7 +217,10 @@ impl Tokenizer {
             Tokenizer::O200k
             | Tokenizer::Cl100k
             | Tokenizer::KimiEst
-            | Tokenizer::ClaudeLegacyEst => self.scale(counts.total),
+            | Tokenizer::ClaudeLegacyEst
+            | Tokenizer::ClaudeV3
+            | Tokenizer::ClaudeV4_7
+            | Tokenizer::ClaudeV5 => self.scale(counts.total),
         }
     }
 
@@ -177,22 +242,38 @@ impl Tokenizer {
         match self {
             Tokenizer::KimiEst => n as f64 * KIMI_PER_O200K,
             Tokenizer::ClaudeLegacyEst => n as f64 * super::claude::LEGACY_PER_CL100K,
-            Tokenizer::O200k | Tokenizer::Cl100k | Tokenizer::ClaudeEst => n as f64,
+            Tokenizer::O200k
+            | Tokenizer::Cl100k
+            | Tokenizer::ClaudeEst
+            | Tokenizer::ClaudeV3
+            | Tokenizer::ClaudeV4_7
+            | Tokenizer::ClaudeV5 => n as f64,
         }
     }
 
     /// The BPE this tokenizer counts with. Each is loaded the first time it is asked for, so a
-    /// command that counts with one never loads the other.
+    /// command that counts with one never loads the other. (Claude's exact tokenizers count
+    /// before any BPE is asked for; o200k stands in the match.)
     fn bpe(self) -> &'static Bpe {
         match self {
-            Tokenizer::O200k | Tokenizer::KimiEst | Tokenizer::ClaudeEst => Bpe::o200k(),
+            Tokenizer::O200k
+            | Tokenizer::KimiEst
+            | Tokenizer::ClaudeEst
+            | Tokenizer::ClaudeV3
+            | Tokenizer::ClaudeV4_7
+            | Tokenizer::ClaudeV5 => Bpe::o200k(),
             Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => Bpe::cl100k(),
         }
     }
 
     fn memo_key(self) -> u8 {
         match self {
-            Tokenizer::O200k | Tokenizer::KimiEst | Tokenizer::ClaudeEst => memo::O200K,
+            Tokenizer::O200k
+            | Tokenizer::KimiEst
+            | Tokenizer::ClaudeEst
+            | Tokenizer::ClaudeV3
+            | Tokenizer::ClaudeV4_7
+            | Tokenizer::ClaudeV5 => memo::O200K,
             Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => memo::CL100K,
         }
     }
@@ -250,6 +331,24 @@ fn claude_estimate(bytes: usize, counts: &Counts) -> f64 {
         spaced_word_tokens: counts.spaced_words as f64,
         punctuation_tokens: counts.punctuation as f64,
     })
+}
+
+/// A text's tokens on a Claude family, as a message's content or (`inline`) inside a longer
+/// text; remembered as the BPE counts are.
+fn claude_exact_count(f: Family, text: &str, inline: bool) -> usize {
+    let count = |t: &str| match inline {
+        true => f.inline_tokens(t),
+        false => f.content_tokens(t),
+    };
+    if WHOLE.with(std::cell::Cell::get) {
+        return count(text);
+    }
+    let which = memo::CLAUDE + 2 * f as u8 + u8::from(inline);
+    memo::count(which, text, |t| Counts {
+        total: count(t),
+        ..Counts::default()
+    })
+    .total
 }
 
 /// The o200k tokens of a text's pretokens, in all and by kind ([`Counts`]).

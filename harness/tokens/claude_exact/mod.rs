@@ -156,6 +156,21 @@ impl Family {
         tile::count_stream(vocab, self.memo_slot(), &out) + self.newline_tail(trailing_newlines)
     }
 
+    /// The tokens of a text that stands inside a longer one, just after a newline, with more
+    /// after it (a tool definition in the tools block): no message edge applies, neither the
+    /// frame's word start nor the free trailing whitespace. A text that starts with whitespace
+    /// would join the newline before it; it is counted as if it did not.
+    pub fn inline_tokens(self, text: &str) -> usize {
+        let norm = normalise::normalise(text, self.folds_quotes());
+        let rules = stream::Rules {
+            frame_bow: false,
+            ..self.rules()
+        };
+        let mut out = Vec::with_capacity(norm.len() + norm.len() / 4 + 8);
+        stream::stream(&norm, rules, false, &mut out);
+        tile::count_stream(self.vocab(), self.memo_slot(), &out)
+    }
+
     /// What a message's final run of `n` newlines costs: the frame follows the content with two
     /// newlines of its own, one token, and a piece can span into them, so the run tiled is
     /// `n + 2` newlines of which the frame's token is one.
@@ -165,6 +180,11 @@ impl Family {
         }
         let run = vec![b'\n'; n + 2];
         tile::count_stream(self.vocab(), self.memo_slot(), &run) - 1
+    }
+
+    /// Forget the segment counts this thread remembered (a benchmark's cold runs).
+    pub fn forget_remembered() {
+        tile::forget();
     }
 
     /// Pieces in the family's vocabulary.

@@ -231,6 +231,11 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Forget this thread's remembered segments (for measuring the tokenizer cold).
+pub fn forget() {
+    MEMO.with(|m| m.borrow_mut().iter_mut().for_each(HashMap::clear));
+}
+
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n')
 }
