@@ -574,6 +574,7 @@ fn github(o: &Outcome, tok: &str, summary: &str) -> String {
 
 /// A pull-request comment: the verdict, the violations and the changes as tables.
 fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
+    let summary = markdown::text(summary);
     let mut out = format!(
         "### toolcost: {}\n\n{summary}\n\n",
         if o.passed() {
@@ -591,9 +592,12 @@ fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
             ],
             o.violations.iter().map(|v| {
                 vec![
-                    v.rule.clone(),
-                    if v.tool.is_empty() { "(all)" } else { &v.tool }.to_string(),
-                    v.message.clone(),
+                    markdown::text(&v.rule),
+                    match v.tool.is_empty() {
+                        true => "(all)".to_string(),
+                        false => markdown::text(&v.tool),
+                    },
+                    markdown::text(&v.message),
                 ]
             }),
         ));
@@ -617,7 +621,7 @@ fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
                     )
                 };
                 vec![
-                    c.name.clone(),
+                    markdown::text(&c.name),
                     format!("{:?}", c.change).to_lowercase(),
                     fmt(|w| w.bytes.to_string()),
                     fmt(|w| w.tokens.to_string()),

@@ -293,3 +293,53 @@ async fn openai_recorded_counts_hold_exactly() {
         12
     );
 }
+
+/// A model id that differs from a table key only in case is priced as that key, not as a
+/// cheaper entry its undated or lower-cased form also names: for every chat entry of the table,
+/// its upper-case spelling resolves to the same prices as the key itself.
+#[test]
+fn case_variants_price_their_own_entry() {
+    let dated = PriceCard::named("GPT-4o-2024-05-13").unwrap();
+    assert_eq!(dated.litellm.as_deref(), Some("gpt-4o-2024-05-13"));
+    let own = PriceCard::named("gpt-4o-2024-05-13").unwrap();
+    assert_eq!((dated.input, dated.output), (own.input, own.output));
+    let table: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/litellm-prices.json")).unwrap();
+    let mut checked = 0;
+    for key in table.as_object().unwrap().keys() {
+        let Some(plain) = PriceCard::lookup(key) else {
+            continue;
+        };
+        let upper = key.to_uppercase();
+        if upper == *key {
+            continue;
+        }
+        let shouted = PriceCard::lookup(&upper).unwrap_or_else(|| panic!("{upper} is not priced"));
+        assert_eq!(
+            (shouted.input, shouted.cached_input, shouted.output),
+            (plain.input, plain.cached_input, plain.output),
+            "{upper} against {key}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 500, "{checked}");
+}
+
+/// Prefixes that change what a model costs are refused with the reason, not dropped: a
+/// subscription's (per seat, not per token), one the table does not know, and a deployment
+/// path of several segments; a provider prefix the table knows still names the model.
+#[test]
+fn prefixes_that_change_the_price_are_refused() {
+    for (id, says) in [
+        ("github_copilot/claude-opus-5", "subscription"),
+        ("chatgpt/gpt-5.4", "subscription"),
+        ("evil/gpt-4o", "not a provider prefix"),
+        ("azure/westeurope/gpt-4o", "not a provider prefix"),
+    ] {
+        let err = PriceCard::named(id).unwrap_err().to_string();
+        assert!(err.contains(says), "{id}: {err}");
+        assert!(PriceCard::lookup(id).is_none(), "{id}");
+    }
+    assert!(PriceCard::named("anthropic/claude-sonnet-5-5").is_ok());
+    assert!(PriceCard::named("openai/gpt-5.6").is_ok());
+}

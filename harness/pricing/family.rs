@@ -19,6 +19,12 @@ use super::PriceCard;
 /// toolcost has a card of its provider to inherit from.
 pub fn derive(id: &str, snap: &Snapshot) -> Option<PriceCard> {
     let key = candidates(id).into_iter().find(|k| snap.is_chat(k))?;
+    derive_key(id, &key, snap)
+}
+
+/// The card of `id` priced from the snapshot's entry `key`.
+pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
+    let key = key.to_string();
     let e = snap.entry(&key)?;
     // The model's own name, lower case, without a deployment path (`azure/eu/gpt-4o`).
     let lower = key.to_lowercase();
@@ -28,10 +34,13 @@ pub fn derive(id: &str, snap: &Snapshot) -> Option<PriceCard> {
     let input = e.input?;
     let output = e.output?;
     let anthropic = parent.render.starts_with("anthropic");
-    let mut assumed = vec![format!(
-        "render rules, tokenizer, cache rule and minimum as {}'s",
-        parent.id
-    )];
+    let mut assumed = vec![match anthropic {
+        true => format!("render rules, cache rule and minimum as {}'s", parent.id),
+        false => format!(
+            "render rules, tokenizer, cache rule and minimum as {}'s",
+            parent.id
+        ),
+    }];
     let cached_input = e.cached_input.unwrap_or_else(|| {
         assumed.push("no cache-read price in the table: reads priced as input".into());
         input
@@ -68,11 +77,16 @@ pub fn derive(id: &str, snap: &Snapshot) -> Option<PriceCard> {
         }
         // A Claude model counts with its generation's tokenizer family, whichever card it
         // inherits the rest from.
-        false if anthropic => match claude_version(&lower) {
-            Some(v) if v < (4, 7) => "claude-v3".to_string(),
-            Some((4, 7)) => "claude-v4.7".to_string(),
-            _ => "claude-v5".to_string(),
-        },
+        false if anthropic => {
+            let family = crate::tokens::claude_exact::Family::of_model(&lower)
+                .unwrap_or(crate::tokens::claude_exact::Family::V5);
+            assumed.push(format!(
+                "tokenizer {} by the model's generation (the family measured on {}; ctok 1.3.0's routing of generations to families, read 2026-12-03)",
+                family.name(),
+                family.measured_on()
+            ));
+            family.name().to_string()
+        }
         false => parent.tokenizer.clone(),
     };
     let (tiers, cache_write_long) = super::extras(&e, input, cached_input, cache_write, output);

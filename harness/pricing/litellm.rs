@@ -37,6 +37,9 @@ pub struct Snapshot {
     pub meta: Meta,
     pub date: String,
     entries: Map<String, Value>,
+    /// The keys by their lower case, made the first time a name is looked up past its exact
+    /// spelling.
+    folded: std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>>,
 }
 
 /// The figures a card reads from one entry, per million tokens; `None` where the entry has no
@@ -153,6 +156,7 @@ impl Snapshot {
             date: meta.date.clone(),
             meta,
             entries,
+            folded: std::sync::OnceLock::new(),
         })
     }
 
@@ -189,6 +193,35 @@ impl Snapshot {
             matches!(e.mode.as_deref(), Some("chat" | "responses"))
                 && e.input.is_some()
                 && e.output.is_some()
+        })
+    }
+
+    /// The table's key for `id`: the key itself, or else the one key equal to it ignoring case
+    /// (None where none is, or where several are: then no spelling is preferred).
+    pub fn key_for(&self, id: &str) -> Option<&str> {
+        if let Some((k, _)) = self.entries.get_key_value(id) {
+            return Some(k);
+        }
+        let folded = self.folded.get_or_init(|| {
+            let mut m: std::collections::HashMap<String, Vec<String>> = Default::default();
+            for k in self.entries.keys() {
+                m.entry(k.to_ascii_lowercase()).or_default().push(k.clone());
+            }
+            m
+        });
+        match folded.get(&id.to_ascii_lowercase()).map(Vec::as_slice) {
+            Some([one]) => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Whether some entry of the table is served by `provider` (its `litellm_provider`), or
+    /// some key starts with `provider/`.
+    pub fn knows_provider(&self, provider: &str) -> bool {
+        let prefix = format!("{provider}/");
+        self.entries.iter().any(|(k, v)| {
+            k.starts_with(&prefix)
+                || v.get("litellm_provider").and_then(Value::as_str) == Some(provider)
         })
     }
 

@@ -268,6 +268,10 @@ pub fn litellm_keys() -> Vec<String> {
 
 pub use crate::provider::Usage;
 
+/// Providers whose models are used under a per-seat subscription: the table lists them, but a
+/// per-token price means nothing for them.
+const SUBSCRIPTIONS: [&str; 2] = ["github_copilot", "chatgpt"];
+
 impl PriceCard {
     /// Every card, parsed once per process (the gateway looks one up per request).
     pub fn all() -> &'static [PriceCard] {
@@ -284,28 +288,36 @@ impl PriceCard {
     /// say inherited from the nearest hand card of its provider ([`family::derive`]). A name
     /// neither knows is refused with the closest names.
     pub fn named(id: &str) -> Result<PriceCard> {
-        Self::lookup(id).ok_or_else(|| {
+        Self::resolved(id).map_err(|why| {
             let shown: String = id.trim().chars().take(100).collect();
-            Error::input(format!(
-                "unknown model `{shown}`: no price card or LiteLLM entry prices it (closest: {}; `toolcost prices list` lists them all)",
-                family::closest(id.trim(), litellm::Snapshot::embedded()).join(", ")
-            ))
+            Error::input(match why {
+                Some(reason) => format!("model `{shown}`: {reason}"),
+                None => format!(
+                    "unknown model `{shown}`: no price card or LiteLLM entry prices it (closest: {}; `toolcost prices list` lists them all)",
+                    family::closest(id.trim(), litellm::Snapshot::embedded()).join(", ")
+                ),
+            })
         })
     }
 
     /// [`PriceCard::named`] without the error: `None` for a model nothing prices. What a name
     /// resolves to is kept (up to a bound): the gateway looks a model up on every request.
     pub fn lookup(id: &str) -> Option<PriceCard> {
+        Self::resolved(id).ok()
+    }
+
+    /// A model's card, or why there is none (None: nothing knows the name).
+    fn resolved(id: &str) -> std::result::Result<PriceCard, Option<String>> {
         let id = id.trim();
         if let Some(c) = Self::all().iter().find(|c| c.id == id) {
-            return Some(c.clone());
+            return Ok(c.clone());
         }
         if id.is_empty() || id.len() > 200 {
-            return None;
+            return Err(None);
         }
-        static MADE: std::sync::OnceLock<
-            std::sync::Mutex<std::collections::HashMap<String, Option<PriceCard>>>,
-        > = std::sync::OnceLock::new();
+        type Made =
+            std::collections::HashMap<String, std::result::Result<PriceCard, Option<String>>>;
+        static MADE: std::sync::OnceLock<std::sync::Mutex<Made>> = std::sync::OnceLock::new();
         let made = MADE.get_or_init(Default::default);
         if let Some(c) = crate::sync::lock(made).get(id) {
             return c.clone();
@@ -319,11 +331,37 @@ impl PriceCard {
         card
     }
 
-    /// [`PriceCard::lookup`] past a hand card's exact name: a hand card under its own spelling,
-    /// then the table's own entry for the id as given (`gpt-4o-2024-05-13` and
-    /// `azure/eu/gpt-4o` have prices of their own), and only then a hand card under another
-    /// spelling (`anthropic/claude-sonnet-4-5-20250929`) or a card made from the table.
-    fn resolve(id: &str) -> Option<PriceCard> {
+    /// [`PriceCard::lookup`] past a hand card's exact name, in this order: the table's own entry
+    /// for the id as given, or for its one spelling that differs only in case
+    /// (`GPT-4o-2024-05-13` is `gpt-4o-2024-05-13`, with prices of its own, not `gpt-4o`); a hand
+    /// card under another spelling (`claude-sonnet-4-5` for `claude-sonnet-4.5`); and only then
+    /// the name without a provider prefix the table knows (`anthropic/claude-sonnet-5-5`) or
+    /// without a date, or a card made from the table. A prefix the table does not know
+    /// (`evil/gpt-4o`), one of several segments (`azure/westeurope/gpt-4o`: a deployment whose
+    /// rates the table does not give) or a subscription's (`github_copilot/`, `chatgpt/`: billed
+    /// per seat, not per token) is refused with the reason rather than priced as the bare model.
+    fn resolve(id: &str) -> std::result::Result<PriceCard, Option<String>> {
+        let snap = litellm::Snapshot::embedded();
+        if let Some((provider, _)) = id.split_once('/') {
+            if SUBSCRIPTIONS.contains(&provider.to_ascii_lowercase().as_str()) {
+                return Err(Some(format!(
+                    "`{provider}/` models are used under a subscription billed per seat, not per token; toolcost prices API use: name the provider's API model (the part after `{provider}/`)"
+                )));
+            }
+        }
+        let own_key = snap
+            .key_for(id)
+            .filter(|k| snap.is_chat(k))
+            .map(str::to_string);
+        if let Some(k) = &own_key {
+            // A hand card over that very entry is the entry's card.
+            if let Some(c) = Self::all().iter().find(|c| c.litellm.as_deref() == Some(k)) {
+                return Ok(c.clone());
+            }
+            if let Some(c) = family::derive_key(id, k, snap) {
+                return Ok(c);
+            }
+        }
         let norm = |s: &str| s.to_lowercase().replace('.', "-");
         let hand = |key: &str| {
             Self::all()
@@ -335,15 +373,22 @@ impl PriceCard {
                 .cloned()
         };
         if let Some(c) = hand(id) {
-            return Some(c);
+            return Ok(c);
         }
-        let snap = litellm::Snapshot::embedded();
-        if !snap.is_chat(id) {
-            if let Some(c) = family::candidates(id).iter().find_map(|k| hand(k)) {
-                return Some(c);
+        let segments: Vec<&str> = id.split('/').collect();
+        if segments.len() > 1 {
+            let prefix = &segments[..segments.len() - 1];
+            if prefix.len() > 1 || !snap.knows_provider(&prefix[0].to_ascii_lowercase()) {
+                return Err(Some(format!(
+                    "the price table has no entry for it, and `{}/` is not a provider prefix it knows (a deployment or region has rates of its own); name the model as the table does (`toolcost prices list`)",
+                    prefix.join("/")
+                )));
             }
         }
-        family::derive(id, snap)
+        if let Some(c) = family::candidates(id).iter().find_map(|k| hand(k)) {
+            return Ok(c);
+        }
+        family::derive(id, snap).ok_or(None)
     }
 
     /// The rates a request of `input` tokens is billed at.

@@ -36,29 +36,64 @@ pub fn table<H: AsRef<str>>(
     columns: &[(H, Align)],
     rows: impl IntoIterator<Item = Vec<String>>,
 ) -> String {
-    let headers: Vec<&str> = columns.iter().map(|(h, _)| h.as_ref()).collect();
+    let headers: Vec<String> = columns.iter().map(|(h, _)| cell(h.as_ref())).collect();
     let mut out = format!("| {} |\n|", headers.join(" | "));
     for (_, a) in columns {
         out.push_str(a.rule());
     }
     out.push('\n');
     for cells in rows {
+        let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
 }
 
-/// Result rows as a table, `|` in cells escaped.
+/// A table cell's text, safe in a row: `|` escaped (unless it already is) and line breaks
+/// written as spaces, so no text can end a cell, a row or the table.
+pub fn cell(s: &str) -> String {
+    if !s.contains(['|', '\n', '\r']) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut prev = '\0';
+    for c in s.chars() {
+        match c {
+            '|' if prev != '\\' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+        prev = c;
+    }
+    out
+}
+
+/// Text from outside (a tool's name, a server's message) for a Markdown line or cell: what
+/// Markdown or HTML would read as markup is escaped, and line breaks are spaces.
+pub fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '[' | ']' | '|' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Result rows as a table (cells escaped by [`table`]).
 pub fn render<T: Tabular>(rows: &[T]) -> Vec<u8> {
     let columns: Vec<(String, Align)> = record::headers::<T>()
         .into_iter()
         .map(|h| (h, Align::Spaced))
         .collect();
-    let esc = |s: String| s.replace('|', "\\|");
-    table(
-        &columns,
-        rows.iter()
-            .map(|r| record::cells(r).into_iter().map(esc).collect()),
-    )
-    .into_bytes()
+    table(&columns, rows.iter().map(record::cells)).into_bytes()
 }

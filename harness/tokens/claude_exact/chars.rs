@@ -304,7 +304,8 @@ pub fn is_syriac_vowel(c: char) -> bool {
 
 /// A combining mark that, with nothing before it to be its base, opens a word of its own.
 pub fn is_stray_mark(c: char) -> bool {
-    if is_syriac_vowel(c) {
+    // No character below U+0300 is a combining mark.
+    if (c as u32) < 0x300 || is_syriac_vowel(c) {
         return false;
     }
     unicode_normalization::char::canonical_combining_class(c) != 0 && !is_separator_mark(c)
@@ -341,7 +342,7 @@ pub fn marks_like_punct(c: char) -> bool {
 /// number (No) except the ASCII digits.
 pub fn is_border_digit(c: char) -> bool {
     let cp = c as u32;
-    cp < 0x10000 && cp >= 0x80 && matches!(gc(c), Gc::Decimal | Gc::OtherNumber)
+    (0x80..0x10000).contains(&cp) && matches!(gc(c), Gc::Decimal | Gc::OtherNumber)
 }
 
 /// The number category of a character (Nd or No), for telling uniform digit runs.

@@ -26,6 +26,39 @@ use serde::Serialize;
 use std::sync::OnceLock;
 use tile::Vocab;
 
+/// Texts are counted in parts of about this many bytes (see [`Family::body_tokens`]).
+const CHUNK_BYTES: usize = 16 * 1024;
+/// A text of this many parts or more is counted on every core.
+const PARALLEL_PARTS: usize = 32;
+
+/// `text` cut after newlines followed by a byte that is ASCII and not whitespace, into parts of
+/// at least `at_least` bytes (the last may be shorter). An empty text has no parts.
+fn cut_after_newlines(text: &str, at_least: usize) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut parts = Vec::new();
+    let mut from = 0;
+    let mut i = at_least;
+    while i < b.len() {
+        match memchr::memchr(b'\n', &b[i..]) {
+            None => break,
+            Some(k) => {
+                let p = i + k + 1;
+                if p < b.len() && b[p].is_ascii() && !b[p].is_ascii_whitespace() {
+                    parts.push(&text[from..p]);
+                    from = p;
+                    i = p + at_least;
+                } else {
+                    i = p;
+                }
+            }
+        }
+    }
+    if from < b.len() {
+        parts.push(&text[from..]);
+    }
+    parts
+}
+
 /// A Claude tokenizer family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Family {
@@ -150,10 +183,7 @@ impl Family {
         let norm = normalise::normalise(raw, self.folds_quotes());
         let body = norm.trim_end_matches('\n');
         let trailing_newlines = norm.len() - body.len();
-        let vocab = self.vocab();
-        let mut out = Vec::with_capacity(body.len() + body.len() / 4 + 8);
-        stream::stream(body, self.rules(), raw.starts_with(' '), &mut out);
-        tile::count_stream(vocab, self.memo_slot(), &out) + self.newline_tail(trailing_newlines)
+        self.body_tokens(body, Some(raw.starts_with(' '))) + self.newline_tail(trailing_newlines)
     }
 
     /// The tokens of a text that stands inside a longer one, just after a newline, with more
@@ -162,12 +192,51 @@ impl Family {
     /// would join the newline before it; it is counted as if it did not.
     pub fn inline_tokens(self, text: &str) -> usize {
         let norm = normalise::normalise(text, self.folds_quotes());
-        let rules = stream::Rules {
-            frame_bow: false,
-            ..self.rules()
+        self.body_tokens(&norm, None)
+    }
+
+    /// The tokens of normalised text: at the head of a message (`head`: whether the raw text
+    /// began with a space) or inside one (None). A long text is cut after a newline that a
+    /// character other than whitespace follows: no piece and no marker rule reaches across such
+    /// a place (the newline run is its own segment, and a run beside it sees a newline, not a
+    /// space, either way), so the parts count as the whole does, side by side on every core
+    /// when there are many.
+    fn body_tokens(self, body: &str, head: Option<bool>) -> usize {
+        self.body_tokens_in(body, head, CHUNK_BYTES)
+    }
+
+    fn body_tokens_in(self, body: &str, head: Option<bool>, chunk: usize) -> usize {
+        let parts = cut_after_newlines(body, chunk);
+        let count = |(i, part): &(usize, &str)| {
+            let rules = match (i, head) {
+                (0, Some(_)) => self.rules(),
+                _ => stream::Rules {
+                    frame_bow: false,
+                    ..self.rules()
+                },
+            };
+            let mut out = Vec::with_capacity(part.len() + part.len() / 4 + 8);
+            stream::stream(part, rules, *i == 0 && head == Some(true), &mut out);
+            tile::count_stream(self.vocab(), self.memo_slot(), &out)
         };
-        let mut out = Vec::with_capacity(norm.len() + norm.len() / 4 + 8);
-        stream::stream(&norm, rules, false, &mut out);
+        let parts: Vec<(usize, &str)> = parts.into_iter().enumerate().collect();
+        if parts.is_empty() {
+            // An empty message still pays its frame's word start.
+            return match head {
+                Some(_) => self.empty_body(),
+                None => 0,
+            };
+        }
+        match parts.len() >= PARALLEL_PARTS {
+            true => crate::sync::map_on_cores(&parts, count).into_iter().sum(),
+            false => parts.iter().map(count).sum(),
+        }
+    }
+
+    /// What a message whose text normalises to nothing counts beyond its frame.
+    fn empty_body(self) -> usize {
+        let mut out = Vec::new();
+        stream::stream("", self.rules(), false, &mut out);
         tile::count_stream(self.vocab(), self.memo_slot(), &out)
     }
 
@@ -215,6 +284,55 @@ mod tests {
         }
         assert_eq!(Family::of_model("gpt-4o"), None);
         assert_eq!(Family::of_model("claude-instant"), None);
+    }
+
+    /// A text cut into parts after newlines counts as the whole does, on every family, for
+    /// lines of words, punctuation, contractions, spaces, tabs, capitals and other scripts.
+    #[test]
+    fn parts_count_as_the_whole() {
+        let words = [
+            "the",
+            "Quick",
+            "NASA",
+            "it's",
+            "  ",
+            "\t",
+            "{\"a\": 1}",
+            "x_y",
+            "42",
+            "naïve",
+            "中文",
+            "'s",
+            "(",
+            ")",
+            "—",
+            " ",
+            "\n",
+            "\n\n",
+            "ü\u{301}",
+            "😀",
+            "Ωμέγα",
+        ];
+        let mut rng = crate::rng::Rng::new(5);
+        for _ in 0..300 {
+            let n = 1 + rng.below(120);
+            let text: String = (0..n)
+                .map(|_| *rng.pick(&words))
+                .collect::<Vec<_>>()
+                .join(" ");
+            for f in Family::ALL {
+                for head in [Some(true), Some(false), None] {
+                    let whole = f.body_tokens_in(&text, head, usize::MAX);
+                    for chunk in [1, 7, 40] {
+                        assert_eq!(
+                            f.body_tokens_in(&text, head, chunk),
+                            whole,
+                            "{f:?} {head:?} {chunk} {text:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// The published examples: "hello, world" is 10 on v3 and on v5, 15 on v4.7.

@@ -39,6 +39,18 @@ pub fn normalise(text: &str, fold_quotes: bool) -> Cow<'_, str> {
     if plain {
         return Cow::Borrowed(text);
     }
+    // Text the rules leave as it is (most non-ASCII text: composed, no control, no folded
+    // character) comes back unallocated too.
+    let untouched = text.chars().all(|c| {
+        let cp = c as u32;
+        cp >= 0x20 && !dropped(c) && !as_space(c) && cp != 0x0E4D || c == '\t' || c == '\n'
+    }) && !(fold_quotes && text.chars().any(|c| folded_quote(c).is_some()));
+    if untouched
+        && unicode_normalization::is_nfc_quick(text.chars())
+            == unicode_normalization::IsNormalized::Yes
+    {
+        return Cow::Borrowed(text);
+    }
     let composed: Cow<'_, str> = match unicode_normalization::is_nfc_quick(text.chars()) {
         unicode_normalization::IsNormalized::Yes => Cow::Borrowed(text),
         _ => Cow::Owned(text.nfc().collect()),
@@ -84,5 +96,7 @@ mod tests {
         );
         assert_eq!(normalise("\u{0E4D}\u{0E32}", false), "\u{0E33}");
         assert!(matches!(normalise("plain\ttext\n", true), Cow::Borrowed(_)));
+        assert!(matches!(normalise("naïve — 中文", true), Cow::Borrowed(_)));
+        assert_eq!(normalise("naïve \u{2019}", true), "naïve '");
     }
 }

@@ -225,9 +225,11 @@ const MEMO_MAX: usize = 64;
 /// The remembered segments of a thread, per family, are forgotten past this many.
 const MEMO_ENTRIES: usize = 1 << 18;
 
+/// A family's remembered segment counts.
+type Memo = HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>;
+
 thread_local! {
-    static MEMO: RefCell<[HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>; 3]> =
-        RefCell::new(Default::default());
+    static MEMO: RefCell<[Memo; 3]> = RefCell::new(Default::default());
     static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
