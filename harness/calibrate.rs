@@ -293,7 +293,7 @@ impl Calibration {
 
     /// Read a calibration file.
     pub fn load(path: &Path) -> Result<Calibration> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::input::read_text(path, crate::input::SMALL)?;
         let cal: Calibration = toml::from_str(&text).map_err(|e| {
             Error::input(format!("{}: not a calibration file: {e}", path.display()))
         })?;

@@ -83,7 +83,7 @@ pub struct SourceConfig {
 
 impl Config {
     pub fn read(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::input::read_text(path, crate::input::SMALL)?;
         let config: Config =
             toml::from_str(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
         config
@@ -202,16 +202,13 @@ impl Lock {
     }
 
     pub fn read(path: &Path) -> Result<Lock> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                Error::input(format!(
-                    "{}: no baseline yet; write one with `toolcost check --update`",
-                    path.display()
-                ))
-            } else {
-                Error::io(path, e)
-            }
-        })?;
+        if !path.exists() && std::fs::symlink_metadata(path).is_err() {
+            return Err(Error::input(format!(
+                "{}: no baseline yet; write one with `toolcost check --update`",
+                path.display()
+            )));
+        }
+        let text = crate::input::read_text(path, crate::input::LARGE)?;
         // A tool named twice would otherwise keep its last weight without a word.
         let lock: Lock = crate::json::parse_unique(text.as_bytes())
             .and_then(|v| serde_json::from_value(v).map_err(|e| e.to_string()))

@@ -35,6 +35,8 @@ pub fn heldout_dir() -> PathBuf {
 
 /// The largest capture read (the largest recorded one is 123 KB).
 const MAX_CAPTURE_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest tools delta taken as recorded: past it a row is a typo, not a count.
+const MAX_DELTA: u64 = 100_000_000;
 /// The most servers a set may hold.
 const MAX_SERVERS: usize = 10_000;
 
@@ -370,7 +372,7 @@ pub struct Comparison {
 /// Read a recorded set.
 pub fn load(dir: &Path) -> Result<Vec<Recorded>> {
     let csv_path = dir.join("counts.csv");
-    let text = std::fs::read_to_string(&csv_path).map_err(|e| Error::io(&csv_path, e))?;
+    let text = crate::input::read_text(&csv_path, crate::input::SMALL)?;
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader
         .headers()
@@ -416,17 +418,25 @@ pub fn load(dir: &Path) -> Result<Vec<Recorded>> {
                 field(c_delta)
             ))
         })?;
-        let path = dir.join(format!("{server}.tools.json"));
-        let len = std::fs::metadata(&path)
-            .map_err(|e| Error::io(&path, e))?
-            .len();
-        if len > MAX_CAPTURE_BYTES {
+        if recorded == 0 || recorded > MAX_DELTA {
             return Err(Error::input(format!(
-                "{}: {len} bytes is more than a capture ({MAX_CAPTURE_BYTES} at most)",
-                path.display()
+                "{} row {}: claude_tools_delta {recorded} is not a tools delta (1 to {MAX_DELTA})",
+                csv_path.display(),
+                i + 2
             )));
         }
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let model = field(c_model);
+        let claude_card = crate::pricing::PriceCard::lookup(&model)
+            .is_some_and(|c| c.tokenizer().claude_family().is_some());
+        if !claude_card {
+            return Err(Error::input(format!(
+                "{} row {}: model `{model}` is not a Claude model toolcost prices (the estimate is made on the recorded model's own card)",
+                csv_path.display(),
+                i + 2
+            )));
+        }
+        let path = dir.join(format!("{server}.tools.json"));
+        let bytes = crate::input::read(&path, MAX_CAPTURE_BYTES)?;
         let capture: Value = serde_json::from_slice(&bytes)
             .map_err(|e| Error::input(format!("{}: not JSON: {e}", path.display())))?;
         let listed = capture
@@ -436,7 +446,7 @@ pub fn load(dir: &Path) -> Result<Vec<Recorded>> {
             .ok_or_else(|| Error::input(format!("{}: no `tools` array", path.display())))?;
         out.push(Recorded {
             server,
-            model: field(c_model),
+            model,
             recorded,
             tools: listed.iter().filter_map(project).collect(),
         });
@@ -573,21 +583,7 @@ impl Tabular for TextRow {
 const MAX_TEXT_SET_BYTES: u64 = 512 * 1024 * 1024;
 
 fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    if !meta.is_file() {
-        return Err(Error::input(format!(
-            "{}: not a regular file",
-            path.display()
-        )));
-    }
-    if meta.len() > MAX_TEXT_SET_BYTES {
-        return Err(Error::input(format!(
-            "{}: {} bytes is more than a text set ({MAX_TEXT_SET_BYTES} at most)",
-            path.display(),
-            meta.len()
-        )));
-    }
-    std::fs::read(path).map_err(|e| Error::io(path, e))
+    crate::input::read(path, MAX_TEXT_SET_BYTES)
 }
 
 /// Count every text of every set in `dir` with its family's exact tokenizer.

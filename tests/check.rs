@@ -249,3 +249,67 @@ fn a_tampered_baseline_is_refused() {
         .assert()
         .success();
 }
+
+/// Inputs that are not regular files are refused with their path at once: a config, lock or
+/// catalogue that is a symlink to /dev/zero (which would grow without end) or a FIFO (which
+/// would block forever), and a claude-counts capture that is one.
+#[test]
+fn inputs_that_are_not_regular_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let zero = d.join("zero.toml");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let fifo = d.join("tools.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let cases: [(Vec<String>, &str); 4] = [
+        (
+            vec![
+                "check".into(),
+                "--config".into(),
+                zero.display().to_string(),
+            ],
+            "a device",
+        ),
+        (
+            vec!["check".into(), "--lock".into(), fifo.display().to_string()],
+            "a FIFO",
+        ),
+        (
+            vec![
+                "measure".into(),
+                "--catalogue".into(),
+                fifo.display().to_string(),
+            ],
+            "a FIFO",
+        ),
+        (vec!["lint".into(), zero.display().to_string()], "a device"),
+    ];
+    for (args, says) in cases {
+        toolcost()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+    // A recorded set whose capture is a FIFO.
+    let set = d.join("set");
+    std::fs::create_dir(&set).unwrap();
+    std::fs::write(
+        set.join("counts.csv"),
+        "server,model,claude_tools_delta\nx,claude-opus-5,100\n",
+    )
+    .unwrap();
+    let cap = set.join("x.tools.json");
+    let c = std::ffi::CString::new(cap.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    toolcost()
+        .args(["claude-counts", "--dir"])
+        .arg(&set)
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a FIFO"));
+}

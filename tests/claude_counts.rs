@@ -106,6 +106,22 @@ fn a_broken_set_is_refused_with_the_reason() {
     std::fs::write(dir.path().join("a.tools.json"), "{\"tools\": 3}").unwrap();
     let err = load(dir.path()).unwrap_err().to_string();
     assert!(err.contains("no `tools` array"), "{err}");
+    // A delta of nothing (which would make every error infinite) or past any count, and a
+    // model that is no Claude model (whose estimate would be another card's), are refused.
+    for (row, says) in [
+        ("a,claude-opus-5,0", "not a tools delta"),
+        ("a,claude-opus-5,1000000000000", "not a tools delta"),
+        ("a,gpt-4o,100", "not a Claude model"),
+        ("a,claude-nonesuch-x,100", "not a Claude model"),
+    ] {
+        std::fs::write(
+            dir.path().join("counts.csv"),
+            format!("server,model,claude_tools_delta\n{row}\n"),
+        )
+        .unwrap();
+        let err = load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains(says), "{row}: {err}");
+    }
 }
 
 /// The gateway's `count_tokens` on claude-opus-5 answers the recorded probes and the

@@ -538,3 +538,102 @@ async fn the_official_python_sdks_parse_every_answer_and_match_the_log() {
     assert_eq!(seen[5]["error"], 400);
     assert_eq!(rows[5].status, 400);
 }
+
+/// Messages, count_tokens and Chat Completions refuse what the providers refuse in `tools`:
+/// not a list, an entry that is no object or has no name, two tools with one name (as the
+/// Responses API already did).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_format_refuses_malformed_tools() {
+    let gw = common::start_gateway(toolcost::gateway::Upstream::Mock, |_| {}).await;
+    let http = reqwest::Client::new();
+    let anthropic = |tools: serde_json::Value| {
+        serde_json::json!({"model": "claude-sonnet-5-5", "max_tokens": 16, "tools": tools,
+            "messages": [{"role": "user", "content": "hi"}]})
+    };
+    let chat = |tools: serde_json::Value| {
+        serde_json::json!({"model": "gpt-5.6", "tools": tools,
+            "messages": [{"role": "user", "content": "hi"}]})
+    };
+    let schema = serde_json::json!({"type": "object", "properties": {}});
+    let a_tool =
+        |name: &str| serde_json::json!({"name": name, "description": "d", "input_schema": schema});
+    let c_tool = |name: &str| serde_json::json!({"type": "function", "function": {"name": name, "parameters": schema}});
+    let cases = [
+        (
+            "/v1/messages",
+            anthropic(serde_json::json!("tools")),
+            "must be a list",
+        ),
+        (
+            "/v1/messages",
+            anthropic(serde_json::json!({"name": "x"})),
+            "must be a list",
+        ),
+        (
+            "/v1/messages",
+            anthropic(serde_json::json!([{"description": "no name", "input_schema": schema}])),
+            "needs a non-empty `name`",
+        ),
+        (
+            "/v1/messages",
+            anthropic(serde_json::json!([a_tool("x"), a_tool("x")])),
+            "unique",
+        ),
+        (
+            "/v1/messages/count_tokens",
+            anthropic(serde_json::json!([a_tool("x"), a_tool("x")])),
+            "unique",
+        ),
+        (
+            "/v1/messages/count_tokens",
+            anthropic(serde_json::json!("tools")),
+            "must be a list",
+        ),
+        (
+            "/v1/chat/completions",
+            chat(serde_json::json!("tools")),
+            "must be a list",
+        ),
+        (
+            "/v1/chat/completions",
+            chat(serde_json::json!([{"type": "function", "function": {"parameters": schema}}])),
+            "needs a non-empty `name`",
+        ),
+        (
+            "/v1/chat/completions",
+            chat(serde_json::json!([c_tool("y"), c_tool("y")])),
+            "unique",
+        ),
+    ];
+    for (path, body, says) in cases {
+        let r = http
+            .post(format!("{}{path}", gw.base))
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        let text = r.text().await.unwrap();
+        assert_eq!(status, 400, "{path} {body}: {text}");
+        assert!(text.contains(says), "{path} {body}: {text}");
+    }
+    // The well-formed bodies pass.
+    for (path, body) in [
+        (
+            "/v1/messages",
+            anthropic(serde_json::json!([a_tool("x"), a_tool("y")])),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(serde_json::json!([c_tool("x"), c_tool("y")])),
+        ),
+    ] {
+        let r = http
+            .post(format!("{}{path}", gw.base))
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+    }
+}

@@ -149,6 +149,7 @@ fn insert_rows<R: std::borrow::Borrow<Row>>(
 
 /// Read every row of the `directory` table in a SQLite file.
 pub fn read_directory(path: &Path) -> Result<Vec<Row>> {
+    crate::input::check_regular(path)?;
     let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let has_table: bool = conn
         .query_row(

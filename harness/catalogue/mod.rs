@@ -350,7 +350,7 @@ enum Loaded {
 
 impl Loaded {
     fn read(path: &Path) -> Result<Loaded> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::input::read(path, crate::input::LARGE)?;
         let label = path.display().to_string();
         if bytes.starts_with(b"SQLite format 3\0") {
             let rows = directory::read_directory(path)?;

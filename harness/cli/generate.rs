@@ -87,6 +87,10 @@ pub(super) fn run(a: GenerateArgs) -> Result<i32> {
 /// (unless `--discard-receipts`): `-o` renames a new file over it, and what it held is gone.
 fn check_replaceable(path: &Path, discard_receipts: bool) -> Result<()> {
     let mut head = [0u8; 16];
+    // A path that is there but is no regular file (a FIFO would block the read) is refused.
+    if std::fs::symlink_metadata(path).is_ok() {
+        crate::input::check_regular(path)?;
+    }
     let is_sqlite = std::fs::File::open(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
         .is_ok()

@@ -121,7 +121,7 @@ fn update(u: UpdateArgs) -> Result<i32> {
             litellm::MAX_TABLE_BYTES
         )));
     }
-    let bytes = std::fs::read(&u.from).map_err(|e| Error::io(&u.from, e))?;
+    let bytes = crate::input::read(&u.from, litellm::MAX_TABLE_BYTES)?;
     // The entries the hand cards read and those of the client profiles' default models: the
     // prices the committed reports use.
     let mut keys = pricing::litellm_keys();

@@ -318,7 +318,7 @@ fn label(rows: &[Row], intents: &[Option<Intent>], targets: usize, seed: u64) ->
 
 /// Read a query set (JSONL, one [`Query`] per line).
 pub fn read(path: &std::path::Path) -> Result<Vec<Query>> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path, e))?;
+    let text = crate::input::read_text(path, crate::input::LARGE)?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())

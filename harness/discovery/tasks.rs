@@ -39,7 +39,7 @@ pub fn read(dir: &Path) -> Result<(Catalogue, Vec<Query>)> {
             qpath.display()
         )));
     }
-    let text = std::fs::read_to_string(&qpath).map_err(|e| Error::io(&qpath, e))?;
+    let text = crate::input::read_text(&qpath, MAX_BYTES)?;
     // The tools a task may name: the catalogue's enabled rows (a disabled one is never found).
     let keys: std::collections::HashSet<&str> = cat
         .rows

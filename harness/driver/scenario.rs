@@ -198,7 +198,7 @@ impl Scenario {
     }
 
     pub fn read(path: &Path) -> Result<Scenario> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::input::read_text(path, crate::input::SMALL)?;
         let s: Scenario =
             toml::from_str(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
         for t in &s.run.tasks {

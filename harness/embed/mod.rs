@@ -34,6 +34,9 @@ const ENCODER_VERSION: &str = "toolcost-minilm-1";
 /// How many tokens one packed forward pass carries (the linear layers run over all of them).
 const PACK_TOKENS: usize = 2048;
 
+/// The largest weights file read (all-MiniLM-L6-v2's is about 90 MB).
+const MAX_WEIGHTS_BYTES: u64 = 1 << 30;
+
 /// Where the model's files are looked for, relative to a base folder.
 const DEFAULT_DIR: &str = "models/all-minilm-l6-v2";
 
@@ -52,9 +55,9 @@ impl Encoder {
     pub fn load(dir: &Path) -> Result<Encoder> {
         let dir = model_dir(dir).ok_or_else(|| missing(&dir.display().to_string()))?;
         let weights = dir.join("model.safetensors");
-        let bytes = std::fs::read(&weights).map_err(|e| Error::io(&weights, e))?;
+        let bytes = crate::input::read(&weights, MAX_WEIGHTS_BYTES)?;
         let vocab_path = dir.join("vocab.txt");
-        let vocab = std::fs::read_to_string(&vocab_path).map_err(|e| Error::io(&vocab_path, e))?;
+        let vocab = crate::input::read_text(&vocab_path, crate::input::SMALL)?;
         // Kept vectors are keyed by everything that decides them: this code's version, the
         // cut, the weights and the vocabulary.
         let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -67,12 +70,24 @@ impl Encoder {
         let model = MiniLm::load(&tensors)?;
         drop(tensors);
         let tokenizer = WordPiece::from_vocab(&vocab, &vocab_path.display().to_string())?;
-        Ok(Encoder {
+        let encoder = Encoder {
             tokenizer,
             model,
             digest,
             dir,
-        })
+        };
+        // Weights that parse can still make no vectors (all zero, or out of range): such a
+        // model would score every row alike, so it is refused here with the reason.
+        let probe = encoder.encode("send an email to a customer");
+        let norm: f32 = probe.iter().map(|v| v * v).sum::<f32>().sqrt();
+        if !probe.iter().all(|v| v.is_finite()) || !(0.5..=1.5).contains(&norm) {
+            return Err(Error::input(format!(
+                "{}: the model's weights give no usable sentence vector (length {norm}); reinstall it: {}",
+                weights.display(),
+                INSTALL
+            )));
+        }
+        Ok(encoder)
     }
 
     /// The process's encoder, loaded once from where the model is looked for.

@@ -31,7 +31,7 @@ pub struct Tensors {
 
 impl Tensors {
     pub fn read(path: &Path) -> Result<Tensors> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::input::read(path, crate::input::LARGE)?;
         Tensors::parse(bytes, &path.display().to_string())
     }
 
@@ -111,10 +111,17 @@ impl Tensors {
                 raw.len()
             )));
         }
-        Ok(raw
+        let values: Vec<f32> = raw
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
-            .collect())
+            .collect();
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(Error::input(format!(
+                "{}: tensor `{name}` holds {} at index {i}, not a finite weight",
+                self.origin, values[i]
+            )));
+        }
+        Ok(values)
     }
 }
 
@@ -168,6 +175,20 @@ mod tests {
             .to_string()
             .contains("does not fit"));
         assert!(Tensors::parse(vec![1, 2], "t").is_err());
+        // A weight that is not a finite number is refused with its tensor and index.
+        for bad in [f32::NAN, f32::INFINITY] {
+            let data: Vec<u8> = [1.0f32, bad].iter().flat_map(|v| v.to_le_bytes()).collect();
+            let t = Tensors::parse(
+                file(
+                    r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#,
+                    &data,
+                ),
+                "t",
+            )
+            .unwrap();
+            let err = t.f32("a", &[2]).unwrap_err().to_string();
+            assert!(err.contains("`a`") && err.contains("index 1"), "{err}");
+        }
         let half = file(
             r#"{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}"#,
             &data,

@@ -164,9 +164,18 @@ impl Mock {
                 crate::provider::openai_responses::refusals(&req.body, req.tools_placed())?
             }
             Format::AnthropicMessages => {
+                crate::provider::tools::check_listed(
+                    &req.body,
+                    req.tools(),
+                    req.tools_placed().is_some(),
+                )?;
                 crate::provider::anthropic_messages::refusals(&req.body, req.tools_placed())?
             }
-            Format::OpenaiChat => {}
+            Format::OpenaiChat => crate::provider::tools::check_listed(
+                &req.body,
+                req.tools(),
+                req.tools_placed().is_some(),
+            )?,
         }
         let pricing = Pricing {
             rule: card.cache_rule(),

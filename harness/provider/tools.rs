@@ -538,6 +538,39 @@ impl Tools {
     }
 }
 
+/// What Anthropic Messages (and its `count_tokens`) and OpenAI Chat Completions refuse in
+/// `tools`, as the mock answers it: a `tools` member that is not a list, an entry that is not
+/// an object or has no name (a Chat tool's is `function.name`), and two tools with one name
+/// (both APIs require unique names; the wording is toolcost's). `placed`: the body's `tools`
+/// was a list, read into `entries`.
+pub fn check_listed(body: &Value, entries: &[ToolEntry], placed: bool) -> Result<(), String> {
+    if !placed {
+        return match body.get("tools") {
+            None | Some(Value::Null) => Ok(()),
+            Some(_) => Err("`tools` must be a list of tool objects".into()),
+        };
+    }
+    let mut names = std::collections::HashSet::new();
+    for (i, e) in entries.iter().enumerate() {
+        let t = e.as_ref();
+        if let ToolRef::Json(v) = t {
+            if !v.is_object() {
+                return Err(format!("tools.{i}: a tool must be an object"));
+            }
+        }
+        let name = t
+            .name()
+            .filter(|n| !n.is_empty())
+            .ok_or(format!("tools.{i}: a tool needs a non-empty `name`"))?;
+        if !names.insert(name) {
+            return Err(format!(
+                "tools.{i}: tool names must be unique; `{name}` is named twice"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

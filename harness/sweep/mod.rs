@@ -245,7 +245,7 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
 
 /// Read a sweep's `results.json` back.
 pub fn read_results(path: &Path) -> Result<Vec<SweepRow>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::input::read(path, crate::input::LARGE)?;
     serde_json::from_slice(&bytes)
         .map_err(|e| Error::input(format!("{}: not a sweep results file: {e}", path.display())))
 }
