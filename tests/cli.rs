@@ -391,7 +391,12 @@ fn prices_update_refreshes_the_snapshot_and_refuses_a_table_missing_a_card() {
         String::from_utf8_lossy(&run.stderr)
     );
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert_eq!(stdout.trim(), "gpt-4o input: 2.5 -> 3", "{stdout}");
+    // gpt-4o's cache write is priced as its input, so it moves with it.
+    assert_eq!(
+        stdout.trim(),
+        "gpt-4o cache_write: 2.5 -> 3\ngpt-4o input: 2.5 -> 3",
+        "{stdout}"
+    );
     let snap: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(snap["toolcost_snapshot"]["date"], "2027-01-01");
     assert_eq!(snap["toolcost_snapshot"]["litellm_version"], "9.9.9");
@@ -470,4 +475,114 @@ fn price_cards_read_the_litellm_snapshot_and_costs_name_its_date() {
     assert!(rows
         .iter()
         .all(|r| r.cost_label.contains(&format!("({})", snap.date))));
+}
+
+/// `prices update` checks the whole snapshot against every card before it writes anything:
+/// a card's entry that lost its prices, turned all zero, got a 1-token window, a cache write
+/// cheaper than its read, or stopped being a chat model is refused, and a move of a tier's or a
+/// long cache write's price alone is reported.
+#[test]
+fn prices_update_refuses_a_snapshot_the_cards_cannot_use_and_reports_every_move() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let current: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("fixtures/litellm-prices.json")).unwrap())
+            .unwrap();
+    let mut base = current.as_object().unwrap().clone();
+    base.remove("toolcost_snapshot");
+    let dir = tempfile::tempdir().unwrap();
+    let from = dir.path().join("table.json");
+    let out = dir.path().join("snapshot.json");
+    let run = |table: &serde_json::Map<String, serde_json::Value>| {
+        std::fs::write(&from, serde_json::to_vec(table).unwrap()).unwrap();
+        let _ = std::fs::remove_file(&out);
+        toolcost()
+            .args([
+                "prices",
+                "update",
+                "--litellm-version",
+                "1",
+                "--date",
+                "2027-01-01",
+            ])
+            .arg("--from")
+            .arg(&from)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    type Edit = fn(&mut serde_json::Map<String, serde_json::Value>);
+    let refusals: [(Edit, &str); 5] = [
+        (
+            |t| {
+                for f in [
+                    "input_cost_per_token",
+                    "output_cost_per_token",
+                    "cache_read_input_token_cost",
+                    "cache_creation_input_token_cost",
+                    "cache_creation_input_token_cost_above_1hr",
+                ] {
+                    t["claude-opus-5"][f] = serde_json::json!(0.0);
+                }
+            },
+            "every price is zero",
+        ),
+        (
+            |t| t["claude-opus-5"]["max_input_tokens"] = serde_json::json!(1),
+            "context window of 1 tokens",
+        ),
+        (
+            |t| t["claude-opus-5"]["cache_creation_input_token_cost"] = serde_json::json!(1e-9),
+            "costs less than a cache read",
+        ),
+        (
+            |t| t["claude-opus-5"]["mode"] = serde_json::json!("embedding"),
+            "no longer a chat model",
+        ),
+        (
+            |t| {
+                t["claude-opus-5"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("input_cost_per_token");
+            },
+            "claude-opus-5",
+        ),
+    ];
+    for (edit, says) in refusals {
+        let mut t = base.clone();
+        edit(&mut t);
+        let r = run(&t);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{says}: {err}");
+        assert!(err.contains(says), "{says}: {err}");
+        assert!(!out.exists(), "{says}: nothing written");
+    }
+    // A tier's price alone moving (x10) is reported.
+    // gpt-5.6 is the default model of the Responses client profile, so its card is built.
+    {
+        let k = "gpt-5.6".to_string();
+        let mut t = base.clone();
+        let field = t[&k]
+            .as_object()
+            .unwrap()
+            .keys()
+            .find(|f| f.starts_with("input_cost_per_token_above_"))
+            .cloned()
+            .unwrap();
+        let v = t[&k][&field].as_f64().unwrap();
+        t[&k][&field] = serde_json::json!(v * 10.0);
+        let r = run(&t);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        assert!(stdout.contains("input_above_"), "{k} {field}: {stdout}");
+    }
+    // A long cache write alone moving (x900) is reported.
+    let mut t = base.clone();
+    let f = "cache_creation_input_token_cost_above_1hr";
+    let v = t["claude-opus-5"][f].as_f64().expect("the 1h write price");
+    t["claude-opus-5"][f] = serde_json::json!(v * 900.0);
+    let r = run(&t);
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(stdout.contains("claude-opus-5 cache_write_1h"), "{stdout}");
 }

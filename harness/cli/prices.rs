@@ -147,7 +147,32 @@ fn update(u: UpdateArgs) -> Result<i32> {
         filter: "every entry, each kept whole, except those whose prices are unusable (a price that is not a non-negative number below 0.01 USD per token, cache reads dearer than input, a context window that is not positive)".into(),
     };
     let up = litellm::update(litellm::Snapshot::embedded(), &bytes, &keys, meta)?;
-    let (text, changes) = (up.text, up.changes);
+    let text = up.text;
+    // The whole snapshot is checked against every card before anything is written: a snapshot
+    // the cards cannot be built from would break every pricing command on the next build.
+    let next = litellm::Snapshot::parse(text.as_bytes())?;
+    let models: Vec<String> = crate::client::Client::names()
+        .iter()
+        .map(|n| crate::client::Client::named(n).map(|c| c.model))
+        .collect::<Result<_>>()?;
+    let new_cards = pricing::cards_of_snapshot(&next, &models)?;
+    // Every figure that moved, card by card: base rates, tiers, long cache writes, windows.
+    let mut changes: Vec<(String, String, Option<f64>, Option<f64>)> = Vec::new();
+    for new in &new_cards {
+        let old = PriceCard::named(&new.id).ok();
+        let before = old.as_ref().map(pricing::card_figures).unwrap_or_default();
+        let after = pricing::card_figures(new);
+        let mut fields: Vec<&String> = before.iter().chain(&after).map(|(f, _)| f).collect();
+        fields.sort();
+        fields.dedup();
+        for f in fields {
+            let get = |v: &[(String, f64)]| v.iter().find(|(g, _)| g == f).map(|(_, x)| *x);
+            let (a, b) = (get(&before), get(&after));
+            if a != b {
+                changes.push((new.id.clone(), f.clone(), a, b));
+            }
+        }
+    }
     write_atomic(&u.out, text.as_bytes())?;
     for (k, why) in up.left_out.iter().take(20) {
         eprintln!("toolcost prices: left out {k}: {why}");
@@ -161,16 +186,16 @@ fn update(u: UpdateArgs) -> Result<i32> {
     let f = |v: Option<f64>| v.map_or("none".to_string(), |x| x.to_string());
     let moved: String = changes
         .iter()
-        .map(|c| format!("{} {}: {} -> {}\n", c.key, c.field, f(c.old), f(c.new)))
+        .map(|(card, field, old, new)| format!("{card} {field}: {} -> {}\n", f(*old), f(*new)))
         .collect();
     super::print_bytes(moved.as_bytes())?;
     eprintln!(
-        "toolcost prices: wrote {} entries to {} ({} left out); {} figures moved for the {} models the cards and reports use. Rebuild, then regenerate the committed reports.",
-        litellm::Snapshot::parse(text.as_bytes())?.keys().len(),
+        "toolcost prices: wrote {} entries to {} ({} left out); {} figures moved on the {} cards the commands and reports use. Rebuild, then regenerate the committed reports.",
+        next.keys().len(),
         u.out.display(),
         up.left_out.len(),
         changes.len(),
-        keys.len()
+        new_cards.len()
     );
     Ok(0)
 }

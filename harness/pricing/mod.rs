@@ -268,6 +268,101 @@ pub fn litellm_keys() -> Vec<String> {
 
 pub use crate::provider::Usage;
 
+/// The smallest context window taken as a chat model's (every model a card prices has at least
+/// this many; a table that says fewer is broken).
+pub const MIN_CONTEXT_WINDOW: u64 = 1024;
+
+/// The cards a price snapshot makes (the hand cards, and one for each of `models`, the client
+/// profiles' default models), each checked: its entry is a chat model's, not every price is
+/// zero, a cache write costs no less than a cache read (in every tier), and the window is a
+/// real one. A snapshot that fails any of these is refused whole, with every reason.
+pub fn cards_of_snapshot(snap: &litellm::Snapshot, models: &[String]) -> Result<Vec<PriceCard>> {
+    let mut cards = cards_from(EMBEDDED, snap)?;
+    for m in models {
+        if cards.iter().any(|c| &c.id == m) {
+            continue;
+        }
+        match family::derive(m, snap) {
+            Some(c) => cards.push(c),
+            None => {
+                return Err(Error::input(format!(
+                    "the new price table cannot price {m} (a client profile's default model)"
+                )))
+            }
+        }
+    }
+    let mut faults = Vec::new();
+    for c in &cards {
+        if let Some(k) = &c.litellm {
+            if !snap.is_chat(k) {
+                faults.push(format!(
+                    "{}: entry `{k}` is no longer a chat model with input and output prices",
+                    c.id
+                ));
+            }
+        }
+        let mut rates = vec![("", c.input, c.cached_input, c.cache_write, c.output)];
+        for t in &c.tiers {
+            rates.push((
+                "above a tier",
+                t.input,
+                t.cached_input,
+                t.cache_write,
+                t.output,
+            ));
+        }
+        for (at, input, read, write, output) in rates {
+            if input <= 0.0 && output <= 0.0 {
+                faults.push(format!("{}: every price is zero{at}", c.id));
+            }
+            if write + 1e-12 < read {
+                faults.push(format!(
+                    "{}: a cache write ({write}) costs less than a cache read ({read}){at}",
+                    c.id
+                ));
+            }
+        }
+        if c.context_window < MIN_CONTEXT_WINDOW {
+            faults.push(format!(
+                "{}: a context window of {} tokens (a chat model has at least {MIN_CONTEXT_WINDOW})",
+                c.id, c.context_window
+            ));
+        }
+    }
+    match faults.is_empty() {
+        true => Ok(cards),
+        false => Err(Error::input(format!(
+            "the new price table would make cards no one can bill with: {}; the snapshot is left as it was",
+            faults.join("; ")
+        ))),
+    }
+}
+
+/// Every price of a card, by name: base rates, each tier's, the long cache write and the window.
+pub fn card_figures(c: &PriceCard) -> Vec<(String, f64)> {
+    let mut out = vec![
+        ("input".to_string(), c.input),
+        ("cached_input".to_string(), c.cached_input),
+        ("cache_write".to_string(), c.cache_write),
+        ("output".to_string(), c.output),
+        ("context_window".to_string(), c.context_window as f64),
+    ];
+    if let Some((ttl, p)) = &c.cache_write_long {
+        out.push((format!("cache_write_{ttl}"), *p));
+    }
+    for t in &c.tiers {
+        for (f, v) in [
+            ("input", t.input),
+            ("cached_input", t.cached_input),
+            ("cache_write", t.cache_write),
+            ("output", t.output),
+        ] {
+            out.push((format!("{f}_above_{}", t.above), v));
+        }
+    }
+    out
+}
+
 /// Providers whose models are used under a per-seat subscription: the table lists them, but a
 /// per-token price means nothing for them.
 const SUBSCRIPTIONS: [&str; 2] = ["github_copilot", "chatgpt"];
