@@ -437,8 +437,13 @@ pub fn load(dir: &Path) -> Result<Vec<Recorded>> {
         }
         let path = dir.join(format!("{server}.tools.json"));
         let bytes = crate::input::read(&path, MAX_CAPTURE_BYTES)?;
-        let capture: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::input(format!("{}: not JSON: {e}", path.display())))?;
+        let capture: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::input(format!(
+                "{}: {}",
+                path.display(),
+                crate::json::why_unreadable(&e)
+            ))
+        })?;
         let listed = capture
             .get("tools")
             .or_else(|| capture.pointer("/result/tools"))

@@ -367,3 +367,17 @@ mod unique_tests {
         );
     }
 }
+
+/// Why text could not be read as JSON, in words: JSON nested deeper than the 128 levels
+/// serde_json reads is said to be that (it is JSON, just deeper than toolcost reads), anything
+/// else is `not JSON` with the parser's reason.
+pub fn why_unreadable(e: &serde_json::Error) -> String {
+    match e.to_string().contains("recursion limit") {
+        true => format!(
+            "JSON nested more than 128 levels deep, which toolcost does not read (line {}, column {})",
+            e.line(),
+            e.column()
+        ),
+        false => format!("not JSON: {e}"),
+    }
+}

@@ -199,8 +199,9 @@ impl Request {
 
     /// Parse a body received from a client, checking its format's required shape.
     pub fn parse(format: Format, body: &[u8]) -> Result<Request> {
-        let mut body: Value = serde_json::from_slice(body)
-            .map_err(|e| Error::input(format!("request body is not JSON: {e}")))?;
+        let mut body: Value = serde_json::from_slice(body).map_err(|e| {
+            Error::input(format!("request body: {}", crate::json::why_unreadable(&e)))
+        })?;
         if !body.is_object() {
             return Err(Error::input("request body is not a JSON object"));
         }

@@ -313,3 +313,22 @@ fn inputs_that_are_not_regular_files_are_refused() {
         .code(2)
         .stderr(predicate::str::contains("a FIFO"));
 }
+
+/// JSON nested deeper than toolcost reads is said to be that, not "not JSON".
+#[test]
+fn deep_json_is_named_as_deep() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir.path().join("deep.json");
+    let nested = format!(
+        "{{\"tools\": [{{\"name\": \"x\", \"inputSchema\": {}{}}}]}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    std::fs::write(&deep, nested).unwrap();
+    toolcost()
+        .args(["measure", "--catalogue"])
+        .arg(&deep)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nested more than 128 levels"));
+}

@@ -55,8 +55,8 @@ struct Described {
 
 fn read(text: &str) -> Result<Vec<Described>, String> {
     const HINT: &str = "expected a tools/list result ({\"tools\": [...]}) or a JSON-RPC response whose result has `tools`";
-    let envelope: Envelope =
-        serde_json::from_str(text).map_err(|e| format!("malformed JSON ({e}); {HINT}"))?;
+    let envelope: Envelope = serde_json::from_str(text)
+        .map_err(|e| format!("{}; {HINT}", crate::json::why_unreadable(&e)))?;
     let raws = match (envelope.tools, envelope.result) {
         (Some(tools), _) => tools,
         (None, Some(result)) => {
@@ -71,7 +71,8 @@ fn read(text: &str) -> Result<Vec<Described>, String> {
     // text alone.
     let numbered: Vec<(usize, &RawValue)> = raws.into_iter().enumerate().collect();
     crate::sync::map_on_cores(&numbered, |&(i, raw)| {
-        let value: Value = serde_json::from_str(raw.get()).map_err(|e| format!("tool {i}: {e}"))?;
+        let value: Value = serde_json::from_str(raw.get())
+            .map_err(|e| format!("tool {i}: {}", crate::json::why_unreadable(&e)))?;
         let description = match value.get("description") {
             Some(Value::String(d)) => d.clone(),
             _ => String::new(),

@@ -242,7 +242,7 @@ impl Snapshot {
 /// A JSON object of entries, each an object.
 fn table(bytes: &[u8]) -> Result<Map<String, Value>> {
     let v: Value = serde_json::from_slice(bytes)
-        .map_err(|e| Error::input(format!("price table is not JSON: {e}")))?;
+        .map_err(|e| Error::input(format!("price table: {}", crate::json::why_unreadable(&e))))?;
     let Value::Object(map) = v else {
         return Err(Error::input("price table is not a JSON object of entries"));
     };

@@ -302,7 +302,7 @@ pub async fn dispatch_post(Extract(st): Shared, headers: HeaderMap, body: Bytes)
             return error(
                 StatusCode::BAD_REQUEST,
                 "malformed_json",
-                format!("the body is not JSON: {e}"),
+                format!("the body: {}", crate::json::why_unreadable(&e)),
             )
         }
     };
