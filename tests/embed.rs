@@ -108,7 +108,7 @@ async fn ask_ranks_by_meaning_with_the_dense_resolver() {
     let found = server::http::search(
         &lexical,
         "what time is it",
-        toolcost::resolve::Kind::Dense,
+        toolcost::resolve::Method::Dense,
         5,
     );
     assert!(found.unwrap_err().contains("--resolver dense"));

@@ -833,3 +833,43 @@ async fn invoke_checks_the_stored_schema_and_the_contract_names_its_changes() {
     let (_, plain) = s.get("/api/dispatch?key=EMAIL_SEND").await;
     assert!(plain.get("schema_changes").is_none(), "{plain}");
 }
+
+/// Every resolver `search-eval` scores answers `?ask=` by name with its own ranking (the
+/// semantic ones on a server started without the model say how to install it); an unknown
+/// name lists them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scored_resolver_answers_by_name() {
+    let s = start(856).await;
+    for name in toolcost::resolve::Method::NAMES {
+        let m = toolcost::resolve::Method::parse(name).unwrap();
+        let (st, v) = s
+            .get(&format!(
+                "/api/dispatch?ask=send%20an%20email%20to%20a%20customer&resolver={name}"
+            ))
+            .await;
+        if m.semantic() {
+            assert_eq!(st, 400, "{name}: {v}");
+            assert!(v.to_string().contains("pip install"), "{name}: {v}");
+            continue;
+        }
+        assert_eq!(st, 200, "{name}: {v}");
+        assert_eq!(v["resolver"], name);
+        let keys: Vec<&str> = v["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["key"].as_str().unwrap())
+            .collect();
+        assert!(
+            !keys.is_empty() && keys.len() <= m.depth(),
+            "{name}: {keys:?}"
+        );
+        // The regex search takes the first matches in catalogue order, not the best.
+        if m != toolcost::resolve::Method::Regex {
+            assert!(keys.contains(&"EMAIL_SEND"), "{name}: {keys:?}");
+        }
+    }
+    let (st, v) = s.get("/api/dispatch?ask=x&resolver=nonesuch").await;
+    assert_eq!(st, 400);
+    assert!(v.to_string().contains("bm25-textbook"), "{v}");
+}

@@ -230,7 +230,7 @@ mod tests {
         assert!(parse(r#"{"tools": [1]}"#)
             .unwrap_err()
             .contains("not an object"));
-        assert!(parse("{nope").unwrap_err().contains("malformed JSON"));
+        assert!(parse("{nope").unwrap_err().contains("not JSON"));
         assert!(parse(r#"{"tools":[{"description":"x"}]}"#)
             .unwrap_err()
             .contains("name"));

@@ -7,8 +7,6 @@ use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::PriceCard;
 use crate::report::{Column, Tabular};
-use crate::resolve::dense::{Dense, Hybrid};
-use crate::resolve::{self, Bm25, Bm25f, Fields, Substring};
 use crate::surface::{Context, SurfaceKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -16,70 +14,7 @@ use std::time::Instant;
 
 pub use crate::resolve::Method;
 
-/// A built index of one catalogue for one method.
-enum Index {
-    Rows(Box<dyn resolve::Resolver + Send + Sync>, Vec<String>),
-    Regex(Vec<(String, String)>),
-}
-
-impl Index {
-    fn new(method: Method, rows: &[Row], cat: &Catalogue) -> Result<Index> {
-        let keys = || rows.iter().map(|r| r.key.clone()).collect::<Vec<_>>();
-        Ok(match method {
-            Method::Substring => Index::Rows(Box::new(Substring::new(rows)), keys()),
-            Method::Bm25 => Index::Rows(Box::new(Bm25::new(rows)), keys()),
-            Method::Bm25Textbook => Index::Rows(Box::new(Bm25::textbook(rows)), keys()),
-            Method::Bm25Stem => Index::Rows(Box::new(Bm25f::new(rows, Fields::STEMMED)), keys()),
-            Method::Bm25f => Index::Rows(Box::new(Bm25f::new(rows, Fields::WEIGHTED)), keys()),
-            Method::Bm25fWordnet => {
-                Index::Rows(Box::new(Bm25f::new(rows, Fields::EXPANDED)), keys())
-            }
-            Method::Dense => Index::Rows(Box::new(Dense::new(rows)?), keys()),
-            Method::Hybrid => Index::Rows(Box::new(Hybrid::new(rows)?), keys()),
-            Method::Bm25Definitions
-            | Method::Bm25fWordnetDefinitions
-            | Method::HybridDefinitions => {
-                let defs = definitions(cat);
-                let drows = resolve::definition_rows(&defs);
-                let names = drows.iter().map(|r| r.key.clone()).collect();
-                let index: Box<dyn resolve::Resolver + Send + Sync> = match method {
-                    Method::Bm25Definitions => Box::new(Bm25::new(&drows)),
-                    Method::HybridDefinitions => Box::new(Hybrid::new(&drows)?),
-                    _ => Box::new(Bm25f::new(&drows, Fields::EXPANDED)),
-                };
-                Index::Rows(index, names)
-            }
-            Method::Regex => Index::Regex(definitions(cat)),
-        })
-    }
-
-    fn rank(&self, query: &str, depth: usize) -> Vec<String> {
-        match self {
-            Index::Rows(r, keys) => r
-                .resolve(query, depth)
-                .into_iter()
-                .map(|h| keys[h.row].clone())
-                .collect(),
-            Index::Regex(defs) => {
-                let pattern = resolve::regex_for(query);
-                let search = serde_json::json!({ "pattern": pattern });
-                resolve::search_definitions(defs, &search, true).unwrap_or_default()
-            }
-        }
-    }
-}
-
-fn definitions(cat: &Catalogue) -> Vec<(String, String)> {
-    cat.tools
-        .iter()
-        .map(|t| {
-            (
-                t.name.clone(),
-                t.parsed()["description"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
+use crate::resolve::registry::Index;
 
 /// One query's outcome under one method.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@
 mod bm25;
 pub mod bm25f;
 pub mod dense;
+pub mod registry;
 mod substring;
 pub mod text;
 pub mod wordnet;

@@ -152,7 +152,7 @@ impl Api for ServerApi {
                 let q = arg["query"].as_str().unwrap_or("");
                 let limit = arg["limit"].as_u64().unwrap_or(5).clamp(1, 12) as usize;
                 Ok(Value::Array(
-                    search(st, q, st.limits.resolver, limit)?
+                    search(st, q, st.limits.resolver.method(), limit)?
                         .into_iter()
                         .map(|c| {
                             let args: Vec<String> = c["example"]

@@ -65,8 +65,8 @@ pub async fn dispatch_get(
     headers: HeaderMap,
 ) -> Response {
     if let Some(intent) = q.get("ask") {
-        let resolver = match q.get("resolver").map(|r| resolve::Kind::parse(r)) {
-            None => Ok(st.limits.resolver),
+        let resolver = match q.get("resolver").map(|r| resolve::Method::parse(r)) {
+            None => Ok(st.limits.resolver.method()),
             Some(r) => r,
         };
         let resolver = match resolver {
@@ -156,35 +156,57 @@ pub fn candidate(row: &Row, base: &str, score: f64) -> Value {
 pub fn search(
     st: &State,
     intent: &str,
-    resolver: resolve::Kind,
+    resolver: resolve::Method,
     limit: usize,
 ) -> Result<Vec<Value>, String> {
+    use resolve::Method;
     // Encoding a catalogue takes tens of seconds per thousand rows: a server encodes its rows
     // before it listens when started with a semantic resolver, and refuses one otherwise, so
     // that no request can make it encode the whole directory.
     if resolver.semantic() && !st.limits.resolver.semantic() {
         return Err(format!(
             "the {} resolver is served only by a server started with `--resolver dense` or \
-             `--resolver hybrid`",
-            resolver.name()
+             `--resolver hybrid` (the model installs with: {})",
+            resolver.name(),
+            crate::embed::INSTALL
         ));
     }
     let snap = st.snapshot();
-    let hits = match resolver {
-        resolve::Kind::Bm25 => snap.bm25().resolve(intent, limit),
-        resolve::Kind::Substring => snap.substring().resolve(intent, limit),
-        resolve::Kind::Bm25fWordnet => snap.best.resolve(intent, limit),
-        resolve::Kind::Dense => snap.dense()?.resolve(intent, limit),
-        resolve::Kind::Hybrid => resolve::dense::fuse(snap.dense()?, &snap.best, intent, limit),
-    };
     let base = st.base_url();
+    // A resolver never answers more than it is scored on (five for the searches over tool
+    // definitions).
+    let limit = limit.min(resolver.depth());
+    let hits = match resolver {
+        Method::Bm25 => snap.bm25().resolve(intent, limit),
+        Method::Substring => snap.substring().resolve(intent, limit),
+        Method::Bm25fWordnet => snap.best.resolve(intent, limit),
+        Method::Dense => snap.dense()?.resolve(intent, limit),
+        Method::Hybrid => resolve::dense::fuse(snap.dense()?, &snap.best, intent, limit),
+        // The others, built by name the first time they are asked for.
+        Method::Bm25Textbook
+        | Method::Bm25Stem
+        | Method::Bm25f
+        | Method::Bm25Definitions
+        | Method::Bm25fWordnetDefinitions
+        | Method::Regex
+        | Method::HybridDefinitions => snap
+            .named(resolver)?
+            .ranked(intent, limit)
+            .into_iter()
+            .filter_map(|(key, score)| {
+                snap.by_key
+                    .get(&key)
+                    .map(|&row| resolve::Hit { row, score })
+            })
+            .collect(),
+    };
     Ok(hits
         .iter()
         .map(|h| candidate(&snap.rows()[h.row], &base, h.score))
         .collect())
 }
 
-fn ask(st: &State, intent: &str, resolver: resolve::Kind) -> Response {
+fn ask(st: &State, intent: &str, resolver: resolve::Method) -> Response {
     let candidates = match search(st, intent, resolver, resolve::TOP) {
         Ok(c) => c,
         Err(e) => return error(StatusCode::BAD_REQUEST, "resolver_unavailable", e),

@@ -38,6 +38,9 @@ pub struct Snapshot {
     substring: OnceLock<Substring>,
     /// The semantic indexes, or why they cannot be built (the model is not installed).
     dense: OnceLock<std::result::Result<Dense, String>>,
+    /// The index of every other resolver a request names ([`crate::resolve::registry`]),
+    /// built the first time it is named.
+    named: Mutex<HashMap<crate::resolve::Method, Arc<crate::resolve::registry::Index>>>,
     /// The tools of each MCP endpoint (by path), made from the projection the first time the
     /// endpoint is listed or called: `None` where it lists the projection itself.
     listings: HashMap<&'static str, Own>,
@@ -100,6 +103,7 @@ impl Snapshot {
             bm25: OnceLock::new(),
             substring: OnceLock::new(),
             dense: OnceLock::new(),
+            named: Mutex::default(),
         };
         (snapshot, beside)
     }
@@ -171,6 +175,22 @@ impl Snapshot {
             .get_or_init(|| Dense::new(self.rows()).map_err(|e| e.to_string()))
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// The index of a resolver by name, built the first time it is asked for (the lexical
+    /// ones over a catalogue take well under a second per thousand rows).
+    pub fn named(
+        &self,
+        method: crate::resolve::Method,
+    ) -> std::result::Result<Arc<crate::resolve::registry::Index>, String> {
+        if let Some(i) = crate::sync::lock(&self.named).get(&method) {
+            return Ok(i.clone());
+        }
+        let index = crate::resolve::registry::Index::new(method, self.rows(), &self.catalogue)
+            .map_err(|e| e.to_string())?;
+        let index = Arc::new(index);
+        crate::sync::lock(&self.named).insert(method, index.clone());
+        Ok(index)
     }
 
     /// An enabled row by key.
