@@ -81,18 +81,45 @@ struct Pair {
     estimated: f64,
 }
 
-/// Whether a row can calibrate: a successful request with observed usage and an estimate.
-fn pair(r: &LogRow) -> Option<Pair> {
-    let est = r.estimated_input_tokens.filter(|&e| e > 0)?;
-    let usable = r.usage_source == "observed"
+/// Why a row of the log does not calibrate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unusable {
+    /// A failed request, or no observed usage or no estimate on it.
+    NoPair,
+    /// Observed and estimated input more than [`MAX_RATIO`] apart.
+    OutOfBounds,
+}
+
+/// Whether a row can calibrate: a successful request with observed usage and an estimate
+/// within [`MAX_RATIO`] of each other.
+fn pair(r: &LogRow) -> Result<Pair, Unusable> {
+    let est = r
+        .estimated_input_tokens
+        .filter(|&e| e > 0)
+        .ok_or(Unusable::NoPair)?;
+    let both = r.usage_source == "observed"
         && (200..300).contains(&r.status)
         && r.error.is_none()
-        && r.input_tokens > 0
-        && plausible(r.input_tokens as f64 / est as f64);
-    usable.then_some(Pair {
+        && r.input_tokens > 0;
+    if !both {
+        return Err(Unusable::NoPair);
+    }
+    if !plausible(r.input_tokens as f64 / est as f64) {
+        return Err(Unusable::OutOfBounds);
+    }
+    Ok(Pair {
         observed: r.input_tokens as f64,
         estimated: est as f64,
     })
+}
+
+/// The rows of a log that did not calibrate, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Failed requests and rows without observed usage or an estimate.
+    pub without_both: usize,
+    /// Rows whose observed input is more than [`MAX_RATIO`] times off the estimate.
+    pub out_of_bounds: usize,
 }
 
 /// The widest ratio of observed to estimated input tokens a row may show and still count: a
@@ -145,12 +172,28 @@ fn row(model: &str, surface: &str, card: &str, label: &str, pairs: &[Pair]) -> C
 /// The calibration rows of a log: per model (`surface` = `all`), then per model and surface
 /// where the rows' metadata names one. Models and surfaces in name order.
 pub fn calibrate(log_path: &Path) -> Result<Vec<CalibrationRow>> {
+    calibrate_counting(log_path).map(|(rows, _)| rows)
+}
+
+/// [`calibrate`], and how many rows of the log it left out and why.
+pub fn calibrate_counting(log_path: &Path) -> Result<(Vec<CalibrationRow>, LeftOut)> {
     let rows = log::read_all(log_path)?;
+    let mut left = LeftOut::default();
     // (model, estimate label) -> (format, pairs, pairs per surface)
     type Group = (String, Vec<Pair>, BTreeMap<String, Vec<Pair>>);
     let mut groups: BTreeMap<(String, String), Group> = BTreeMap::new();
     for r in &rows {
-        let Some(p) = pair(r) else { continue };
+        let p = match pair(r) {
+            Ok(p) => p,
+            Err(Unusable::NoPair) => {
+                left.without_both += 1;
+                continue;
+            }
+            Err(Unusable::OutOfBounds) => {
+                left.out_of_bounds += 1;
+                continue;
+            }
+        };
         let label = r.estimate_label.clone().unwrap_or_default();
         let g = groups
             .entry((r.model.clone(), label))
@@ -162,6 +205,16 @@ pub fn calibrate(log_path: &Path) -> Result<Vec<CalibrationRow>> {
         if let Some(s) = surface.filter(|s| !s.is_empty()) {
             g.2.entry(s).or_default().push(p);
         }
+    }
+    if groups.is_empty() && left.out_of_bounds > 0 {
+        return Err(Error::input(format!(
+            "{}: {} row(s) have both observed usage and an estimate, but in every one the two are \
+             more than {MAX_RATIO}x apart (a broken upstream, or an estimate of another model), so \
+             nothing is fitted ({} rows read)",
+            log_path.display(),
+            left.out_of_bounds,
+            rows.len()
+        )));
     }
     if groups.is_empty() {
         return Err(Error::input(format!(
@@ -188,7 +241,7 @@ pub fn calibrate(log_path: &Path) -> Result<Vec<CalibrationRow>> {
             out.push(row(model, surface, &card, label, pairs));
         }
     }
-    Ok(out)
+    Ok((out, left))
 }
 
 /// One model's correction, as the calibration file holds it.

@@ -544,3 +544,33 @@ fn implausible_rows_do_not_move_a_correction() {
     assert_eq!(all.n, 5, "{all:?}");
     assert!((all.correction - 1.1).abs() < 1e-9, "{all:?}");
 }
+
+/// Rows left out are counted and said, and a log whose every row is out of bounds says that,
+/// not that no row has both figures.
+#[test]
+fn rows_left_out_are_counted_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("log.sqlite");
+    let conn = log::open(&db).unwrap();
+    for observed in [9_000_000u64, 1] {
+        log::insert(&conn, &observed_row(GPT, "openai-chat", observed, 1_000)).unwrap();
+    }
+    drop(conn);
+    let err = toolcost::calibrate::calibrate(&db).unwrap_err().to_string();
+    assert!(
+        err.contains("2 row(s) have both") && err.contains("4x apart"),
+        "{err}"
+    );
+    let conn = log::open(&db).unwrap();
+    log::insert(&conn, &observed_row(GPT, "openai-chat", 1_100, 1_000)).unwrap();
+    let mut failed = observed_row(GPT, "openai-chat", 1_100, 1_000);
+    failed.status = 500;
+    log::insert(&conn, &failed).unwrap();
+    drop(conn);
+    let (rows, left) = toolcost::calibrate::calibrate_counting(&db).unwrap();
+    assert_eq!(rows.iter().find(|r| r.surface == "all").unwrap().n, 1);
+    assert_eq!((left.without_both, left.out_of_bounds), (1, 2));
+    let (code, _, err) = toolcost(&["calibrate", "--log", db.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("left out 3 row(s)"), "{err}");
+}

@@ -24,7 +24,16 @@ pub struct CalibrateArgs {
 }
 
 pub(super) fn run(a: CalibrateArgs) -> Result<i32> {
-    let rows = calibrate::calibrate(&a.log)?;
+    let (rows, left) = calibrate::calibrate_counting(&a.log)?;
+    if left.without_both + left.out_of_bounds > 0 {
+        eprintln!(
+            "toolcost calibrate: left out {} row(s): {} without both observed usage and an estimate (failed or mock requests), {} with the two more than {}x apart",
+            left.without_both + left.out_of_bounds,
+            left.without_both,
+            left.out_of_bounds,
+            calibrate::MAX_RATIO
+        );
+    }
     emit(
         a.output.as_deref(),
         &report::render(a.format.format(), &rows),
