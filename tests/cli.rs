@@ -586,3 +586,49 @@ fn prices_update_refuses_a_snapshot_the_cards_cannot_use_and_reports_every_move(
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert!(stdout.contains("claude-opus-5 cache_write_1h"), "{stdout}");
 }
+
+/// Terminal output fits `COLUMNS`: every line of each command's human output (stdout and
+/// stderr) at 80 and at 100 columns; tables too wide become cut columns or `field: value`
+/// blocks, prose is wrapped.
+#[test]
+fn terminal_output_fits_the_columns() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shared = std::env::var_os("TOOLCOST_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared"));
+    let capture = shared.join("real-mcp/cloudflare__mcp-server-cloudflare.tools.json");
+    let capture = capture.to_str().unwrap().to_string();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["reproduce"],
+        vec!["measure", "--rows", "50", "--surface", "all"],
+        vec!["weigh", "--file", &capture],
+        vec!["lint", &capture],
+        vec!["prices", "show", "claude-sonnet-5-5"],
+        vec!["prices", "list"],
+        vec!["check"],
+        vec!["claude-counts"],
+    ];
+    for columns in [80, 100] {
+        for args in &commands {
+            let out = toolcost()
+                .current_dir(root)
+                .env("COLUMNS", columns.to_string())
+                .env("TOOLCOST_SHARED", &shared)
+                .args(args)
+                .output()
+                .unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for line in text.lines() {
+                assert!(
+                    line.chars().count() <= columns,
+                    "{args:?} at {columns}: {} characters: {line}",
+                    line.chars().count()
+                );
+            }
+        }
+    }
+}

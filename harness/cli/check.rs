@@ -47,7 +47,12 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     }
     let baseline = check::Lock::read(&a.lock)?;
     let outcome = check::check(&current, &baseline, &config.budget)?;
-    super::print_bytes(check::render(&outcome, &cat.source, format).as_bytes())?;
+    let out = check::render(&outcome, &cat.source, format);
+    let out = match format {
+        check::Format::Table => crate::report::fit_to_terminal(&out),
+        check::Format::Json | check::Format::Github | check::Format::Markdown => out,
+    };
+    super::print_bytes(out.as_bytes())?;
     Ok(if outcome.passed() { 0 } else { 1 })
 }
 

@@ -54,17 +54,17 @@ pub(super) fn run(a: ClaudeCountsArgs) -> Result<i32> {
         None => None,
     };
     for r in texts.iter().flatten() {
-        eprintln!(
+        say(format!(
             "toolcost claude-counts: {} on {} ({}): {} of {} documents exact ({:.2}%), mean error {:.3}%, worst {} tokens; before {:.2}%",
             r.set, r.model, r.tokenizer, r.exact, r.documents, r.exact_pct, r.mape_pct, r.worst_tokens, r.before_mape_pct
-        );
+        ));
     }
     let held_name = match &a.heldout {
         Some(d) => d.display().to_string(),
         None => "fixtures/claude-counts-heldout".into(),
     };
     emit(None, &report::render(a.format.format(), &c.rows))?;
-    eprintln!(
+    say(format!(
         "toolcost claude-counts: {} servers; tool-use prompt {:.0} (fitted here: {:.1}); in sample MAPE {:.2}% (worst {:.2}%), leave-one-out MAPE {:.2}% (worst {:.2}%); claude-est MAPE {:.2}%",
         c.rows.len(),
         c.committed_tool_prompt,
@@ -74,13 +74,13 @@ pub(super) fn run(a: ClaudeCountsArgs) -> Result<i32> {
         c.loo_mape_pct,
         c.loo_worst_pct,
         c.claude_est_mape_pct
-    );
-    eprintln!(
+    ));
+    say(format!(
         "toolcost claude-counts: held out ({held_name}), {} servers: MAPE {:.2}% (worst {:.2}%)",
         held.rows.len(),
         held.mape_pct,
         held.worst_pct
-    );
+    ));
     if let Some(out) = &a.out {
         write_atomic(
             &out.join("claude-counts.md"),
@@ -91,7 +91,12 @@ pub(super) fn run(a: ClaudeCountsArgs) -> Result<i32> {
         if let Some(t) = &texts {
             report::write_csv_json(out, "claude-counts-text", t)?;
         }
-        eprintln!("toolcost claude-counts: wrote {}", out.display());
+        say(format!("toolcost claude-counts: wrote {}", out.display()));
     }
     Ok(0)
+}
+
+/// A line for the person running the command, on stderr, fitted to the terminal.
+fn say(line: String) {
+    eprint!("{}", crate::report::fit_to_terminal(&(line + "\n")));
 }

@@ -32,7 +32,7 @@ pub(super) fn run(a: LintArgs) -> Result<i32> {
             Some(path) => report::write_atomic(path, fixed.as_bytes())?,
             None => print!("{fixed}"),
         }
-        eprint!("{}", lint::text(&cat, &reports));
+        eprint!("{}", report::fit_to_terminal(&lint::text(&cat, &reports)));
         return Ok(0);
     }
     if a.json {
@@ -41,7 +41,7 @@ pub(super) fn run(a: LintArgs) -> Result<i32> {
             serde_json::to_string_pretty(&reports).expect("serialises")
         );
     } else {
-        print!("{}", lint::text(&cat, &reports));
+        print!("{}", report::fit_to_terminal(&lint::text(&cat, &reports)));
     }
     Ok(if reports.is_empty() { 0 } else { 1 })
 }

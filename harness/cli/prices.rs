@@ -69,7 +69,7 @@ pub(super) fn run(a: PricesArgs) -> Result<i32> {
         }
         PricesCommand::Show { model: Some(m) } => {
             let c = PriceCard::named(&m)?;
-            super::print_bytes(billing(&c).as_bytes())?;
+            super::print_bytes(crate::report::fit_to_terminal(&billing(&c)).as_bytes())?;
             Ok(0)
         }
         PricesCommand::List { provider } => {

@@ -36,6 +36,15 @@ pub(super) fn run(a: WeighArgs) -> Result<i32> {
     if a.each_protocol {
         w.protocols = weigh::each_protocol(&target);
     }
-    print_bytes(&weigh::render(&w, a.format.format()))?;
+    let format = a.format.format();
+    let out = weigh::render(&w, format);
+    match format {
+        crate::report::OutputFormat::Table => {
+            print_bytes(crate::report::fit_to_terminal(&String::from_utf8_lossy(&out)).as_bytes())?
+        }
+        crate::report::OutputFormat::Json
+        | crate::report::OutputFormat::Csv
+        | crate::report::OutputFormat::Markdown => print_bytes(&out)?,
+    }
     Ok(0)
 }

@@ -12,7 +12,7 @@ pub mod markdown;
 mod record;
 mod table;
 
-pub use table::{terminal_width, wrap};
+pub use table::{fit_to_terminal, fit_within, terminal_width, wrap};
 
 pub use markdown::Align;
 pub use record::{check_columns, Column};

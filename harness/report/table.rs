@@ -75,6 +75,12 @@ pub fn render_within<T: Tabular>(rows: &[T], width: Option<usize>) -> Vec<u8> {
     if total(&widths) > limit {
         let widest = widths.iter().copied().max().unwrap_or(0);
         let capped = |cap: usize| total(&widths.iter().map(|w| (*w).min(cap)).collect::<Vec<_>>());
+        // Too many columns to fit even cut: each row as a block of `field: value` lines.
+        if capped(MIN_CUT) > limit {
+            let headers = keep(record::headers::<T>());
+            let full: Vec<Vec<String>> = rows.iter().map(|r| keep(record::cells(r))).collect();
+            return blocks(&headers, &full, limit);
+        }
         let cap = (MIN_CUT..=widest)
             .rev()
             .find(|c| capped(*c) <= limit)
@@ -92,6 +98,34 @@ pub fn render_within<T: Tabular>(rows: &[T], width: Option<usize>) -> Vec<u8> {
         }
     }
     lines(&headers, &cells, &widths, &notes, Some(limit))
+}
+
+/// Rows as blocks, one `field: value` line each (a long value wrapped and indented), a blank
+/// line between rows: what a table too wide for the terminal becomes.
+fn blocks(headers: &[String], cells: &[Vec<String>], limit: usize) -> Vec<u8> {
+    let mut out = String::new();
+    for (i, row) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        for (h, c) in headers.iter().zip(row) {
+            if c.is_empty() {
+                out.push_str(&format!("{h}:\n"));
+                continue;
+            }
+            let head = format!("{h}: ");
+            let room = limit.saturating_sub(head.chars().count()).max(20);
+            for (j, l) in wrap(c, room).iter().enumerate() {
+                match j {
+                    0 => out.push_str(&head),
+                    _ => out.push_str(&" ".repeat(head.chars().count())),
+                }
+                out.push_str(l.trim_end());
+                out.push('\n');
+            }
+        }
+    }
+    out.into_bytes()
 }
 
 fn widths_of(headers: &[String], cells: &[Vec<String>]) -> Vec<usize> {
@@ -159,6 +193,54 @@ fn lines(
         }
     }
     out.into_bytes()
+}
+
+/// Human text (summaries, notes, `prices show`) fitted to the terminal ([`terminal_width`]):
+/// each longer line wrapped at words, its continuation lines indented two more than it. Lines
+/// that fit, and all text when there is no width (a pipe or a file), are left as they are.
+pub fn fit_to_terminal(text: &str) -> String {
+    match terminal_width() {
+        Some(w) => fit_within(text, w),
+        None => text.to_string(),
+    }
+}
+
+/// [`fit_to_terminal`] within `width` characters.
+pub fn fit_within(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        let indent = body.len() - body.trim_start_matches(' ').len();
+        let rest = indent + 2;
+        let first_room = width.saturating_sub(indent).max(20);
+        let words = body.trim_start_matches(' ');
+        let head = wrap(words, first_room);
+        let (first, tail) = head
+            .split_first()
+            .map_or(("", &[][..]), |(f, t)| (f.as_str(), t));
+        out.push_str(&" ".repeat(indent));
+        out.push_str(first);
+        out.push('\n');
+        let tail_text = tail.join(" ");
+        if !tail_text.is_empty() {
+            for l in wrap(&tail_text, width.saturating_sub(rest).max(20)) {
+                out.push_str(&" ".repeat(rest));
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        if nl.is_empty() && out.ends_with('\n') {
+            out.pop();
+        }
+    }
+    out
 }
 
 /// Words of `text` in lines of at most `width` characters (a longer word is broken).
