@@ -427,3 +427,33 @@ fn a_scenario_naming_an_unknown_client_is_refused() {
     let e = Scenario::read(&p).unwrap_err().to_string();
     assert!(e.contains("gemini-cli"), "{e}");
 }
+
+/// The committed round-trips report plays allowed-tools where OpenAI takes the request (N=100)
+/// and says why it refuses it at N=856.
+#[test]
+fn the_round_trips_report_has_allowed_tools_where_it_plays() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("reports/round-trips/round-trips.csv");
+    let mut rd = csv::Reader::from_path(&path).unwrap();
+    let headers = rd.headers().unwrap().clone();
+    let col = |n: &str| headers.iter().position(|h| h == n).unwrap();
+    let (surface, rows, client, success) =
+        (col("surface"), col("rows"), col("client"), col("success"));
+    let played: Vec<csv::StringRecord> = rd
+        .records()
+        .map(Result::unwrap)
+        .filter(|r| &r[surface] == "allowed-tools" && &r[client] == "openai-responses-agent")
+        .collect();
+    assert!(
+        played
+            .iter()
+            .any(|r| &r[rows] == "100" && &r[success] == "true"),
+        "{played:?}"
+    );
+    assert!(
+        played
+            .iter()
+            .any(|r| &r[rows] == "856" && &r[success] == "false"),
+        "{played:?}"
+    );
+}
