@@ -293,6 +293,18 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
     }
     let changes = changes(current, baseline);
     let mut violations = tool_violations(current, budget);
+    // A server that lists nothing where the baseline had tools has not answered as before
+    // (crashed, lost its credentials, listed an error page): that is no saving.
+    if current.tools.is_empty() && !baseline.tools.is_empty() {
+        violations.push(Violation {
+            tool: String::new(),
+            rule: "source_empty".into(),
+            message: format!(
+                "the source lists no tools where the baseline has {}: it did not answer as before; if it really has none, rewrite the baseline with `toolcost check --update`",
+                baseline.tools.len()
+            ),
+        });
+    }
     violations.extend(growth_violations(&changes, &current.tokenizer, budget));
     if let Some(max) = budget
         .max_total_tokens
@@ -338,6 +350,43 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
         violations,
         label: current.label.clone(),
     })
+}
+
+/// An SVG badge of a check: the total tokens of the tools, green within budget and red over it
+/// (the label and the figure are escaped; nothing in it comes from a tool's name).
+pub fn badge(o: &Outcome) -> String {
+    let label = "tool tokens";
+    let value = format!(
+        "{} {}",
+        crate::report::thousands(o.total_tokens),
+        o.tokenizer
+    );
+    let colour = if o.passed() { "#2e7d32" } else { "#c62828" };
+    // About 6.5 px a character at 11 px, plus 10 px of padding each side of each half.
+    let w = |s: &str| 10 + (s.chars().count() as f64 * 6.5).ceil() as usize + 10;
+    let (lw, vw) = (w(label), w(&value));
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let (label, value) = (esc(label), esc(&value));
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" aria-label="{label}: {value}">
+<title>{label}: {value}</title>
+<rect width="{lw}" height="20" fill="#555"/>
+<rect x="{lw}" width="{vw}" height="20" fill="{colour}"/>
+<g fill="#fff" text-anchor="middle" font-family="DejaVu Sans,Verdana,Geneva,sans-serif" font-size="11">
+<text x="{lx}" y="14">{label}</text>
+<text x="{vx}" y="14">{value}</text>
+</g>
+</svg>
+"##,
+        total = lw + vw,
+        lx = lw / 2,
+        vx = lw + vw / 2,
+    )
 }
 
 /// Tools added, removed, grown or shrunk since the baseline.

@@ -332,3 +332,45 @@ fn deep_json_is_named_as_deep() {
         .code(2)
         .stderr(predicate::str::contains("nested more than 128 levels"));
 }
+
+/// A source that lists nothing where the baseline had tools fails the gate with the reason (it
+/// is not a saving), and `--badge` writes an SVG of the total, green within budget.
+#[test]
+fn an_empty_source_fails_and_the_badge_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tools = json!({"tools": [{"name": "a", "description": "Do a thing.",
+        "inputSchema": {"type": "object", "properties": {}}}]});
+    std::fs::write(d.join("tools.json"), tools.to_string()).unwrap();
+    std::fs::write(
+        d.join("toolcost.toml"),
+        "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\n",
+    )
+    .unwrap();
+    toolcost()
+        .current_dir(d)
+        .args(["check", "--update"])
+        .assert()
+        .success();
+    toolcost()
+        .current_dir(d)
+        .args(["check", "--badge", "badge.svg"])
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(d.join("badge.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("tool tokens") && svg.contains("#2e7d32"),
+        "{svg}"
+    );
+    std::fs::write(d.join("tools.json"), json!({"tools": []}).to_string()).unwrap();
+    toolcost()
+        .current_dir(d)
+        .args(["check", "--badge", "badge.svg"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "lists no tools where the baseline has 1",
+        ));
+    let svg = std::fs::read_to_string(d.join("badge.svg")).unwrap();
+    assert!(svg.contains("#c62828"), "{svg}");
+}

@@ -25,6 +25,9 @@ pub struct CheckArgs {
     /// table, github (Actions annotations), md (a PR comment) or json.
     #[arg(long, default_value = "table")]
     pub format: String,
+    /// Also write an SVG badge of the total tokens here (green within budget, red over it).
+    #[arg(long, value_name = "FILE")]
+    pub badge: Option<PathBuf>,
 }
 
 pub(super) fn run(a: CheckArgs) -> Result<i32> {
@@ -47,6 +50,9 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     }
     let baseline = check::Lock::read(&a.lock)?;
     let outcome = check::check(&current, &baseline, &config.budget)?;
+    if let Some(path) = &a.badge {
+        report::write_atomic(path, check::badge(&outcome).as_bytes())?;
+    }
     let out = check::render(&outcome, &cat.source, format);
     let out = match format {
         check::Format::Table => crate::report::fit_to_terminal(&out),
