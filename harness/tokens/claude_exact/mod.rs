@@ -335,6 +335,48 @@ mod tests {
         }
     }
 
+    /// Any text counts without a panic, and its parts count as the whole: random characters
+    /// from every plane (controls, marks, surrogate neighbours, private use, noncharacters,
+    /// the marker bytes' own code points), with newlines among them.
+    #[test]
+    fn any_text_counts_and_its_parts_agree() {
+        let mut rng = crate::rng::Rng::new(9);
+        let ranges: [(u32, u32); 9] = [
+            (0x00, 0x7F),
+            (0x80, 0x2FF),
+            (0x300, 0x36F),
+            (0x0900, 0x0DFF),
+            (0x2000, 0x33FF),
+            (0xD7A0, 0xD7FF),
+            (0xE000, 0xF8FF),
+            (0xFDD0, 0xFFFF),
+            (0x1F300, 0x1FAFF),
+        ];
+        for _ in 0..400 {
+            let n = 1 + rng.below(80);
+            let mut text = String::new();
+            for _ in 0..n {
+                let (lo, hi) = *rng.pick(&ranges);
+                let c = char::from_u32(lo + rng.below((hi - lo + 1) as usize) as u32);
+                match (rng.chance(0.1), c) {
+                    (true, _) => text.push('\n'),
+                    (false, Some(c)) => text.push(c),
+                    (false, None) => {}
+                }
+            }
+            for f in Family::ALL {
+                let whole = f.body_tokens_in(&text, Some(text.starts_with(' ')), usize::MAX);
+                assert_eq!(
+                    f.body_tokens_in(&text, Some(text.starts_with(' ')), 3),
+                    whole,
+                    "{f:?} {text:?}"
+                );
+                assert!(f.message_tokens(&text) >= f.message_frame());
+                f.inline_tokens(&text);
+            }
+        }
+    }
+
     /// The published examples: "hello, world" is 10 on v3 and on v5, 15 on v4.7.
     #[test]
     fn short_texts_count_as_recorded() {
