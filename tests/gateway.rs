@@ -270,6 +270,30 @@ async fn provider() -> String {
                 "{}".into_response()
             }
             "garbage" => ([("content-type", "application/json")], "<html>not json").into_response(),
+            // The first events, then nothing for a minute: a stream still going when the
+            // gateway is killed.
+            "hold" => {
+                let head = axum::body::Bytes::from(format!(
+                    "event: message_start\ndata: {}\n\nevent: ping\ndata: {{\"type\":\"ping\"}}\n\n",
+                    json!({"type": "message_start", "message": {"usage": {"input_tokens": 1234, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 0, "output_tokens": 1}}})
+                ));
+                let chunks = futures_util::stream::unfold(0, move |i| {
+                    let head = head.clone();
+                    async move {
+                        match i {
+                            0 => Some((Ok::<_, std::io::Error>(head), 1)),
+                            _ => {
+                                tokio::time::sleep(Duration::from_secs(60)).await;
+                                None
+                            }
+                        }
+                    }
+                });
+                let mut r = axum::response::Response::new(axum::body::Body::from_stream(chunks));
+                r.headers_mut()
+                    .insert("content-type", "text/event-stream".parse().unwrap());
+                r
+            }
             "cut" => {
                 let first = axum::body::Bytes::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n");
                 let chunks = futures_util::stream::unfold(0, move |i| {
@@ -636,4 +660,46 @@ async fn every_format_refuses_malformed_tools() {
             .unwrap();
         assert_eq!(r.status(), 200, "{path}");
     }
+}
+
+/// A gateway killed (SIGKILL) while a stream is still going leaves a row with the input tokens
+/// the client already saw in `message_start`, not 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_by_kill_keeps_the_tokens_the_client_saw() {
+    let up = provider().await;
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("log.sqlite");
+    let log_arg = log_path.to_str().unwrap().to_string();
+    let gateway = tokio::task::spawn_blocking(move || {
+        common::serve(&["gateway", "--log", &log_arg, "--upstream", &up], &[])
+    })
+    .await
+    .unwrap();
+    let body = json!({"model": "claude-sonnet-5-5", "max_tokens": 16, "stream": true,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let mut r = reqwest::Client::new()
+        .post(format!("{}/v1/messages", gateway.base))
+        .header("x-mode", "hold")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut seen = String::new();
+    while !seen.contains("message_start") {
+        let chunk = tokio::time::timeout(Duration::from_secs(20), r.chunk())
+            .await
+            .expect("the first event within 20 s")
+            .unwrap()
+            .expect("more of the stream");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(seen.contains("\"input_tokens\":1234"), "{seen}");
+    tokio::task::spawn_blocking(move || gateway.kill())
+        .await
+        .unwrap();
+    let rows = log::read_all(&log_path).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].input_tokens, 5234, "{:?}", rows[0]);
+    assert_eq!(rows[0].usage_source, log::IN_FLIGHT);
 }

@@ -393,6 +393,7 @@ async fn forward_stream(
         done: false,
         flight,
         status,
+        noted: false,
     };
     let stream = futures_util::stream::unfold(state, |mut s| async move {
         if s.done {
@@ -466,9 +467,50 @@ struct StreamState {
     done: bool,
     flight: Flight,
     status: u16,
+    /// Whether the in-flight row already holds the usage the stream's first usage event
+    /// carried.
+    noted: bool,
 }
 
 impl StreamState {
+    /// Write the usage the stream has shown so far (Anthropic's `message_start` carries the
+    /// input tokens) into the in-flight row, committed before that event is passed on, so a
+    /// gateway killed later leaves a row with the tokens the client already saw. Once a stream.
+    fn note_usage(&mut self) {
+        self.noted = true;
+        let Some(id) = self.flight.p.provisional else {
+            return;
+        };
+        let text = self.flight.usage_docs.concat();
+        let Some(Ok(u)) = self
+            .flight
+            .p
+            .format
+            .spec()
+            .observed_usage(&text, true)
+            .map(to_usage)
+        else {
+            return;
+        };
+        if u.total_input() == 0 {
+            return;
+        }
+        let cost = match &self.flight.p.warning {
+            None => mock::card_for(self.flight.p.format, &self.flight.p.model).cost(&u),
+            Some(_) => 0.0,
+        };
+        let row = self.flight.p.row(
+            self.status,
+            self.flight.size,
+            Some((u, cost)),
+            log::IN_FLIGHT,
+            Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
+        );
+        if let Err(e) = self.flight.gw.log.write_now(Some(id), row, None) {
+            eprintln!("toolcost gateway: could not note the stream's usage: {e}");
+        }
+    }
+
     /// Note whole events; return what may be released now (all but the last).
     fn take_events(&mut self, events: Vec<Vec<u8>>) -> Option<Bytes> {
         let mut out: Vec<u8> = Vec::new();
@@ -478,6 +520,9 @@ impl StreamState {
                     self.complete = true;
                 }
                 self.flight.observe(&data);
+                if !self.noted && data.contains("usage") {
+                    self.note_usage();
+                }
             }
             if let Some(prev) = self.held.replace(Bytes::from(e)) {
                 out.extend_from_slice(&prev);
