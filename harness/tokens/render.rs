@@ -398,9 +398,12 @@ pub fn billed_with(
     }
     if let RenderModel::Anthropic { framing, .. } = render {
         // The exact tokenizer's request frame is measured: one message bills the family's frame.
-        message_tokens += match exact {
-            Some((f, _, _)) => f.message_frame() as f64 - CLAUDE_PER_MESSAGE,
-            None => framing,
+        message_tokens += match (exact, tok) {
+            (Some((f, _, _)), _) => f.message_frame() as f64 - CLAUDE_PER_MESSAGE,
+            // The earlier tokenizer's estimate frames a request as that tokenizer's own
+            // one-message requests measure (7 on claude-opus-4-5), not with nothing.
+            (None, Tokenizer::ClaudeLegacyEst) => Family::V3.message_frame() as f64,
+            (None, _) => framing,
         };
     }
     let total = system_tokens + message_tokens + tools.seen_tokens + tools.overhead;
@@ -687,4 +690,28 @@ fn openai_function_tokens(d: ToolRef, func_init: i64, tok: Tokenizer) -> f64 {
         }
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Format, Request};
+
+    /// A one-message request on the earlier Claude tokenizer's estimate bills that tokenizer's
+    /// measured frame, as the exact count does: "hi" is not one token.
+    #[test]
+    fn the_legacy_estimate_frames_a_request() {
+        let req = Request::new(
+            Format::AnthropicMessages,
+            serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+        );
+        let render = RenderModel::parse("anthropic:claude-4.6").unwrap();
+        let legacy = billed_input(&req, render, Tokenizer::ClaudeLegacyEst).input_tokens;
+        let exact = billed_input(&req, render, Tokenizer::ClaudeV3).input_tokens;
+        assert_eq!(exact, Family::V3.message_tokens("hi") as u64);
+        assert!(
+            legacy >= 7 && legacy.abs_diff(exact) <= 1,
+            "{legacy} against {exact}"
+        );
+    }
 }

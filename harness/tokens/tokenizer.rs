@@ -336,6 +336,10 @@ fn claude_estimate(bytes: usize, counts: &Counts) -> f64 {
 /// A text's tokens on a Claude family, as a message's content or (`inline`) inside a longer
 /// text; remembered as the BPE counts are.
 fn claude_exact_count(f: Family, text: &str, inline: bool) -> usize {
+    // No text, no tokens (an empty message still pays its frame: [`Family::message_tokens`]).
+    if text.is_empty() {
+        return 0;
+    }
     let count = |t: &str| match inline {
         true => f.inline_tokens(t),
         false => f.content_tokens(t),
