@@ -221,7 +221,11 @@ fn measure_surface(
             output_tokens: cfg.output_tokens,
             cost_usd: cost(&warm),
             cost_usd_cold: cost(&cold),
-            label: tok.label(),
+            label: match bill.overhead_tokens > 0 {
+                true => crate::tokens::render::overhead_label(render, tok)
+                    .map_or_else(|| tok.label(), |o| format!("{}; {o}", tok.label())),
+                false => tok.label(),
+            },
             cost_label: cost_label(cfg, tok) + &cfg.model.tier_note(bill.input_tokens),
             tokenizer: tok.name().into(),
             render: render.name(),

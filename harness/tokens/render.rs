@@ -107,6 +107,20 @@ pub const CLAUDE_5_TOOL_PROMPT: f64 = 277.0;
 /// bills that frame exactly, and each further message adds this.
 pub const CLAUDE_PER_MESSAGE: f64 = 3.0;
 
+/// Where a request's tool-use prompt comes from, when it is a fitted constant: the figure
+/// beside a count that carries it says so (the definitions themselves are counted exactly).
+pub fn overhead_label(render: RenderModel, tok: Tokenizer) -> Option<String> {
+    let RenderModel::Anthropic { family, .. } = render else {
+        return None;
+    };
+    match (family == CURRENT_CLAUDE_FAMILY, tok.claude_family()) {
+        (true, Some(_)) => Some(format!(
+            "tool-use prompt calibrated:claude-counts({CLAUDE_5_TOOL_PROMPT}, fitted to 17 recorded tools deltas)"
+        )),
+        _ => None,
+    }
+}
+
 /// The tool-use prompt (auto|none, any|tool) and the Claude family of an Anthropic request
 /// counted with Claude's exact tokenizer; None for any other tokenizer or provider, whose
 /// constants are the render model's own.
