@@ -14,6 +14,17 @@ fn write_tools(dir: &Path, search_description: &str) {
     std::fs::write(dir.join("tools.json"), tools.to_string()).unwrap();
 }
 
+/// Write the budget and take the current tools as the baseline.
+fn baseline(dir: &Path, toml: &str) {
+    std::fs::write(dir.join("toolcost.toml"), toml).unwrap();
+    let update = Command::new(assert_cmd::cargo::cargo_bin("toolcost"))
+        .args(["check", "--update"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(update.status.success(), "{update:?}");
+}
+
 fn run_action(repo: &Path, summary: &Path) -> (i32, String) {
     let out = Command::new("bash")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("action/check.sh"))
@@ -35,17 +46,7 @@ fn the_action_fails_a_grown_tool_and_passes_an_unchanged_one() {
     let repo = tempfile::tempdir().unwrap();
     let dir = repo.path();
     write_tools(dir, "Search issues by text.");
-    std::fs::write(
-        dir.join("toolcost.toml"),
-        "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\nmax_growth_pct = 2.0\n",
-    )
-    .unwrap();
-    let update = Command::new(assert_cmd::cargo::cargo_bin("toolcost"))
-        .args(["check", "--update"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(update.status.success(), "{update:?}");
+    baseline(dir, "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\nmax_growth_pct = 2.0\n");
 
     let summary = dir.join("summary.md");
     let (code, text) = run_action(dir, &summary);
@@ -103,17 +104,7 @@ fn hostile_tool_names_stay_text() {
         .unwrap();
     };
     write("Short.");
-    std::fs::write(
-        dir.join("toolcost.toml"),
-        "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\nmax_growth_pct = 2.0\n",
-    )
-    .unwrap();
-    let update = Command::new(assert_cmd::cargo::cargo_bin("toolcost"))
-        .args(["check", "--update"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(update.status.success(), "{update:?}");
+    baseline(dir, "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\nmax_growth_pct = 2.0\n");
     write(&"A much longer description than before, grown past the budget. ".repeat(6));
     let summary = dir.join("summary.md");
     let (code, text) = run_action(dir, &summary);
@@ -151,17 +142,10 @@ fn an_unwritable_summary_does_not_change_the_verdict() {
     let repo = tempfile::tempdir().unwrap();
     let dir = repo.path();
     write_tools(dir, "Search issues by text.");
-    std::fs::write(
-        dir.join("toolcost.toml"),
+    baseline(
+        dir,
         "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\n",
-    )
-    .unwrap();
-    let update = Command::new(assert_cmd::cargo::cargo_bin("toolcost"))
-        .args(["check", "--update"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(update.status.success(), "{update:?}");
+    );
     let (code, text) = run_action(dir, &dir.join("no/such/dir/summary.md"));
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("could not write the job summary"), "{text}");

@@ -111,16 +111,7 @@ fn update(u: UpdateArgs) -> Result<i32> {
             "--date `{date}` is not a YYYY-MM-DD date"
         )));
     }
-    let len = std::fs::metadata(&u.from)
-        .map_err(|e| Error::io(&u.from, e))?
-        .len();
-    if len > litellm::MAX_TABLE_BYTES {
-        return Err(Error::input(format!(
-            "{}: {len} bytes is more than a price table ({} at most)",
-            u.from.display(),
-            litellm::MAX_TABLE_BYTES
-        )));
-    }
+    // Bounded and refused unless a regular file (crate::input).
     let bytes = crate::input::read(&u.from, litellm::MAX_TABLE_BYTES)?;
     // The entries the hand cards read and those of the client profiles' default models: the
     // prices the committed reports use.

@@ -49,11 +49,15 @@ pub fn function(d: ToolRef) -> String {
 
 /// JSON with sorted keys and spaced separators.
 pub fn push_sorted(v: &Value, out: &mut String) {
-    push_spaced(v, true, out)
+    push_json(v, true, true, out)
 }
 
-/// JSON with `", "` and `": "` separators, its keys sorted or as given.
-pub fn push_spaced(v: &Value, sort: bool, out: &mut String) {
+/// JSON with its keys sorted or as given, and `", "` / `": "` separators or compact ones.
+pub fn push_json(v: &Value, sort: bool, spaced: bool, out: &mut String) {
+    let (item, key) = match spaced {
+        true => (", ", ": "),
+        false => (",", ":"),
+    };
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
@@ -63,11 +67,11 @@ pub fn push_spaced(v: &Value, sort: bool, out: &mut String) {
             out.push('{');
             for (i, k) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_str(item);
                 }
                 push_string(k, out);
-                out.push_str(": ");
-                push_spaced(&m[k.as_str()], sort, out);
+                out.push_str(key);
+                push_json(&m[k.as_str()], sort, spaced, out);
             }
             out.push('}');
         }
@@ -75,9 +79,9 @@ pub fn push_spaced(v: &Value, sort: bool, out: &mut String) {
             out.push('[');
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_str(item);
                 }
-                push_spaced(x, sort, out);
+                push_json(x, sort, spaced, out);
             }
             out.push(']');
         }

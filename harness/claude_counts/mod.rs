@@ -16,12 +16,16 @@ use crate::error::{Error, Result};
 use crate::gateway::mock::{Mock, When};
 use crate::report::{Column, Tabular};
 use crate::tokens::claude::{self, Features};
-use crate::tokens::claude_exact::Family;
 use crate::tokens::Tokenizer;
 use crate::wire::{Format, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+
+mod renderings;
+mod text;
+pub use renderings::{renderings, RenderingFit, RENDERINGS};
+pub use text::{check_texts, TextRow};
 
 /// The recorded set that ships with toolcost, which the weights are fitted to.
 pub fn default_dir() -> PathBuf {
@@ -168,7 +172,7 @@ fn measure(r: &Recorded) -> Result<HeldOutRow> {
 }
 
 /// The mean and the largest of the errors' sizes, in percent.
-fn mape_worst(errors: impl Iterator<Item = f64>) -> (f64, f64) {
+pub(crate) fn mape_worst(errors: impl Iterator<Item = f64>) -> (f64, f64) {
     let v: Vec<f64> = errors.map(f64::abs).collect();
     (
         v.iter().sum::<f64>() / v.len().max(1) as f64,
@@ -234,81 +238,7 @@ fn claude_est_of(tools: &[Value]) -> u64 {
     est.round().max(0.0) as u64
 }
 
-/// One rendering of `tools` tried against the recorded deltas: the constant that fits the fit
-/// set best (the median of recorded less rendered), and how far the deltas are from it.
-#[derive(Debug, Clone, Serialize)]
-pub struct RenderingFit {
-    pub rendering: &'static str,
-    /// The fitted one-time constant (the tool-use prompt), tokens.
-    pub constant: f64,
-    /// Recorded less rendered, smallest and largest over both sets.
-    pub residual_min: i64,
-    pub residual_max: i64,
-    /// Leave-one-out MAPE on the fit set and MAPE on the held-out set with the constant.
-    pub loo_mape_pct: f64,
-    pub heldout_mape_pct: f64,
-}
-
-/// The renderings tried: the tools as a JSON array (compact, spaced, indented) and as a block
-/// of `<function>` elements (keys as given or sorted, compact or spaced); the last is the one
-/// toolcost bills with.
-pub const RENDERINGS: [&str; 6] = [
-    "JSON array, compact, keys as given",
-    "JSON array, spaced, keys as given",
-    "JSON array, indented by 2, keys as given",
-    "`<functions>` block, compact, keys sorted",
-    "`<functions>` block, spaced, keys as given",
-    "`<functions>` block, spaced, keys sorted",
-];
-
-/// The text of `tools` in one of [`RENDERINGS`].
-fn rendered(which: usize, tools: &[Value]) -> String {
-    use crate::tokens::render::functions::{push_spaced, CLOSE, OPEN};
-    let array = Value::Array(tools.to_vec());
-    let function = |t: &Value, sort: bool, spaced: bool| {
-        let m = json!({"description": t["description"], "name": t["name"], "parameters": t["input_schema"]});
-        let mut s = String::from("<function>");
-        match spaced {
-            true => push_spaced(&m, sort, &mut s),
-            false => s.push_str(&crate::json::compact(&sorted(&m))),
-        }
-        s + "</function>"
-    };
-    let block = |sort: bool, spaced: bool| {
-        let body: Vec<String> = tools.iter().map(|t| function(t, sort, spaced)).collect();
-        format!("{OPEN}\n{}\n{CLOSE}", body.join("\n"))
-    };
-    match which {
-        0 => crate::json::compact(&array),
-        1 => {
-            let mut s = String::new();
-            push_spaced(&array, false, &mut s);
-            s
-        }
-        2 => serde_json::to_string_pretty(&array).unwrap_or_default(),
-        3 => block(true, false),
-        4 => block(false, true),
-        _ => block(true, true),
-    }
-}
-
-/// A JSON value with its object keys sorted at every depth.
-fn sorted(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort_unstable();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&m[k.as_str()])))
-                    .collect(),
-            )
-        }
-        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
-}
-
+/// The median of `v` (NaN for none).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -316,40 +246,6 @@ fn median(mut v: Vec<f64>) -> f64 {
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
-}
-
-/// Fit and score each rendering, counted with the family of the set's model.
-pub fn renderings(set: &[Recorded], held: &[Recorded]) -> Vec<RenderingFit> {
-    let tok = |r: &Recorded| {
-        let f = Family::of_model(&r.model).unwrap_or(Family::V5);
-        Tokenizer::of_claude_family(f)
-    };
-    (0..RENDERINGS.len())
-        .map(|which| {
-            let resid = |r: &Recorded| r.recorded as f64 - tok(r).count(&rendered(which, &r.tools));
-            let fit: Vec<f64> = set.iter().map(resid).collect();
-            let out: Vec<f64> = held.iter().map(resid).collect();
-            let constant = median(fit.clone());
-            let loo = (0..fit.len()).map(|i| {
-                let rest: Vec<f64> = (0..fit.len()).filter(|&j| j != i).map(|j| fit[j]).collect();
-                let c = median(rest);
-                100.0 * (c - fit[i]) / set[i].recorded as f64
-            });
-            let heldout = out
-                .iter()
-                .zip(held)
-                .map(|(r, h)| 100.0 * (constant - r) / h.recorded as f64);
-            let all = fit.iter().chain(&out);
-            RenderingFit {
-                rendering: RENDERINGS[which],
-                constant,
-                residual_min: all.clone().cloned().fold(f64::INFINITY, f64::min) as i64,
-                residual_max: all.cloned().fold(f64::NEG_INFINITY, f64::max) as i64,
-                loo_mape_pct: mape_worst(loo).0,
-                heldout_mape_pct: mape_worst(heldout).0,
-            }
-        })
-        .collect()
 }
 
 /// The whole comparison.
@@ -552,140 +448,6 @@ pub fn compare(set: &[Recorded], held: &[Recorded]) -> Result<Comparison> {
         before_mape_pct: before_mape,
         renderings: renderings(set, held),
     })
-}
-
-/// The recorded counts of plain texts: a folder with `<set>.jsonl.gz` (one `{"id", "text"}`
-/// a line) and `<set>_counts.json` (`{family: {"model", "counts": {id: input_tokens}}}`), each
-/// count `count_tokens` of a request of one user message holding the text.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TextRow {
-    pub set: String,
-    pub model: String,
-    /// The exact tokenizer's family.
-    pub tokenizer: String,
-    pub documents: usize,
-    /// Documents counted exactly as recorded.
-    pub exact: usize,
-    pub exact_pct: f64,
-    /// Mean of |estimate - recorded| / recorded, percent.
-    pub mape_pct: f64,
-    /// The largest |estimate - recorded|, tokens.
-    pub worst_tokens: u64,
-    /// The same for the estimator toolcost had before (claude-est, or claude-legacy-est on the
-    /// v3 family).
-    pub before_mape_pct: f64,
-}
-
-impl Tabular for TextRow {
-    const COLUMNS: &'static [Column] = &[
-        Column::field("exact_pct").places(2),
-        Column::field("mape_pct").places(3),
-        Column::field("before_mape_pct").places(2),
-    ];
-}
-
-/// The largest text set read, compressed or counted.
-const MAX_TEXT_SET_BYTES: u64 = 512 * 1024 * 1024;
-
-fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    crate::input::read(path, MAX_TEXT_SET_BYTES)
-}
-
-/// Count every text of every set in `dir` with its family's exact tokenizer.
-pub fn check_texts(dir: &Path) -> Result<Vec<TextRow>> {
-    use std::io::Read;
-    let mut sets: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir, e))?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.strip_suffix("_counts.json").map(str::to_string)
-        })
-        .collect();
-    sets.sort();
-    let mut rows = Vec::new();
-    for set in sets {
-        let gz = read_bounded(&dir.join(format!("{set}.jsonl.gz")))?;
-        let mut raw = Vec::new();
-        flate2::read::GzDecoder::new(gz.as_slice())
-            .take(MAX_TEXT_SET_BYTES + 1)
-            .read_to_end(&mut raw)
-            .map_err(|e| Error::input(format!("{set}.jsonl.gz: not gzip: {e}")))?;
-        if raw.len() as u64 > MAX_TEXT_SET_BYTES {
-            return Err(Error::input(format!(
-                "{set}.jsonl.gz: more than {MAX_TEXT_SET_BYTES} bytes unpacked"
-            )));
-        }
-        let mut texts: Vec<(String, String)> = Vec::new();
-        for (i, line) in raw.split(|&b| b == b'\n').enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let v: Value = serde_json::from_slice(line).map_err(|e| {
-                Error::input(format!("{set}.jsonl.gz line {}: not JSON: {e}", i + 1))
-            })?;
-            match (v["id"].as_str(), v["text"].as_str()) {
-                (Some(id), Some(t)) => texts.push((id.to_string(), t.to_string())),
-                _ => {
-                    return Err(Error::input(format!(
-                        "{set}.jsonl.gz line {}: needs string `id` and `text`",
-                        i + 1
-                    )))
-                }
-            }
-        }
-        let counts: Value =
-            serde_json::from_slice(&read_bounded(&dir.join(format!("{set}_counts.json")))?)
-                .map_err(|e| Error::input(format!("{set}_counts.json: not JSON: {e}")))?;
-        let families = counts
-            .as_object()
-            .ok_or_else(|| Error::input(format!("{set}_counts.json: not an object of families")))?;
-        for (key, rec) in families {
-            let model = rec["model"].as_str().unwrap_or("").to_string();
-            let family = Family::of_model(&model).ok_or_else(|| {
-                Error::input(format!(
-                    "{set}_counts.json: family `{key}` names model `{model}`, which is no Claude model"
-                ))
-            })?;
-            let tok = Tokenizer::of_claude_family(family);
-            let (mut exact, mut n, mut err, mut worst, mut before_err) = (0, 0, 0.0, 0u64, 0.0);
-            for (id, text) in &texts {
-                let Some(want) = rec["counts"][id.as_str()].as_u64() else {
-                    continue;
-                };
-                if want == 0 {
-                    return Err(Error::input(format!(
-                        "{set}_counts.json: {key}/{id} is 0 tokens"
-                    )));
-                }
-                let got = family.message_tokens(text) as u64;
-                n += 1;
-                exact += usize::from(got == want);
-                worst = worst.max(got.abs_diff(want));
-                err += got.abs_diff(want) as f64 / want as f64;
-                let before = match family {
-                    Family::V3 => Tokenizer::ClaudeLegacyEst.count(text),
-                    Family::V4_7 | Family::V5 => {
-                        Tokenizer::ClaudeEst.count(text) + claude::current_framing()
-                    }
-                };
-                before_err += (before.round() - want as f64).abs() / want as f64;
-            }
-            let n_f = n.max(1) as f64;
-            rows.push(TextRow {
-                set: set.clone(),
-                model,
-                tokenizer: tok.name().to_string(),
-                documents: n,
-                exact,
-                exact_pct: 100.0 * exact as f64 / n_f,
-                mape_pct: 100.0 * err / n_f,
-                worst_tokens: worst,
-                before_mape_pct: 100.0 * before_err / n_f,
-            });
-        }
-    }
-    Ok(rows)
 }
 
 /// The report's Markdown: the texts, the tools deltas, the renderings tried, the held-out set.
