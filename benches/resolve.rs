@@ -22,6 +22,9 @@ fn bench(c: &mut Criterion) {
                 "bm25f-wordnet",
                 Box::new(Bm25f::new(&rows, Fields::EXPANDED)),
             ),
+            ("bm25f-gaps", Box::new(Bm25f::new(&rows, Fields::GAPS))),
+            ("bm25-tool", Box::new(Bm25f::new(&rows, Fields::TOOL))),
+            ("bm25-textbook", Box::new(Bm25::textbook(&rows))),
             ("substring", Box::new(Substring::new(&rows))),
         ];
         for (name, r) in &resolvers {

@@ -86,7 +86,7 @@ const PRELUDE: &str = r#"
   const show = (v) => typeof v === 'string' ? v : (() => { try { return JSON.stringify(v); } catch (e) { return String(v); } })();
   const log = (...xs) => print(xs.map(show).join(' '));
   globalThis.console = Object.freeze({ log, info: log, warn: log, error: log });
-  globalThis.search = async (query, limit) => call('search', { query: String(query), limit: limit === undefined ? 5 : Number(limit) });
+  globalThis.search = async (query, limit, resolver) => call('search', { query: String(query), limit: limit === undefined ? 5 : Number(limit), ...(resolver === undefined ? {} : { resolver: String(resolver) }) });
   globalThis.contract = async (key) => call('contract', { key: String(key) });
   globalThis.dispatch = async (key, args) => call('dispatch', { key: String(key), args: args === undefined ? {} : args });
 })();

@@ -457,3 +457,69 @@ fn the_round_trips_report_has_allowed_tools_where_it_plays() {
         "{played:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_own_search_is_played_with_each_resolver_named() {
+    let s = scenario(
+        r#"name = "r"
+[catalogue]
+rows = [120]
+[run]
+surfaces = ["deferred-search-client", "protocol-only", "per-row-mcp"]
+tasks = ["email"]
+phrasing = "paraphrase"
+client_resolvers = ["bm25-textbook", "substring", "bm25-textbook"]
+"#,
+    );
+    let all = driver::run(&s, &|_| {}).await.unwrap();
+    let by = |surface: &str| -> Vec<&str> {
+        all.iter()
+            .filter(|r| r.surface == surface)
+            .map(|r| r.resolver.as_str())
+            .collect()
+    };
+    // Named twice, played once; each row says which resolver decided its searches.
+    assert_eq!(by("deferred-search-client"), ["bm25-textbook", "substring"]);
+    assert_eq!(by("protocol-only"), ["bm25-tool"]);
+    assert_eq!(by("per-row-mcp"), [""]);
+    // The two differ only in the client's search: the same first request.
+    let client: Vec<_> = all
+        .iter()
+        .filter(|r| r.surface == "deferred-search-client")
+        .collect();
+    assert!(client.iter().all(|r| r.rounds >= 2), "{client:?}");
+    for name in ["bm25-textbook", "substring"] {
+        let csv = toolcost::report::render(toolcost::report::OutputFormat::Csv, &all);
+        assert!(String::from_utf8_lossy(&csv).contains(name));
+    }
+}
+
+#[test]
+fn an_unknown_client_resolver_is_refused_with_the_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.toml");
+    std::fs::write(
+        &p,
+        "name = \"x\"\n[catalogue]\nrows = [5]\n[run]\nsurfaces = [\"deferred-search-client\"]\ntasks = [\"now\"]\nclient_resolvers = [\"telepathy\"]\n",
+    )
+    .unwrap();
+    let err = Scenario::read(&p).unwrap_err().to_string();
+    assert!(
+        err.contains("telepathy") && err.contains("bm25-textbook"),
+        "{err}"
+    );
+    // The flag is checked the same way.
+    std::fs::write(
+        &p,
+        "name = \"x\"\n[catalogue]\nrows = [5]\n[run]\nsurfaces = [\"deferred-search-client\"]\ntasks = [\"now\"]\n",
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("toolcost")
+        .unwrap()
+        .args(["run", "--client-resolver", "bm25,nope", "--scenario"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown resolver `nope`"));
+}

@@ -872,4 +872,39 @@ async fn every_scored_resolver_answers_by_name() {
     let (st, v) = s.get("/api/dispatch?ask=x&resolver=nonesuch").await;
     assert_eq!(st, 400);
     assert!(v.to_string().contains("bm25-textbook"), "{v}");
+
+    // The small surface's search_directory and code mode's search() take the same names.
+    let dir = |resolver: &str| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search_directory", "arguments": {"query": "send an email to a customer", "resolver": resolver}}});
+    for name in ["bm25-textbook", "substring", "bm25f"] {
+        let (_, v) = s.rpc("/mcp/small", dir(name)).await;
+        assert_eq!(v["result"]["isError"], false, "{name}: {v}");
+        let keys = v["result"]["structuredContent"]["candidates"].to_string();
+        assert!(keys.contains("EMAIL_SEND"), "{name}: {keys}");
+    }
+    let (_, v) = s.rpc("/mcp/small", dir("nonesuch")).await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert!(v.to_string().contains("bm25-textbook"), "{v}");
+    let (_, v) = s.rpc("/mcp/small", dir("dense")).await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert!(v.to_string().contains("pip install"), "{v}");
+    let exec = |code: &str| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "execute", "arguments": {"code": code}}});
+    let (_, v) = s
+        .rpc(
+            "/mcp/code",
+            exec("console.log((await search('send an email to a customer', 5, 'bm25-textbook')).map(r => r.key).join(','));"),
+        )
+        .await;
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("EMAIL_SEND"),
+        "{v}"
+    );
+    let (_, v) = s
+        .rpc("/mcp/code", exec("await search('x', 5, 'nonesuch');"))
+        .await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert!(v.to_string().contains("unknown resolver"), "{v}");
 }

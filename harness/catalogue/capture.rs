@@ -48,7 +48,7 @@ pub fn parse_catalogue(source: String, server: String, text: &str) -> Result<Cat
 /// One captured tool: its text, and what its row is made of.
 struct Described {
     tool: Tool,
-    /// The first line of the description.
+    /// The description as docstring lines ([`describe`]).
     summary: String,
     schema: Option<RowSchema>,
 }
@@ -114,9 +114,11 @@ enum Odd {
     NoName,
 }
 
-/// A definition's name, the first non-blank line of its description and its input schema
-/// (moved out of the tree, which is then dropped). A description that opens with a blank line
-/// (common in real servers) keeps its first line of text.
+/// A definition's name, its description as docstring lines and its input schema (moved out of
+/// the tree, which is then dropped). The first non-blank line is the row's `# WHAT:` (a
+/// description that opens with a blank line, common in real servers, keeps its first line of
+/// text); the rest, on one line, is `# MORE:`, so that a resolver reads the whole description
+/// while the summary stays one line.
 fn describe(value: Value) -> Result<(String, String, Option<Value>), Odd> {
     let Value::Object(mut m) = value else {
         return Err(Odd::NotAnObject);
@@ -125,23 +127,28 @@ fn describe(value: Value) -> Result<(String, String, Option<Value>), Odd> {
         Some(Value::String(n)) => n,
         _ => return Err(Odd::NoName),
     };
-    let summary = m
-        .get("description")
-        .and_then(Value::as_str)
-        .and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty()))
-        .unwrap_or("")
-        .to_string();
-    Ok((name, summary, m.swap_remove("inputSchema")))
+    let description = m.get("description").and_then(Value::as_str).unwrap_or("");
+    let mut lines = description
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty());
+    let mut docs = format!("# WHAT: {}", lines.next().unwrap_or(""));
+    let more: Vec<&str> = lines.flat_map(str::split_whitespace).collect();
+    if !more.is_empty() {
+        docs.push_str("\n# MORE: ");
+        docs.push_str(&more.join(" "));
+    }
+    Ok((name, docs, m.swap_remove("inputSchema")))
 }
 
 /// The row that describes a captured tool.
-fn row(server: &str, key: String, summary: &str, schema: Option<RowSchema>) -> Row {
+fn row(server: &str, key: String, docs: &str, schema: Option<RowSchema>) -> Row {
     Row {
         key,
         runner: Runner::Fn,
         target: None,
         auth: None,
-        content: format!("# WHAT: {summary}"),
+        content: docs.to_string(),
         category: Some(server.to_string()),
         planner_rank: 100,
         enabled: true,
@@ -163,7 +170,7 @@ pub fn catalogue(source: String, server: String, tools: Vec<Tool>) -> Catalogue 
         let value = serde_json::from_str(t.raw()).unwrap_or(Value::Null);
         let (summary, schema) = match describe(value) {
             Ok((_, summary, schema)) => (summary, schema),
-            Err(_) => (String::new(), None),
+            Err(_) => ("# WHAT: ".to_string(), None),
         };
         row(
             &server,
@@ -212,7 +219,7 @@ mod tests {
         let again = catalogue("s".into(), "srv".into(), parse(text).unwrap());
         assert_eq!(once.rows, again.rows);
         assert_eq!(once.tools, again.tools);
-        assert_eq!(once.rows[0].content, "# WHAT: first line");
+        assert_eq!(once.rows[0].content, "# WHAT: first line\n# MORE: second");
         assert_eq!(once.rows[1].input_schema, None);
         assert_eq!(
             once.rows[3].input_schema.as_ref().map(RowSchema::text),

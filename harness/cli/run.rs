@@ -33,6 +33,11 @@ pub struct RunArgs {
     /// openai-responses-agent), overriding the scenario's.
     #[arg(long, value_name = "CLIENTS")]
     pub client: Option<String>,
+    /// The resolvers a client's own search tool runs (deferred-search-client), comma-separated,
+    /// each played beside the others: any name `search-eval` scores (bm25-textbook, hybrid,
+    /// ...), overriding the scenario's `client_resolvers`.
+    #[arg(long, value_name = "LIST")]
+    pub client_resolver: Option<String>,
 }
 
 pub(super) fn run(a: RunArgs) -> Result<i32> {
@@ -49,6 +54,10 @@ pub(super) fn run(a: RunArgs) -> Result<i32> {
             crate::client::Client::named(c)?;
         }
     }
+    if let Some(list) = &a.client_resolver {
+        scenario.run.client_resolvers = list.split(',').map(|c| c.trim().to_string()).collect();
+        scenario.client_resolvers()?;
+    }
     if let Some(n) = a.parallel_calls {
         if n == 0 {
             return Err(crate::error::Error::input(
@@ -59,7 +68,7 @@ pub(super) fn run(a: RunArgs) -> Result<i32> {
     }
     let total = (scenario.catalogue.rows.len()
         * scenario.client_names().len()
-        * scenario.run.surfaces.len()
+        * (scenario.run.surfaces.len() + scenario.run.client_resolvers.len().saturating_sub(1))
         * scenario.run.tasks.len()
         * scenario.run.policies.len()) as u64;
     let bar = progress(total, "playing");

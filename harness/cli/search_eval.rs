@@ -37,14 +37,20 @@ pub struct SearchEvalArgs {
     /// no source is given.
     #[arg(long, value_name = "DIR", default_value = "../shared/livemcpbench")]
     pub livemcpbench: PathBuf,
+    /// A folder of further task-level sets (each a subfolder with `tools.json` and
+    /// `queries.jsonl`, named after it), scored as LiveMCPBench when no source is given: the
+    /// published benchmarks committed under fixtures/retrieval (MetaTool, ...).
+    #[arg(long, value_name = "DIR", default_value = "fixtures/retrieval")]
+    pub retrieval: PathBuf,
     #[command(flatten)]
     pub generator: GeneratorArgs,
     /// Rows sampled per catalogue for the query set (two queries each, plus the fixed rows).
     #[arg(long, default_value_t = 200)]
     pub targets: usize,
     /// Comma-separated: substring, bm25, bm25-textbook (the baseline other benchmarks
-    /// score), bm25-stem, bm25f, bm25f-wordnet, bm25-definitions, bm25f-wordnet-definitions,
-    /// regex, and the semantic dense, hybrid and hybrid-definitions (they need the
+    /// score), bm25-stem, bm25f, bm25f-wordnet, bm25f-gaps, bm25-tool (the default),
+    /// bm25-definitions, bm25f-wordnet-definitions, bm25f-gaps-definitions,
+    /// bm25-tool-definitions, regex, and the semantic dense, hybrid and hybrid-definitions (they need the
     /// all-MiniLM-L6-v2 model, installed by one command the error names, and are scored up to
     /// N = 10,000 rows).
     /// Without the flag all of them, the semantic ones left out with a note when the model is
@@ -131,7 +137,10 @@ impl SearchEvalArgs {
                     name: dr::LIVEMCPBENCH.into(),
                     dir: self.livemcpbench.clone(),
                 },
-            ],
+            ]
+            .into_iter()
+            .chain(retrieval_sets(&self.retrieval)?)
+            .collect(),
         };
         Ok(dr::Config {
             sources,
@@ -154,6 +163,26 @@ pub(super) fn run(a: SearchEvalArgs) -> Result<i32> {
     print_bytes(&out)?;
     eprintln!("toolcost search-eval: wrote {}", cfg.out.display());
     Ok(0)
+}
+
+/// Each subfolder of `dir` that holds a task-level set, by name (a missing folder: none).
+fn retrieval_sets(dir: &std::path::Path) -> Result<Vec<dr::Source>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut sets: Vec<dr::Source> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("tools.json").is_file() && p.join("queries.jsonl").is_file())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.to_string();
+            Some(dr::Source::Tasks { name, dir: p })
+        })
+        .collect();
+    sets.sort_by(|a, b| match (a, b) {
+        (dr::Source::Tasks { name: x, .. }, dr::Source::Tasks { name: y, .. }) => x.cmp(y),
+        _ => std::cmp::Ordering::Equal,
+    });
+    Ok(sets)
 }
 
 /// The committed report, written by the whole run.

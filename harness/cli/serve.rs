@@ -61,9 +61,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = crate::server::listing::DEFAULT_PAGE_SIZE)]
     pub page_size: usize,
     /// The resolver of `?ask=` (unless the request names one), `search_directory` and code
-    /// mode's `search()`: bm25f-wordnet, bm25, substring, or the semantic dense and hybrid
-    /// (they need the all-MiniLM-L6-v2 model; the error says how to install it).
-    #[arg(long, value_name = "NAME", default_value = "bm25f-wordnet")]
+    /// mode's `search()`: bm25-tool (name twice, description and parameters as one document;
+    /// WordNet synonyms only for words the catalogue lacks), bm25f-gaps, bm25f-wordnet, bm25,
+    /// substring, or the semantic dense and hybrid (they need the
+    /// all-MiniLM-L6-v2 model; the error says how to install it). A request may name any
+    /// resolver `search-eval` scores.
+    #[arg(long, value_name = "NAME", default_value = "bm25-tool")]
     pub resolver: String,
     /// Speak MCP over stdin/stdout instead of listening.
     #[arg(long)]

@@ -49,6 +49,12 @@ pub struct SweepArgs {
     /// Skip the scenario's tasks even when its [sweep] section asks for them.
     #[arg(long, conflicts_with = "tasks")]
     pub no_tasks: bool,
+    /// The resolvers a client's own search tool runs in the tasks (deferred-search-client),
+    /// comma-separated, each played beside the others: any name `search-eval` scores
+    /// (bm25-textbook, hybrid, ...). Default: the scenario's `client_resolvers`, else the
+    /// default resolver.
+    #[arg(long, value_name = "LIST")]
+    pub client_resolver: Option<String>,
     /// Turns a day in the monthly cost. Default: 200 (the published figure).
     #[arg(long)]
     pub turns_per_day: Option<u64>,
@@ -84,6 +90,7 @@ impl SweepArgs {
                 .map(crate::driver::scenario::Policy::parse)
                 .collect::<Result<Vec<_>>>()?,
             no_tasks: self.no_tasks,
+            client_resolver: self.client_resolver.clone(),
             turns_per_day: self.turns_per_day,
             days: self.days,
             profile: self.generator.profile.clone(),

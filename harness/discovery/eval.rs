@@ -332,7 +332,9 @@ fn surface_costs(
         // runs can be semantic.
         let semantic: &[Method] = match own {
             Method::Bm25Definitions | Method::Regex => &[],
-            Method::Bm25fWordnetDefinitions => &[Method::HybridDefinitions],
+            Method::Bm25fWordnetDefinitions
+            | Method::Bm25fGapsDefinitions
+            | Method::Bm25ToolDefinitions => &[Method::HybridDefinitions],
             _ => &[Method::Dense, Method::Hybrid],
         };
         let mut round: Option<u64> = None;

@@ -20,6 +20,7 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::gateway::{self, log::LogRow};
 use crate::report::Tabular;
+use crate::resolve::Method;
 use crate::server;
 use crate::surface::{Context, SurfaceKind};
 use play::Play;
@@ -46,6 +47,10 @@ pub struct TaskResult {
     /// Calls per round the scripted model made: `serial` or `parallel(<cap>)`.
     #[serde(default)]
     pub policy: String,
+    /// The resolver the surface's searches ran (the client's own, or the server's or
+    /// provider's as `search-eval` models it); empty on a surface that does not search.
+    #[serde(default)]
+    pub resolver: String,
     /// How the task started: the provider cache and the server state it found.
     #[serde(default)]
     pub start: String,
@@ -71,6 +76,21 @@ pub struct TaskResult {
     pub answer: String,
 }
 
+impl TaskResult {
+    /// The surface as tables and charts name it: a client's own search played with a
+    /// resolver other than the default says which (`deferred-search-client (hybrid)`).
+    pub fn surface_shown(&self) -> String {
+        let default = crate::resolve::Kind::DEFAULT.method().name();
+        match self.surface == SurfaceKind::DEFERRED_SEARCH_CLIENT.name()
+            && !self.resolver.is_empty()
+            && self.resolver != default
+        {
+            true => format!("{} ({})", self.surface, self.resolver),
+            false => self.surface.clone(),
+        }
+    }
+}
+
 impl Tabular for TaskResult {
     const COLUMNS: &'static [crate::report::Column] = &[
         crate::report::Column::field("cost_usd").places(8),
@@ -82,6 +102,7 @@ impl Tabular for TaskResult {
         "rows",
         "task",
         "policy",
+        "resolver",
         "success",
         "rounds",
         "misses",
@@ -106,6 +127,10 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         .iter()
         .map(|x| SurfaceKind::parse(x))
         .collect::<Result<Vec<_>>>()?;
+    let resolvers = s.client_resolvers()?;
+    if resolvers.iter().any(|m| m.semantic()) {
+        crate::embed::Encoder::shared()?;
+    }
     let dir = tempfile_dir()?;
     let token = match &s.endpoints.token_env {
         Some(name) => crate::error::env_secret("[endpoints] token_env", name)?,
@@ -137,6 +162,13 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
                 token: &token,
             };
             for &surface in &surfaces {
+                // A client's own search is played with each resolver named; every other
+                // surface searches (if at all) as it always does.
+                let searches: Vec<Option<Method>> =
+                    match surface == SurfaceKind::DEFERRED_SEARCH_CLIENT {
+                        true => resolvers.iter().copied().map(Some).collect(),
+                        false => vec![None],
+                    };
                 for tname in &s.run.tasks {
                     for &policy in &s.run.policies {
                         // A task of one call plays the same under both: once, as serial.
@@ -147,9 +179,11 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
                         {
                             continue;
                         }
-                        let p = setup.play(surface, tname, policy).await?;
-                        progress(&p.run_id);
-                        played.push(p);
+                        for &search in &searches {
+                            let p = setup.play(surface, tname, policy, search).await?;
+                            progress(&p.run_id);
+                            played.push(p);
+                        }
                     }
                 }
             }
@@ -267,7 +301,14 @@ struct Setup<'a> {
 
 impl Setup<'_> {
     /// Play one task on one surface; its log rows are summed once the size's tasks are done.
-    async fn play(&self, surface: SurfaceKind, tname: &str, policy: Policy) -> Result<Played> {
+    /// `search`: the resolver of a client's own search, on the surface that has one.
+    async fn play(
+        &self,
+        surface: SurfaceKind,
+        tname: &str,
+        policy: Policy,
+        search: Option<Method>,
+    ) -> Result<Played> {
         let s = self.scenario;
         let n = self.catalogue.tools.len();
         let task = tasks::task(
@@ -280,12 +321,14 @@ impl Setup<'_> {
             Policy::Parallel => s.run.parallel_calls,
         };
         let policy_name = policy_label(policy, s.run.parallel_calls);
+        let resolver = search.or(surface.discovery().map(|(m, _)| m));
         let run_id = format!(
-            "{}-{}-{}-{n}-{}-{policy_name}",
+            "{}-{}-{}-{n}-{}-{policy_name}{}",
             s.name,
             self.client.name,
             surface.name(),
-            task.name
+            task.name,
+            search.map(|m| format!("-{}", m.name())).unwrap_or_default()
         );
         let endpoint = format!("{}/api/dispatch", self.server);
         let ctx = Context {
@@ -303,6 +346,7 @@ impl Setup<'_> {
                 task: task.name,
                 run_id,
                 policy: policy_name,
+                resolver,
                 outcome: Outcome {
                     success: false,
                     misses: 0,
@@ -314,6 +358,9 @@ impl Setup<'_> {
         let mut play = Play::new(&ctx, surface, &task, self.server, self.gateway, &run_id, s);
         play.token = self.token.to_string();
         play.batch = batch;
+        if let Some(m) = search {
+            play.resolver = m;
+        }
         let outcome = play.play(s.run.max_rounds).await?;
         let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(Played {
@@ -322,6 +369,7 @@ impl Setup<'_> {
             task: task.name,
             run_id,
             policy: policy_name,
+            resolver,
             outcome,
             wall_ms,
         })
@@ -335,6 +383,7 @@ struct Played {
     task: String,
     run_id: String,
     policy: String,
+    resolver: Option<Method>,
     outcome: Outcome,
     wall_ms: f64,
 }
@@ -432,6 +481,7 @@ fn summarise(s: &Scenario, n: usize, p: Played, mine: &[&LogRow]) -> TaskResult 
                 .unwrap_or("none (nothing sent)")
         ),
         policy: p.policy,
+        resolver: p.resolver.map(|m| m.name().to_string()).unwrap_or_default(),
         start: "cold provider cache; server shared at this N (receipts only)".into(),
         answer: o.answer,
     }

@@ -35,6 +35,8 @@ pub(super) struct Play<'a> {
     pub(super) token: String,
     /// Capability calls per round (the policy).
     pub(super) batch: usize,
+    /// The resolver a client's own search tool runs ([`Turn::resolver`]).
+    pub(super) resolver: crate::resolve::Method,
     /// The model's last words.
     answer: String,
 }
@@ -75,6 +77,7 @@ impl<'a> Play<'a> {
             follow: Vec::new(),
             token: TOKEN.to_string(),
             batch: 1,
+            resolver: crate::resolve::Kind::DEFAULT.method(),
             answer: String::new(),
         }
     }
@@ -128,6 +131,7 @@ impl<'a> Play<'a> {
             &self.server,
             phase,
             self.batch,
+            self.resolver,
         );
         let mv = self.player.next(phase, &t);
         self.plan(&mv);
@@ -304,6 +308,7 @@ impl<'a> Play<'a> {
             &self.server,
             self.phase,
             self.batch,
+            self.resolver,
         );
         let local = match self.player.local(name, &input, &t) {
             Some(l) => Some(Ok(l)),
@@ -366,6 +371,7 @@ impl<'a> Play<'a> {
             &self.server,
             phase,
             self.batch,
+            self.resolver,
         );
         let read = self.player.read(phase, out, &t);
         self.apply(read);
@@ -411,6 +417,7 @@ fn turn<'b>(
     server: &'b str,
     phase: Phase,
     batch: usize,
+    resolver: crate::resolve::Method,
 ) -> Turn<'b> {
     let attempt = match phase {
         Phase::Discover(a) => a,
@@ -429,6 +436,7 @@ fn turn<'b>(
         },
         server,
         batch,
+        resolver,
     }
 }
 

@@ -113,6 +113,11 @@ pub struct RunSpec {
     /// The cap on calls per round under `parallel` (assumed: providers publish no cap).
     #[serde(default = "default_parallel_calls")]
     pub parallel_calls: usize,
+    /// The resolvers a client's own search tool runs (`deferred-search-client`), any that
+    /// `search-eval` scores, by name; each task on that surface is played once with each.
+    /// Empty: the default resolver alone.
+    #[serde(default)]
+    pub client_resolvers: Vec<String>,
 }
 
 /// How many capability calls the scripted model makes in one round.
@@ -173,6 +178,21 @@ pub struct UpstreamSpec {
 }
 
 impl Scenario {
+    /// The resolvers `deferred-search-client` is played with ([`RunSpec::client_resolvers`]).
+    pub fn client_resolvers(&self) -> Result<Vec<crate::resolve::Method>> {
+        let mut out = Vec::new();
+        for name in &self.run.client_resolvers {
+            let m = crate::resolve::Method::parse(name.trim())?;
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+        if out.is_empty() {
+            out.push(crate::resolve::Kind::DEFAULT.method());
+        }
+        Ok(out)
+    }
+
     /// The client profiles the tasks are played with: `[run] clients`, or the `[client]` one.
     pub fn client_names(&self) -> Vec<&str> {
         match self.run.clients.is_empty() {
@@ -212,6 +232,7 @@ impl Scenario {
         for c in s.client_names() {
             crate::client::Client::named(c)?;
         }
+        s.client_resolvers()?;
         if s.run.policies.is_empty() || s.run.parallel_calls == 0 {
             return Err(Error::input(format!(
                 "{}: [run] needs at least one policy and parallel_calls of 1 or more",

@@ -3,7 +3,9 @@
 //! field's length, the sum is saturated once (k1 = 1.2, b = 0.75 in every field). Terms come
 //! from [`super::text::terms`] (identifiers split, Snowball stems), so `list_pull_requests`
 //! and "listing pull requests" meet. With expansion, each query term also matches its WordNet
-//! neighbours at a fraction of its weight, inside the same saturation.
+//! neighbours at a fraction of its weight, inside the same saturation: every term
+//! ([`Expansion::All`]), or only a term the catalogue never uses ([`Expansion::Gaps`]: a word the
+//! catalogue has is taken at its word, and synonyms are looked for only where it has none).
 //!
 //! The weights are fixed by principle, not fitted to a query set: the name is the shortest and
 //! most specific field (3), the description the reference (1), parameter names say what the
@@ -35,8 +37,22 @@ pub struct Fields {
     pub param_descriptions: f32,
     /// One field (key, category and docstring together), as plain BM25 does.
     pub single: bool,
-    /// Expand query terms with WordNet neighbours.
-    pub expand: bool,
+    /// The four fields as one document, each term counted `weight` times, normalised by the
+    /// document's whole length (BM25 over the textbook's document; the weights then only say
+    /// how often a field's words count).
+    pub joined: bool,
+    /// Which query terms are expanded with their WordNet neighbours.
+    pub expand: Expansion,
+}
+
+/// Which query terms also match their WordNet neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expansion {
+    None,
+    /// Every term.
+    All,
+    /// Only a term no row of the catalogue uses.
+    Gaps,
 }
 
 impl Fields {
@@ -47,7 +63,8 @@ impl Fields {
         param_names: 0.0,
         param_descriptions: 0.0,
         single: true,
-        expand: false,
+        joined: false,
+        expand: Expansion::None,
     };
     /// Name, description and parameter fields, weighted.
     pub const WEIGHTED: Fields = Fields {
@@ -56,12 +73,32 @@ impl Fields {
         param_names: 1.0,
         param_descriptions: 0.5,
         single: false,
-        expand: false,
+        joined: false,
+        expand: Expansion::None,
     };
-    /// [`Fields::WEIGHTED`] with WordNet expansion.
+    /// [`Fields::WEIGHTED`] with WordNet expansion of every query term.
     pub const EXPANDED: Fields = Fields {
-        expand: true,
+        expand: Expansion::All,
         ..Fields::WEIGHTED
+    };
+    /// [`Fields::WEIGHTED`] with WordNet expansion of the query terms the catalogue lacks.
+    pub const GAPS: Fields = Fields {
+        expand: Expansion::Gaps,
+        ..Fields::WEIGHTED
+    };
+    /// The default resolver's: one document of name (counted twice: the shortest and most
+    /// specific text), description, parameter names and parameter descriptions, with WordNet
+    /// expansion of the query terms the catalogue lacks. Per-field normalisation
+    /// ([`Fields::GAPS`]) lets a short field's few words outweigh a whole tool; one document
+    /// keeps each tool's words in proportion, as the textbook BM25 does.
+    pub const TOOL: Fields = Fields {
+        name: 2.0,
+        description: 1.0,
+        param_names: 1.0,
+        param_descriptions: 1.0,
+        single: false,
+        joined: true,
+        expand: Expansion::Gaps,
     };
 }
 
@@ -103,7 +140,7 @@ pub struct Bm25f {
     postings: Terms<Vec<(u32, f32)>>,
     ranks: Vec<i64>,
     docs: usize,
-    expand: bool,
+    expand: Expansion,
 }
 
 impl Bm25f {
@@ -161,14 +198,21 @@ impl Bm25f {
         for a in &mut avg {
             *a = (*a / rows.len().max(1) as f32).max(1.0);
         }
+        // A joined document's length is its fields' together (the fields of weight 0 are
+        // empty), against the average of that.
+        let avg_joined: f32 = avg.iter().sum();
         let mut lists: Vec<Vec<(u32, f32)>> = vec![Vec::new(); ids.len()];
         let mut tf = vec![0f32; ids.len()];
         let mut seen: Vec<u32> = Vec::new();
         // Each row's term lists are let go as its postings are written, so the two are not
         // held in full at once.
         for (doc, r) in per_row.into_iter().enumerate() {
+            let whole: usize = r.iter().map(Vec::len).sum();
             for (f, t) in r.iter().enumerate() {
-                let norm = 1.0 - B + B * t.len() as f32 / avg[f];
+                let norm = match fields.joined {
+                    true => 1.0 - B + B * whole as f32 / avg_joined,
+                    false => 1.0 - B + B * t.len() as f32 / avg[f],
+                };
                 for &term in t {
                     if tf[term as usize] == 0.0 {
                         seen.push(term);
@@ -229,7 +273,12 @@ impl Resolver for Bm25f {
             if let Some(list) = own {
                 add(list, 1.0, &mut touched);
             }
-            if self.expand {
+            let expand = match self.expand {
+                Expansion::None => false,
+                Expansion::All => true,
+                Expansion::Gaps => own.is_none(),
+            };
+            if expand {
                 for s in super::wordnet::related(t) {
                     if q.contains(s) {
                         continue;
@@ -261,5 +310,66 @@ impl Resolver for Bm25f {
             })
             .collect();
         super::best(hits, &self.ranks, limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::Runner;
+
+    fn row(key: &str, what: &str) -> Row {
+        Row {
+            key: key.into(),
+            runner: Runner::Fn,
+            target: None,
+            auth: None,
+            content: format!("# WHAT: {what}"),
+            category: None,
+            planner_rank: 100,
+            enabled: true,
+            planner_visible: true,
+            input_schema: None,
+        }
+    }
+
+    fn keys(r: &Bm25f, rows: &[Row], q: &str) -> Vec<String> {
+        r.resolve(q, 5)
+            .into_iter()
+            .map(|h| rows[h.row].key.clone())
+            .collect()
+    }
+
+    /// Expansion of gaps reaches a synonym only for a word no row uses; a word the catalogue
+    /// has is taken at its word, so its rows are not joined by its neighbours'.
+    #[test]
+    fn gaps_expand_only_the_words_the_catalogue_lacks() {
+        let rows = vec![
+            row("CALL", "ring a telephone number"),
+            row("PHONE_BOOK", "list the phone contacts"),
+            row("OTHER", "send an email"),
+        ];
+        let all = Bm25f::new(&rows, Fields::EXPANDED);
+        let gaps = Bm25f::new(&rows, Fields::GAPS);
+        // "phone" is in the catalogue: every-word expansion also brings the telephone row.
+        assert_eq!(keys(&all, &rows, "phone")[..2], ["PHONE_BOOK", "CALL"]);
+        assert_eq!(keys(&gaps, &rows, "phone"), ["PHONE_BOOK"]);
+        // "telephones" is too, after stemming; a word only WordNet knows still finds its rows.
+        let lacking = Bm25f::new(&rows[1..], Fields::GAPS);
+        assert_eq!(keys(&lacking, &rows[1..], "telephone"), ["PHONE_BOOK"]);
+    }
+
+    /// One document weighs a tool's words in proportion to the whole tool: a one-word field
+    /// does not outweigh the rest, as it does when each field is normalised alone.
+    #[test]
+    fn a_joined_document_is_normalised_by_its_whole_length() {
+        let rows = vec![row("A", "alpha beta"), row("B", "gamma")];
+        let tool = Bm25f::new(&rows, Fields::TOOL);
+        assert_eq!(keys(&tool, &rows, "gamma"), ["B"]);
+        assert_eq!(keys(&tool, &rows, "alpha"), ["A"]);
+        // The name counts twice: a query word in a name beats the same word in a description.
+        let rows = vec![row("FETCH_PAGE", "read something"), row("READ", "fetch it")];
+        let tool = Bm25f::new(&rows, Fields::TOOL);
+        assert_eq!(keys(&tool, &rows, "fetch")[0], "FETCH_PAGE");
     }
 }

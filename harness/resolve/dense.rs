@@ -67,7 +67,7 @@ impl Hybrid {
     pub fn new(rows: &[Row]) -> Result<Hybrid> {
         Ok(Hybrid {
             dense: Dense::new(rows)?,
-            lexical: Bm25f::new(rows, Fields::EXPANDED),
+            lexical: Bm25f::new(rows, Fields::TOOL),
         })
     }
 }

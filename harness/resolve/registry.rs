@@ -15,31 +15,14 @@ pub enum Index {
 impl Index {
     pub fn new(method: Method, rows: &[Row], cat: &Catalogue) -> Result<Index> {
         let keys = || rows.iter().map(|r| r.key.clone()).collect::<Vec<_>>();
-        Ok(match method {
-            Method::Substring => Index::Rows(Box::new(Substring::new(rows)), keys()),
-            Method::Bm25 => Index::Rows(Box::new(Bm25::new(rows)), keys()),
-            Method::Bm25Textbook => Index::Rows(Box::new(Bm25::textbook(rows)), keys()),
-            Method::Bm25Stem => Index::Rows(Box::new(Bm25f::new(rows, Fields::STEMMED)), keys()),
-            Method::Bm25f => Index::Rows(Box::new(Bm25f::new(rows, Fields::WEIGHTED)), keys()),
-            Method::Bm25fWordnet => {
-                Index::Rows(Box::new(Bm25f::new(rows, Fields::EXPANDED)), keys())
-            }
-            Method::Dense => Index::Rows(Box::new(Dense::new(rows)?), keys()),
-            Method::Hybrid => Index::Rows(Box::new(Hybrid::new(rows)?), keys()),
-            Method::Bm25Definitions
-            | Method::Bm25fWordnetDefinitions
-            | Method::HybridDefinitions => {
-                let defs = definitions(cat);
-                let drows = super::definition_rows(&defs);
+        Ok(match method.over_definitions() {
+            _ if method == Method::Regex => Index::Regex(definitions(cat)),
+            Some(own) => {
+                let drows = super::definition_rows(&definitions(cat));
                 let names = drows.iter().map(|r| r.key.clone()).collect();
-                let index: Box<dyn Resolver + Send + Sync> = match method {
-                    Method::Bm25Definitions => Box::new(Bm25::new(&drows)),
-                    Method::HybridDefinitions => Box::new(Hybrid::new(&drows)?),
-                    _ => Box::new(Bm25f::new(&drows, Fields::EXPANDED)),
-                };
-                Index::Rows(index, names)
+                Index::Rows(over_rows(own, &drows)?, names)
             }
-            Method::Regex => Index::Regex(definitions(cat)),
+            None => Index::Rows(over_rows(method, rows)?, keys()),
         })
     }
 
@@ -71,6 +54,28 @@ impl Index {
             }
         }
     }
+}
+
+/// The resolver `method` builds over `rows`. A method over tool definitions builds the method
+/// it runs over them (so any rows may be given); the regex search has no row index and is
+/// built as plain BM25 here (only [`Index`] and the client search run it as a regex).
+pub fn over_rows(method: Method, rows: &[Row]) -> Result<Box<dyn Resolver + Send + Sync>> {
+    Ok(match method {
+        Method::Substring => Box::new(Substring::new(rows)),
+        Method::Bm25 | Method::Bm25Definitions | Method::Regex => Box::new(Bm25::new(rows)),
+        Method::Bm25Textbook => Box::new(Bm25::textbook(rows)),
+        Method::Bm25Stem => Box::new(Bm25f::new(rows, Fields::STEMMED)),
+        Method::Bm25f => Box::new(Bm25f::new(rows, Fields::WEIGHTED)),
+        Method::Bm25fWordnet | Method::Bm25fWordnetDefinitions => {
+            Box::new(Bm25f::new(rows, Fields::EXPANDED))
+        }
+        Method::Bm25fGaps | Method::Bm25fGapsDefinitions => {
+            Box::new(Bm25f::new(rows, Fields::GAPS))
+        }
+        Method::Bm25Tool | Method::Bm25ToolDefinitions => Box::new(Bm25f::new(rows, Fields::TOOL)),
+        Method::Dense => Box::new(Dense::new(rows)?),
+        Method::Hybrid | Method::HybridDefinitions => Box::new(Hybrid::new(rows)?),
+    })
 }
 
 /// The per-row projection's tool definitions as (name, description): what a client's own

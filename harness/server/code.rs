@@ -151,8 +151,13 @@ impl Api for ServerApi {
             "search" => {
                 let q = arg["query"].as_str().unwrap_or("");
                 let limit = arg["limit"].as_u64().unwrap_or(5).clamp(1, 12) as usize;
+                // Any resolver search-eval scores, by name, else the server's own.
+                let resolver = match arg["resolver"].as_str() {
+                    Some(name) => crate::resolve::Method::parse(name).map_err(|e| e.to_string())?,
+                    None => st.limits.resolver.method(),
+                };
                 Ok(Value::Array(
-                    search(st, q, st.limits.resolver.method(), limit)?
+                    search(st, q, resolver, limit)?
                         .into_iter()
                         .map(|c| {
                             let args: Vec<String> = c["example"]

@@ -119,8 +119,9 @@ pub fn manifest(base: &str) -> Value {
     json!({
         "protocol": "toolcost-dispatch",
         "version": "1",
+        "resolvers": resolve::Method::NAMES,
         "verbs": {
-            "ask": format!("GET {base}/api/dispatch?ask=<intent>[&resolver=bm25f-wordnet|bm25|substring]"),
+            "ask": format!("GET {base}/api/dispatch?ask=<intent>[&resolver=<one of resolvers>]"),
             "contract": format!("GET {base}/api/dispatch?key=<KEY>[&format=markdown]"),
             "invoke": format!("POST {base}/api/dispatch {{\"key\": \"<KEY>\", \"args\": {{...}}, \"shape\"?: true, \"repairs\"?: \"<receipt id>\"}} with a bearer token"),
             "receipt": format!("GET {base}/api/dispatch?receipt=<ID> with a bearer token"),
@@ -179,11 +180,15 @@ pub fn search(
     let hits = match resolver {
         Method::Bm25 => snap.bm25().resolve(intent, limit),
         Method::Substring => snap.substring().resolve(intent, limit),
-        Method::Bm25fWordnet => snap.best.resolve(intent, limit),
+        Method::Bm25Tool => snap.best.resolve(intent, limit),
         Method::Dense => snap.dense()?.resolve(intent, limit),
         Method::Hybrid => resolve::dense::fuse(snap.dense()?, &snap.best, intent, limit),
         // The others, built by name the first time they are asked for.
         Method::Bm25Textbook
+        | Method::Bm25fWordnet
+        | Method::Bm25fGaps
+        | Method::Bm25fGapsDefinitions
+        | Method::Bm25ToolDefinitions
         | Method::Bm25Stem
         | Method::Bm25f
         | Method::Bm25Definitions

@@ -540,15 +540,26 @@ fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value, version: 
                 .and_then(Value::as_u64)
                 .unwrap_or(12)
                 .clamp(1, 12) as usize;
-            answered(
-                match http::search(st, q, st.limits.resolver.method(), limit) {
-                    Ok(found) => ok(
-                        id,
-                        tool_result(&json!({"query": q, "candidates": found}), false),
-                    ),
-                    Err(e) => ok(id, tool_result(&json!({"error": e}), true)),
+            // Any resolver search-eval scores, by name (`resolver`), else the server's own.
+            let resolver = match args.get("resolver").and_then(Value::as_str) {
+                Some(name) => match crate::resolve::Method::parse(name) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        return answered(ok(
+                            id,
+                            tool_result(&json!({"error": e.to_string()}), true),
+                        ))
+                    }
                 },
-            )
+                None => st.limits.resolver.method(),
+            };
+            answered(match http::search(st, q, resolver, limit) {
+                Ok(found) => ok(
+                    id,
+                    tool_result(&json!({"query": q, "candidates": found}), false),
+                ),
+                Err(e) => ok(id, tool_result(&json!({"error": e}), true)),
+            })
         }
         "read_contract" => {
             let key = args.get("key").and_then(Value::as_str).unwrap_or("");

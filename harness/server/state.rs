@@ -68,7 +68,7 @@ impl Snapshot {
     ) -> (Snapshot, T) {
         // The projection and the default index are independent: built side by side.
         let (tools, best, beside) = std::thread::scope(|s| {
-            let best = s.spawn(|| Bm25f::new(&rows, Fields::EXPANDED));
+            let best = s.spawn(|| Bm25f::new(&rows, Fields::TOOL));
             let beside = s.spawn(|| beside(&rows));
             let tools = Catalogue::project(&rows);
             (

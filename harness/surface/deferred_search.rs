@@ -117,7 +117,7 @@ impl Surface for DeferredSearch {
         match (self.side, self.method) {
             (SearchSide::Provider, SearchMethod::Bm25) => Some((Method::Bm25Definitions, 5)),
             (SearchSide::Provider, SearchMethod::Regex) => Some((Method::Regex, 5)),
-            (SearchSide::Client, SearchMethod::Bm25) => Some((Method::Bm25fWordnetDefinitions, 5)),
+            (SearchSide::Client, SearchMethod::Bm25) => Some((Method::Bm25ToolDefinitions, 5)),
             (SearchSide::Client, SearchMethod::Regex) => None,
         }
     }
@@ -227,9 +227,8 @@ impl Player for Searcher {
             return None;
         }
         let regex = input.get("pattern").is_some();
-        let found =
-            resolve::search_definitions_with(&t.deferred(), input, regex, resolve::Kind::DEFAULT)
-                .unwrap_or_default();
+        let found = resolve::search_definitions_with(&t.deferred(), input, regex, t.resolver)
+            .unwrap_or_default();
         Some(Local {
             text: format!("{} tool(s) found", found.len()),
             read: Read::Searched {

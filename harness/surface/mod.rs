@@ -174,6 +174,8 @@ pub fn only_on(surface: &str, only: Format, mechanism: &str, format: Format) -> 
 
 /// The colour of a surface by name; black for a name no surface has (a foreign log's).
 pub fn colour(name: &str) -> [u8; 3] {
+    // A surface shown with its resolver (`deferred-search-client (hybrid)`) keeps its colour.
+    let name = name.split(" (").next().unwrap_or(name);
     REGISTRY
         .iter()
         .find(|s| s.name() == name)

@@ -40,6 +40,8 @@ pub struct Turn<'a> {
     pub server: &'a str,
     /// Capability calls the model makes in one round (1 under the serial policy).
     pub batch: usize,
+    /// The resolver a client's own search tool runs over the deferred definitions.
+    pub resolver: crate::resolve::Method,
 }
 
 impl Turn<'_> {

@@ -64,6 +64,9 @@ pub struct Overrides {
     pub policies: Vec<scenario::Policy>,
     /// Skip the scenario's tasks even when its `[sweep]` section asks for them.
     pub no_tasks: bool,
+    /// Comma-separated resolvers a client's own search runs in the tasks (the scenario's
+    /// `client_resolvers`, else the default).
+    pub client_resolver: Option<String>,
     pub turns_per_day: Option<u64>,
     pub days: Option<u64>,
     /// Catalogue profile and seed, used without a scenario.
@@ -119,6 +122,14 @@ pub fn resolve(a: &Overrides) -> Result<Config> {
             Some(s)
         }
         _ => None,
+    };
+    let tasks = match (tasks, &a.client_resolver) {
+        (Some(mut s), Some(list)) => {
+            s.run.client_resolvers = split(list);
+            s.client_resolvers()?;
+            Some(s)
+        }
+        (tasks, _) => tasks,
     };
     let out = a
         .out
@@ -267,6 +278,7 @@ fn task_scenario(
             phrasing: scenario::Phrasing::Literal,
             policies: a.policies.clone(),
             parallel_calls: 16,
+            client_resolvers: Vec::new(),
         },
         upstream: Default::default(),
         endpoints: Default::default(),

@@ -509,7 +509,7 @@ pub struct TaskPoint {
 impl From<&TaskResult> for TaskPoint {
     fn from(t: &TaskResult) -> Self {
         TaskPoint {
-            surface: t.surface.clone(),
+            surface: t.surface_shown(),
             task: t.task.clone(),
             rows: t.rows,
             rounds: t.rounds,

@@ -376,7 +376,7 @@ fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
             mine.iter().map(|t| {
                 vec![
                     thousands(t.rows as u64),
-                    t.surface.clone(),
+                    t.surface_shown(),
                     t.task.clone(),
                     (if t.success { "yes" } else { "no" }).to_string(),
                     t.rounds.to_string(),
