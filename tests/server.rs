@@ -875,12 +875,29 @@ async fn every_scored_resolver_answers_by_name() {
 
     // The small surface's search_directory and code mode's search() take the same names.
     let dir = |resolver: &str| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search_directory", "arguments": {"query": "send an email to a customer", "resolver": resolver}}});
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut lists = Vec::new();
     for name in ["bm25-textbook", "substring", "bm25f"] {
         let (_, v) = s.rpc("/mcp/small", dir(name)).await;
         assert_eq!(v["result"]["isError"], false, "{name}: {v}");
-        let keys = v["result"]["structuredContent"]["candidates"].to_string();
-        assert!(keys.contains("EMAIL_SEND"), "{name}: {keys}");
+        let found = keys(&v["result"]["structuredContent"]["candidates"]);
+        // The same ranking `?ask=` gives with that resolver.
+        let (_, asked) = s
+            .get(&format!(
+                "/api/dispatch?ask=send%20an%20email%20to%20a%20customer&resolver={name}"
+            ))
+            .await;
+        assert_eq!(found, keys(&asked["candidates"]), "{name}");
+        lists.push(found);
     }
+    // And the resolvers rank differently, so the name is not ignored.
+    assert!(lists[0] != lists[1] || lists[1] != lists[2], "{lists:?}");
     let (_, v) = s.rpc("/mcp/small", dir("nonesuch")).await;
     assert_eq!(v["result"]["isError"], true, "{v}");
     assert!(v.to_string().contains("bm25-textbook"), "{v}");

@@ -55,9 +55,20 @@ pub(super) fn run(a: RunArgs) -> Result<i32> {
         }
     }
     if let Some(list) = &a.client_resolver {
-        scenario.run.client_resolvers = list.split(',').map(|c| c.trim().to_string()).collect();
+        scenario.run.client_resolvers = list
+            .split(',')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect();
         scenario.client_resolvers()?;
     }
+    // deferred-search-client is played once per client resolver.
+    let client_search = crate::surface::SurfaceKind::DEFERRED_SEARCH_CLIENT.name();
+    let plays = scenario.run.surfaces.len()
+        + match scenario.run.surfaces.iter().any(|s| s == client_search) {
+            true => scenario.client_resolvers()?.len() - 1,
+            false => 0,
+        };
     if let Some(n) = a.parallel_calls {
         if n == 0 {
             return Err(crate::error::Error::input(
@@ -68,7 +79,7 @@ pub(super) fn run(a: RunArgs) -> Result<i32> {
     }
     let total = (scenario.catalogue.rows.len()
         * scenario.client_names().len()
-        * (scenario.run.surfaces.len() + scenario.run.client_resolvers.len().saturating_sub(1))
+        * plays
         * scenario.run.tasks.len()
         * scenario.run.policies.len()) as u64;
     let bar = progress(total, "playing");

@@ -154,6 +154,12 @@ pub(super) fn run(a: ServeArgs) -> Result<i32> {
         // install it and the first search does not wait on encoding the rows.
         eprintln!("toolcost serve: encoding the rows for the {} resolver (kept on disk for the next start)", resolver.name());
         state.snapshot().dense().map_err(Error::input)?;
+        // And the definitions' vectors, so that no request naming `hybrid-definitions` makes
+        // the server encode the catalogue (a directory change re-encodes only what it changed).
+        state
+            .snapshot()
+            .named(crate::resolve::Method::HybridDefinitions)
+            .map_err(Error::input)?;
     }
     // Loading freed more than the server keeps (the file's text, parse trees).
     super::release_freed();

@@ -179,11 +179,21 @@ pub struct UpstreamSpec {
 
 impl Scenario {
     /// The resolvers `deferred-search-client` is played with ([`RunSpec::client_resolvers`]).
+    /// A name and its `-definitions` form run the same search over the definitions: it is
+    /// played once, under the first name given. The regex tool is its own surface.
     pub fn client_resolvers(&self) -> Result<Vec<crate::resolve::Method>> {
-        let mut out = Vec::new();
+        use crate::resolve::Method;
+        let runs = |m: Method| m.over_definitions().unwrap_or(m);
+        let mut out: Vec<Method> = Vec::new();
         for name in &self.run.client_resolvers {
-            let m = crate::resolve::Method::parse(name.trim())?;
-            if !out.contains(&m) {
+            let m = Method::parse(name.trim())?;
+            if m == Method::Regex {
+                return Err(Error::input(
+                    "client_resolvers: `regex` is a search of its own: play the \
+                     deferred-search-client-regex surface instead",
+                ));
+            }
+            if !out.iter().any(|&o| runs(o) == runs(m)) {
                 out.push(m);
             }
         }

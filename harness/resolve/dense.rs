@@ -57,7 +57,7 @@ impl Resolver for Dense {
     }
 }
 
-/// [`Dense`] and BM25F with WordNet expansion, fused by reciprocal rank.
+/// [`Dense`] and the default lexical resolver ([`Fields::TOOL`]), fused by reciprocal rank.
 pub struct Hybrid {
     dense: Dense,
     lexical: Bm25f,

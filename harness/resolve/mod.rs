@@ -68,7 +68,8 @@ pub enum Kind {
     Bm25Tool,
     /// Sentence vectors ([`dense::Dense`]); needs the model ([`crate::embed::INSTALL`]).
     Dense,
-    /// Sentence vectors fused with BM25F-WordNet ([`dense::Hybrid`]); needs the model.
+    /// Sentence vectors fused with the default lexical resolver ([`dense::Hybrid`]); needs the
+    /// model.
     Hybrid,
 }
 
@@ -268,7 +269,7 @@ mod tests {
 pub enum Method {
     /// The published substring scorer over rows (`ask?resolver=substring`).
     Substring,
-    /// BM25 over rows: `ask`, the small surface's `search_directory`, code mode's `search()`.
+    /// Plain BM25 over rows (key, category and docstring), the default before the real sets.
     Bm25,
     /// The textbook baseline: plain BM25 over name, description and parameter names and
     /// descriptions, lower-case words, no stemming (as other people's benchmarks score it).

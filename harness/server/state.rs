@@ -24,6 +24,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use tokio::sync::broadcast;
 
 /// Everything derived from the directory table at one moment.
+/// A resolver's index built by name, or why it could not be.
+pub type NamedIndex = std::result::Result<Arc<crate::resolve::registry::Index>, String>;
+
 pub struct Snapshot {
     /// The rows (all of them, in table order) and their per-row projection (enabled,
     /// planner-visible rows).
@@ -40,7 +43,7 @@ pub struct Snapshot {
     dense: OnceLock<std::result::Result<Dense, String>>,
     /// The index of every other resolver a request names ([`crate::resolve::registry`]),
     /// built the first time it is named.
-    named: Mutex<HashMap<crate::resolve::Method, Arc<crate::resolve::registry::Index>>>,
+    named: Mutex<HashMap<crate::resolve::Method, Arc<OnceLock<NamedIndex>>>>,
     /// The tools of each MCP endpoint (by path), made from the projection the first time the
     /// endpoint is listed or called: `None` where it lists the projection itself.
     listings: HashMap<&'static str, Own>,
@@ -178,19 +181,19 @@ impl Snapshot {
     }
 
     /// The index of a resolver by name, built the first time it is asked for (the lexical
-    /// ones over a catalogue take well under a second per thousand rows).
-    pub fn named(
-        &self,
-        method: crate::resolve::Method,
-    ) -> std::result::Result<Arc<crate::resolve::registry::Index>, String> {
-        if let Some(i) = crate::sync::lock(&self.named).get(&method) {
-            return Ok(i.clone());
-        }
-        let index = crate::resolve::registry::Index::new(method, self.rows(), &self.catalogue)
-            .map_err(|e| e.to_string())?;
-        let index = Arc::new(index);
-        crate::sync::lock(&self.named).insert(method, index.clone());
-        Ok(index)
+    /// ones over a catalogue take well under a second per thousand rows). Requests that name
+    /// it while it is being built wait for that one build instead of starting their own.
+    pub fn named(&self, method: crate::resolve::Method) -> NamedIndex {
+        let cell = crate::sync::lock(&self.named)
+            .entry(method)
+            .or_default()
+            .clone();
+        cell.get_or_init(|| {
+            crate::resolve::registry::Index::new(method, self.rows(), &self.catalogue)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        })
+        .clone()
     }
 
     /// An enabled row by key.

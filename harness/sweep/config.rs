@@ -129,7 +129,13 @@ pub fn resolve(a: &Overrides) -> Result<Config> {
             s.client_resolvers()?;
             Some(s)
         }
-        (tasks, _) => tasks,
+        (None, Some(_)) => {
+            return Err(Error::input(
+                "--client-resolver applies to the tasks a sweep plays; give --tasks or a \
+                 scenario whose [sweep] plays them",
+            ))
+        }
+        (tasks, None) => tasks,
     };
     let out = a
         .out

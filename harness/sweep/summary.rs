@@ -405,7 +405,7 @@ fn tasks_section(s: &mut String, tasks: &[TaskResult]) {
         let refused: Vec<String> = mine
             .iter()
             .filter(|t| t.answer.starts_with("refused by the provider"))
-            .map(|t| format!("{} ({})", t.surface, t.task))
+            .map(|t| format!("{} ({})", t.surface_shown(), t.task))
             .collect();
         if !refused.is_empty() {
             let _ = writeln!(
@@ -602,10 +602,10 @@ fn orders_reading(out: &mut String, tasks: &[TaskResult]) {
                 "{lead} {client}, the orders task costs {} in {} rounds on {} against {} in {} rounds on {}.",
                 money(cheap.cost_usd),
                 cheap.rounds,
-                cheap.surface,
+                cheap.surface_shown(),
                 money(dear.cost_usd),
                 dear.rounds,
-                dear.surface
+                dear.surface_shown()
             );
         }
     }

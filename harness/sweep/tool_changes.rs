@@ -43,7 +43,7 @@ pub(super) fn section(s: &mut String, tasks: &[TaskResult]) {
         let Some(with) = with else { continue };
         let cell = |t: Option<&TaskResult>| {
             t.map_or(("-".to_string(), "-".to_string(), "-".to_string()), |t| {
-                (t.surface.clone(), money(t.cost_usd), share(t))
+                (t.surface_shown(), money(t.cost_usd), share(t))
             })
         };
         let (ws, wc, wh) = cell(without);
