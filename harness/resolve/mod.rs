@@ -248,6 +248,19 @@ mod tests {
     }
 
     #[test]
+    fn every_method_is_found_by_its_name() {
+        for m in Method::ALL {
+            assert_eq!(Method::parse(m.name()).unwrap(), m);
+        }
+        assert_eq!(Method::Regex.depth(), 5);
+        assert_eq!(Method::Bm25Tool.depth(), TOP);
+        assert_eq!(
+            Method::parse(Kind::DEFAULT.name()).unwrap(),
+            Kind::DEFAULT.method()
+        );
+    }
+
+    #[test]
     fn bm25_ranks_by_meaning_words_and_skips_disabled_rows() {
         let mut rows = rows();
         let r = Bm25::new(&rows);
@@ -354,25 +367,12 @@ impl Method {
         Method::NAMES[Method::ALL.iter().position(|m| *m == self).unwrap()]
     }
 
-    /// How many results the resolver ever returns.
+    /// How many results the resolver ever returns: a search over tool definitions shows five,
+    /// as a tool-search tool does; one over rows the whole `ask` list.
     pub fn depth(self) -> usize {
-        match self {
-            Method::Substring
-            | Method::Bm25
-            | Method::Bm25Textbook
-            | Method::Bm25Stem
-            | Method::Bm25f
-            | Method::Bm25fWordnet
-            | Method::Bm25fGaps
-            | Method::Bm25Tool
-            | Method::Dense
-            | Method::Hybrid => TOP,
-            Method::Bm25Definitions
-            | Method::Bm25fWordnetDefinitions
-            | Method::Bm25fGapsDefinitions
-            | Method::Bm25ToolDefinitions
-            | Method::Regex
-            | Method::HybridDefinitions => 5,
+        match self.over_definitions() {
+            Some(_) => 5,
+            None => TOP,
         }
     }
 
