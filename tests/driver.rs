@@ -5,6 +5,14 @@ mod common;
 
 use toolcost::driver::{self, scenario::Scenario};
 
+/// Why a scenario file of this text is refused.
+fn refused(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    Scenario::read(&p).unwrap_err().to_string()
+}
+
 fn scenario(text: &str) -> Scenario {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.toml");
@@ -417,14 +425,9 @@ policies = ["serial", "parallel"]
 
 #[test]
 fn a_scenario_naming_an_unknown_client_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("s.toml");
-    std::fs::write(
-        &p,
+    let e = refused(
         "name = \"x\"\n[catalogue]\nrows = [1]\n[run]\nclients = [\"gemini-cli\"]\nsurfaces = [\"per-row-mcp\"]\ntasks = [\"now\"]\n",
-    )
-    .unwrap();
-    let e = Scenario::read(&p).unwrap_err().to_string();
+    );
     assert!(e.contains("gemini-cli"), "{e}");
 }
 
@@ -516,19 +519,21 @@ client_resolvers = ["bm25-tool", "hybrid-definitions", "bm25-tool-definitions"]
 
 #[test]
 fn an_unknown_client_resolver_is_refused_with_the_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("s.toml");
-    std::fs::write(
-        &p,
+    let err = refused(
         "name = \"x\"\n[catalogue]\nrows = [5]\n[run]\nsurfaces = [\"deferred-search-client\"]\ntasks = [\"now\"]\nclient_resolvers = [\"telepathy\"]\n",
-    )
-    .unwrap();
-    let err = Scenario::read(&p).unwrap_err().to_string();
+    );
     assert!(
         err.contains("telepathy") && err.contains("bm25-textbook"),
         "{err}"
     );
+    // The regex tool is a surface of its own, not a resolver of the keyword search.
+    let err = refused(
+        "name = \"x\"\n[catalogue]\nrows = [5]\n[run]\nsurfaces = [\"deferred-search-client\"]\ntasks = [\"now\"]\nclient_resolvers = [\"regex\"]\n",
+    );
+    assert!(err.contains("deferred-search-client-regex"), "{err}");
     // The flag is checked the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.toml");
     std::fs::write(
         &p,
         "name = \"x\"\n[catalogue]\nrows = [5]\n[run]\nsurfaces = [\"deferred-search-client\"]\ntasks = [\"now\"]\n",

@@ -60,13 +60,13 @@ pub(super) fn run(a: RunArgs) -> Result<i32> {
             .map(|c| c.trim().to_string())
             .filter(|c| !c.is_empty())
             .collect();
-        scenario.client_resolvers()?;
     }
-    // deferred-search-client is played once per client resolver.
+    // deferred-search-client is played once per client resolver (checked here, before the run).
+    let resolvers = scenario.client_resolvers()?.len();
     let client_search = crate::surface::SurfaceKind::DEFERRED_SEARCH_CLIENT.name();
     let plays = scenario.run.surfaces.len()
         + match scenario.run.surfaces.iter().any(|s| s == client_search) {
-            true => scenario.client_resolvers()?.len() - 1,
+            true => resolvers - 1,
             false => 0,
         };
     if let Some(n) = a.parallel_calls {

@@ -81,11 +81,9 @@ impl TaskResult {
     /// resolver other than the default says which (`deferred-search-client (hybrid)`).
     pub fn surface_shown(&self) -> String {
         let default = crate::resolve::Kind::DEFAULT.method();
-        // A name and its `-definitions` form are the same search.
-        let runs = |name: &str| Method::parse(name).map(|m| m.over_definitions().unwrap_or(m));
         match self.surface == SurfaceKind::DEFERRED_SEARCH_CLIENT.name()
             && !self.resolver.is_empty()
-            && runs(&self.resolver).ok() != Some(default)
+            && Method::parse(&self.resolver).map(Method::runs).ok() != Some(default)
         {
             true => format!("{} ({})", self.surface, self.resolver),
             false => self.surface.clone(),

@@ -183,7 +183,6 @@ impl Scenario {
     /// played once, under the first name given. The regex tool is its own surface.
     pub fn client_resolvers(&self) -> Result<Vec<crate::resolve::Method>> {
         use crate::resolve::Method;
-        let runs = |m: Method| m.over_definitions().unwrap_or(m);
         let mut out: Vec<Method> = Vec::new();
         for name in &self.run.client_resolvers {
             let m = Method::parse(name.trim())?;
@@ -193,7 +192,7 @@ impl Scenario {
                      deferred-search-client-regex surface instead",
                 ));
             }
-            if !out.iter().any(|&o| runs(o) == runs(m)) {
+            if !out.iter().any(|&o| o.runs() == m.runs()) {
                 out.push(m);
             }
         }

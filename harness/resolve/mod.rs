@@ -376,6 +376,12 @@ impl Method {
         }
     }
 
+    /// The search this method runs: a method over tool definitions is the method it runs over
+    /// them, so a name and its `-definitions` form are one search.
+    pub fn runs(self) -> Method {
+        self.over_definitions().unwrap_or(self)
+    }
+
     /// For a method over tool definitions, the method it runs over them.
     pub fn over_definitions(self) -> Option<Method> {
         match self {

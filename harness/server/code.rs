@@ -3,7 +3,7 @@
 //! server's own resolver, contracts and invoke path, so every dispatch is validated and
 //! leaves a receipt exactly as the other surfaces' calls do.
 
-use super::http::{contract_value, search};
+use super::http::{contract_value, resolver_named, search};
 use super::invoke::{self, InvokeRequest};
 use super::state::State;
 use crate::sandbox::{self, Api, Limits, Outcome};
@@ -151,11 +151,7 @@ impl Api for ServerApi {
             "search" => {
                 let q = arg["query"].as_str().unwrap_or("");
                 let limit = arg["limit"].as_u64().unwrap_or(5).clamp(1, 12) as usize;
-                // Any resolver search-eval scores, by name, else the server's own.
-                let resolver = match arg["resolver"].as_str() {
-                    Some(name) => crate::resolve::Method::parse(name).map_err(|e| e.to_string())?,
-                    None => st.limits.resolver.method(),
-                };
+                let resolver = resolver_named(st, arg["resolver"].as_str())?;
                 Ok(Value::Array(
                     search(st, q, resolver, limit)?
                         .into_iter()

@@ -65,13 +65,9 @@ pub async fn dispatch_get(
     headers: HeaderMap,
 ) -> Response {
     if let Some(intent) = q.get("ask") {
-        let resolver = match q.get("resolver").map(|r| resolve::Method::parse(r)) {
-            None => Ok(st.limits.resolver.method()),
-            Some(r) => r,
-        };
-        let resolver = match resolver {
+        let resolver = match resolver_named(&st, q.get("resolver").map(String::as_str)) {
             Ok(r) => r,
-            Err(e) => return error(StatusCode::BAD_REQUEST, "bad_request", e.to_string()),
+            Err(e) => return error(StatusCode::BAD_REQUEST, "bad_request", e),
         };
         return ask(&st, intent, resolver);
     }
@@ -150,6 +146,16 @@ pub fn candidate(row: &Row, base: &str, score: f64) -> Value {
         "example": example,
         "invoke": {"method": "POST", "url": format!("{base}/api/dispatch"), "body": {"key": row.key, "args": example}},
     })
+}
+
+/// The resolver a search names (any that `search-eval` scores), else the server's own; an
+/// unknown name is an error that lists them all. `?ask=`, `search_directory` and code mode's
+/// `search()` read it alike.
+pub fn resolver_named(st: &State, name: Option<&str>) -> Result<resolve::Method, String> {
+    match name {
+        Some(name) => resolve::Method::parse(name).map_err(|e| e.to_string()),
+        None => Ok(st.limits.resolver.method()),
+    }
 }
 
 /// Rank rows for an intent; an error (a semantic resolver whose model is not installed) says

@@ -540,19 +540,11 @@ fn call_generic(st: &Arc<State>, id: &Value, name: &str, args: &Value, version: 
                 .and_then(Value::as_u64)
                 .unwrap_or(12)
                 .clamp(1, 12) as usize;
-            // Any resolver search-eval scores, by name (`resolver`), else the server's own.
-            let resolver = match args.get("resolver").and_then(Value::as_str) {
-                Some(name) => match crate::resolve::Method::parse(name) {
+            let resolver =
+                match http::resolver_named(st, args.get("resolver").and_then(Value::as_str)) {
                     Ok(m) => m,
-                    Err(e) => {
-                        return answered(ok(
-                            id,
-                            tool_result(&json!({"error": e.to_string()}), true),
-                        ))
-                    }
-                },
-                None => st.limits.resolver.method(),
-            };
+                    Err(e) => return answered(ok(id, tool_result(&json!({"error": e}), true))),
+                };
             answered(match http::search(st, q, resolver, limit) {
                 Ok(found) => ok(
                     id,
