@@ -98,6 +98,13 @@ const EMBEDDED: &[(&str, &str, &str, &str, &str)] = &[
         include_str!("../fixtures/clients/claude-cli/context.md"),
     ),
     (
+        "gemini-cli",
+        include_str!("../fixtures/clients/gemini-cli/profile.toml"),
+        include_str!("../fixtures/clients/gemini-cli/system.md"),
+        include_str!("../fixtures/clients/gemini-cli/tools.json"),
+        include_str!("../fixtures/clients/gemini-cli/context.md"),
+    ),
+    (
         "openai-agent",
         include_str!("../fixtures/clients/openai-agent/profile.toml"),
         include_str!("../fixtures/clients/openai-agent/system.md"),

@@ -17,6 +17,7 @@ pub mod driver;
 pub mod embed;
 pub mod error;
 pub mod gateway;
+pub mod gemini_counts;
 pub mod input;
 pub mod json;
 pub mod lint;

@@ -87,14 +87,15 @@ impl Request {
             out.write_all(b":")?;
             match k == "tools" {
                 true => {
-                    out.write_all(b"[")?;
+                    let (open, close) = self.wrap();
+                    out.write_all(open.as_bytes())?;
                     for (j, t) in self.tools.iter().enumerate() {
                         if j > 0 {
                             out.write_all(b",")?;
                         }
                         t.write(out, true)?;
                     }
-                    out.write_all(b"]")?;
+                    out.write_all(close.as_bytes())?;
                 }
                 false => serde_json::to_writer(&mut *out, v)?,
             }
@@ -106,8 +107,20 @@ impl Request {
         let body = json::compact_len(&self.body);
         match self.placed {
             // `null` stands where the array goes.
-            true => body - 4 + tools_len(self.tools.as_slice()),
+            true => {
+                let (open, close) = self.wrap();
+                body - 4 + open.len() + close.len() + tools_len(self.tools.as_slice())
+            }
             false => body,
+        }
+    }
+
+    /// What the `tools` entries are written between: the format's group around them, or a
+    /// bare list when there are none.
+    fn wrap(&self) -> (&'static str, &'static str) {
+        match self.tools.as_slice().is_empty() {
+            true => ("[", "]"),
+            false => self.format.spec().tools_wrap(),
         }
     }
 
@@ -177,7 +190,12 @@ impl Request {
             return std::borrow::Cow::Borrowed(&self.body);
         }
         let mut body = self.body.clone();
-        body["tools"] = Value::Array(self.tools.iter().map(|t| t.value().into_owned()).collect());
+        let entries = Value::Array(self.tools.iter().map(|t| t.value().into_owned()).collect());
+        body["tools"] = match self.wrap() {
+            ("[", "]") => entries,
+            // The format's group around them (Gemini's `functionDeclarations`).
+            _ => serde_json::json!([{"functionDeclarations": entries}]),
+        };
         std::borrow::Cow::Owned(body)
     }
 
@@ -199,6 +217,13 @@ impl Request {
 
     /// Parse a body received from a client, checking its format's required shape.
     pub fn parse(format: Format, body: &[u8]) -> Result<Request> {
+        Request::parse_routed(format, body, None)
+    }
+
+    /// [`Request::parse`] for a body whose URL names its model (Gemini's): the model is put in
+    /// the body, where every reader of a request finds it (the URL's wins over any `model`
+    /// the body names).
+    pub fn parse_routed(format: Format, body: &[u8], model: Option<&str>) -> Result<Request> {
         let mut body: Value = serde_json::from_slice(body).map_err(|e| {
             Error::input(format!("request body: {}", crate::json::why_unreadable(&e)))
         })?;
@@ -206,6 +231,9 @@ impl Request {
             return Err(Error::input("request body is not a JSON object"));
         }
         format.spec().check_shape(&mut body).map_err(Error::input)?;
+        if let (Some(m), Some(o)) = (model, body.as_object_mut()) {
+            o.insert("model".into(), Value::String(m.to_string()));
+        }
         if !body.get("model").is_some_and(Value::is_string) {
             return Err(Error::input("request body has no `model` string"));
         }
@@ -222,7 +250,7 @@ fn tools_len(tools: &[ToolEntry]) -> usize {
             .sum(),
         false => tools.iter().map(|t| t.as_ref().compact_len()).sum(),
     };
-    2 + inner + tools.len().saturating_sub(1)
+    inner + tools.len().saturating_sub(1)
 }
 
 /// An MCP tool as the client presents it to the model, renamed by the client's rule.
@@ -256,8 +284,14 @@ pub fn tool_call(format: Format, id: &str, name: &str, input: Value) -> Value {
 
 /// A tool result; `references` become `tool_reference` blocks where the format has them, which
 /// expand deferred definitions in place.
-pub fn tool_result(format: Format, id: &str, text: &str, references: &[String]) -> Value {
-    format.spec().tool_result(id, text, references)
+pub fn tool_result(
+    format: Format,
+    id: &str,
+    name: &str,
+    text: &str,
+    references: &[String],
+) -> Value {
+    format.spec().tool_result(id, name, text, references)
 }
 
 /// Anthropic's mid-conversation tool change: a `role: "system"` message of `tool_addition`

@@ -190,6 +190,7 @@ async fn the_name_list_keeps_its_prefix_in_hidden_mode_and_append_mode_breaks_it
             history.push(toolcost::wire::tool_result(
                 client.format,
                 &id,
+                "tool",
                 &toolcost::json::compact(&outcome),
                 &refs,
             ));

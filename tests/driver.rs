@@ -426,9 +426,9 @@ policies = ["serial", "parallel"]
 #[test]
 fn a_scenario_naming_an_unknown_client_is_refused() {
     let e = refused(
-        "name = \"x\"\n[catalogue]\nrows = [1]\n[run]\nclients = [\"gemini-cli\"]\nsurfaces = [\"per-row-mcp\"]\ntasks = [\"now\"]\n",
+        "name = \"x\"\n[catalogue]\nrows = [1]\n[run]\nclients = [\"mistral-cli\"]\nsurfaces = [\"per-row-mcp\"]\ntasks = [\"now\"]\n",
     );
-    assert!(e.contains("gemini-cli"), "{e}");
+    assert!(e.contains("mistral-cli"), "{e}");
 }
 
 /// The committed round-trips report plays allowed-tools where OpenAI takes the request (N=100)

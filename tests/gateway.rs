@@ -125,6 +125,7 @@ async fn mock_bills_like_the_render_model_and_logs_one_row() {
     req2.messages_mut().push(wire::tool_result(
         Format::AnthropicMessages,
         "toolu_1",
+        "tool",
         r#"{"utc":"2026-07-25T09:00:00Z"}"#,
         &[],
     ));
@@ -702,4 +703,204 @@ async fn a_stream_cut_by_kill_keeps_the_tokens_the_client_saw() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0].input_tokens, 5234, "{:?}", rows[0]);
     assert_eq!(rows[0].usage_source, log::IN_FLIGHT);
+}
+
+/// The official google-genai SDK, unchanged but for its base URL, through the mock gateway:
+/// generate with two function declarations (a call, then its response sent back), stream and
+/// count_tokens parse, each row's tokens are what the SDK read, and each row's cost is the
+/// card's cost of its usage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_google_genai_sdk_generates_streams_and_counts_through_the_gateway() {
+    if !common::python_sdks("google.genai") || !common::gemma3_installed() {
+        return;
+    }
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let seen: Vec<Value> =
+        serde_json::from_value(common::python_peer("sdk_gemini.py", &g.base).await).unwrap();
+    let rows = g.rows();
+    assert_eq!(
+        rows.len(),
+        5,
+        "one row per request, the refused one included"
+    );
+    let card = toolcost::pricing::PriceCard::named("gemini-3.5-flash").unwrap();
+    for (i, s) in seen
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.get("input").is_some())
+    {
+        let r = &rows[i];
+        assert_eq!(r.provider_format, "gemini");
+        assert_eq!(r.model, "gemini-3.5-flash");
+        assert_eq!(s["input"], r.input_tokens, "request {i}: {s}");
+        assert_eq!(s["cached"], r.cached_input_tokens, "request {i}: {s}");
+        assert_eq!(s["output"], r.output_tokens, "request {i}: {s}");
+        assert_eq!(s["stream"], r.stream);
+        let usage = toolcost::pricing::Usage {
+            uncached_input: r.input_tokens - r.cached_input_tokens - r.cache_write_tokens,
+            cached_input: r.cached_input_tokens,
+            cache_write: r.cache_write_tokens,
+            output: r.output_tokens,
+        };
+        assert!(
+            (card.cost(&usage) - r.cost_usd).abs() < 1e-12,
+            "request {i}"
+        );
+        assert!(r.input_tokens > 0 && r.cost_usd > 0.0);
+    }
+    // The function's response was billed: the second request carries more than the first.
+    assert!(rows[1].input_tokens > rows[0].input_tokens);
+    assert_eq!(seen[3]["count_tokens"], rows[3].input_tokens);
+    assert!(rows[3].path.ends_with(":countTokens"));
+    assert_eq!(seen[4]["error"], 400);
+    assert_eq!(seen[4]["status"], "INVALID_ARGUMENT");
+    assert_eq!(rows[4].status, 400);
+}
+
+/// A stand-in Gemini API on loopback: answers each method with known usage and says, in
+/// headers, the path, query and key it was called with.
+async fn gemini_provider() -> String {
+    async fn call(
+        uri: axum::http::Uri,
+        headers: axum::http::HeaderMap,
+        _body: axum::body::Bytes,
+    ) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let usage = json!({"promptTokenCount": 5234, "cachedContentTokenCount": 4000,
+                           "candidatesTokenCount": 50, "thoughtsTokenCount": 6, "totalTokenCount": 5290});
+        let seen = [
+            ("x-seen-path", uri.path().to_string()),
+            ("x-seen-query", uri.query().unwrap_or("").to_string()),
+            (
+                "x-seen-key",
+                headers
+                    .get("x-goog-api-key")
+                    .and_then(|k| k.to_str().ok())
+                    .unwrap_or("")
+                    .to_string(),
+            ),
+        ];
+        let mut r = match uri.path().rsplit_once(':').map(|(_, m)| m) {
+            Some("streamGenerateContent") => {
+                let first = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "It"}]}}],
+                                   "usageMetadata": {"promptTokenCount": 5234}});
+                let last = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": " is."}]}, "finishReason": "STOP"}],
+                                  "usageMetadata": usage});
+                ([("content-type", "text/event-stream")], format!("data: {first}\r\n\r\ndata: {last}\r\n\r\n")).into_response()
+            }
+            Some("countTokens") => ([("content-type", "application/json")], json!({"totalTokens": 5234}).to_string()).into_response(),
+            _ => ([("content-type", "application/json")],
+                  json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}],
+                         "usageMetadata": usage}).to_string()).into_response(),
+        };
+        for (k, v) in seen {
+            r.headers_mut().insert(k, v.parse().unwrap());
+        }
+        r
+    }
+    let app = axum::Router::new()
+        .route("/v1beta/models/{call}", post(call))
+        .route("/v1/models/{call}", post(call));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+/// Forward mode on Gemini: the model's path and `alt=sse` reach the provider, the client's key
+/// (header or `?key=`) is replaced by the gateway's and never logged, and the rows carry the
+/// observed usage (thoughts billed as output) with the card's cost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_forwards_by_model_path_with_the_gateways_key() {
+    let up = gemini_provider().await;
+    let g = common::start_gateway(Upstream::Url(up.clone()), |o| {
+        o.api_key = Some("gateway-key".into())
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let body = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+    let send = |path: &str, header_key: bool| {
+        let mut rb = http
+            .post(format!("{}{path}", g.base))
+            .header("content-type", "application/json")
+            .body(body);
+        if header_key {
+            rb = rb.header("x-goog-api-key", "client-key");
+        }
+        rb.send()
+    };
+    let r = send(
+        "/v1beta/models/gemini-3.5-flash:generateContent?key=client-key",
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()["x-seen-path"],
+        "/v1beta/models/gemini-3.5-flash:generateContent"
+    );
+    assert_eq!(r.headers()["x-seen-query"], "");
+    assert_eq!(r.headers()["x-seen-key"], "gateway-key");
+    let r = send(
+        "/v1/models/gemini-3.5-flash:streamGenerateContent?alt=sse",
+        true,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.headers()["x-seen-query"], "alt=sse");
+    assert_eq!(r.headers()["x-seen-key"], "gateway-key");
+    assert!(r.text().await.unwrap().contains("finishReason"));
+    let r = send("/v1beta/models/gemini-3.5-flash:countTokens", true)
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let rows = log::read_all(&g.log).unwrap();
+    assert_eq!(rows.len(), 3);
+    let card = PriceCard::named("gemini-3.5-flash").unwrap();
+    for r in &rows[..2] {
+        assert_eq!(
+            (r.provider_format.as_str(), r.model.as_str()),
+            ("gemini", "gemini-3.5-flash")
+        );
+        assert_eq!(
+            (r.input_tokens, r.cached_input_tokens, r.output_tokens),
+            (5234, 4000, 56)
+        );
+        assert_eq!(r.usage_source, "observed");
+        assert!(!r.path.contains("key"), "{}", r.path);
+        let u = toolcost::pricing::Usage {
+            uncached_input: 1234,
+            cached_input: 4000,
+            cache_write: 0,
+            output: 56,
+        };
+        assert!((r.cost_usd - card.cost(&u)).abs() < 1e-12);
+    }
+    assert!(rows[1].stream && rows[1].error.is_none(), "{:?}", rows[1]);
+    // Without a key of its own the gateway passes the client's `?key=` on.
+    let g2 = common::start_gateway(Upstream::Url(up), |_| {}).await;
+    let r = http
+        .post(format!(
+            "{}/v1beta/models/gemini-3.5-flash:generateContent?key=client-key",
+            g2.base
+        ))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-seen-query"], "key=client-key");
+    // A method the gateway does not serve is refused in Gemini's shape.
+    let r = http
+        .post(format!(
+            "{}/v1beta/models/gemini-3.5-flash:embedContent",
+            g2.base
+        ))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let e: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+    assert_eq!(e["error"]["status"], "NOT_FOUND");
 }

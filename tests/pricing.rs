@@ -343,3 +343,62 @@ fn prefixes_that_change_the_price_are_refused() {
     assert!(PriceCard::named("anthropic/claude-sonnet-5-5").is_ok());
     assert!(PriceCard::named("openai/gpt-5.6").is_ok());
 }
+
+/// Gemini cards come from the table by API id, with and without the `gemini/` prefix: the hand
+/// cards' prices are the Developer API entry's, a model no hand card names gets a card made from
+/// its own entry with the Flash or Pro card's rules, the Pro tier above 200K input tokens bills
+/// the whole request, and cache reads have their own price.
+#[test]
+fn gemini_cards_by_api_id_with_tiers_and_cache_reads() {
+    for (id, key) in [
+        ("gemini-3.5-flash", "gemini/gemini-3.5-flash"),
+        ("gemini/gemini-3.5-flash", "gemini/gemini-3.5-flash"),
+        ("gemini-3.1-pro-preview", "gemini/gemini-3.1-pro-preview"),
+        (
+            "gemini/gemini-3.1-pro-preview",
+            "gemini/gemini-3.1-pro-preview",
+        ),
+        ("gemini-3.6-flash", "gemini-3.6-flash"),
+        (
+            "gemini/gemini-3.1-flash-lite",
+            "gemini/gemini-3.1-flash-lite",
+        ),
+    ] {
+        let card = PriceCard::named(id).unwrap();
+        let e = raw(key);
+        assert_eq!(card.render, "gemini", "{id}");
+        assert_eq!(card.tokenizer, "gemma3", "{id}");
+        assert!(
+            (card.input - per_million(&e["input_cost_per_token"])).abs() < 1e-9,
+            "{id}"
+        );
+        assert!(
+            (card.output - per_million(&e["output_cost_per_token"])).abs() < 1e-9,
+            "{id}"
+        );
+        assert!(
+            (card.cached_input - per_million(&e["cache_read_input_token_cost"])).abs() < 1e-9,
+            "{id}"
+        );
+        assert!(card.cached_input < card.input, "{id}");
+    }
+    assert_eq!(
+        PriceCard::named("gemini-3.6-flash")
+            .unwrap()
+            .inherits
+            .as_deref(),
+        Some("gemini-3.5-flash")
+    );
+    let pro = PriceCard::named("gemini-3.1-pro-preview").unwrap();
+    let e = raw("gemini/gemini-3.1-pro-preview");
+    let tier = per_million(&e["input_cost_per_token_above_200k_tokens"]);
+    let at = |n: u64| {
+        pro.cost(&Usage {
+            uncached_input: n,
+            ..Usage::default()
+        })
+    };
+    assert!((at(200_000) - 200_000.0 * pro.input / 1e6).abs() < 1e-12);
+    assert!((at(200_001) - 200_001.0 * tier / 1e6).abs() < 1e-12);
+    assert!(tier > pro.input);
+}

@@ -225,6 +225,7 @@ async fn deferred_functions_are_billed_only_when_a_search_loads_them() {
         .messages_mut()
         .push(Format::OpenaiResponses.spec().tool_result(
             "call_1",
+            "tool",
             "",
             &loaded.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         ));

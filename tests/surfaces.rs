@@ -130,6 +130,7 @@ fn deferred_definitions_are_on_the_wire_but_not_billed_until_referenced() {
     req.messages_mut().push(wire::tool_result(
         wire::Format::AnthropicMessages,
         "t1",
+        "tool",
         "",
         std::slice::from_ref(&name),
     ));
@@ -193,6 +194,7 @@ fn name_list_round_two(client: &Client, cat: &Catalogue) -> (Value, Value, Sessi
         wire::tool_result(
             client.format,
             "c1",
+            "tool",
             &serde_json::to_string(&outcome).unwrap(),
             &refs,
         ),

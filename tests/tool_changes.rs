@@ -36,11 +36,8 @@ impl Gw {
 
     /// Post a body in a cache scope at a virtual time, with the step the mock answers.
     async fn post(&self, req: &Request, scope: &str, t: f64, step: &Value) -> (u16, Value) {
-        let path = match req.format {
-            Format::AnthropicMessages => "/v1/messages",
-            Format::OpenaiChat => "/v1/chat/completions",
-            Format::OpenaiResponses => "/v1/responses",
-        };
+        let model = req.body["model"].as_str().unwrap_or("gemini-3.5-flash");
+        let path = req.format.spec().call_path(model, false);
         let r = self
             .http
             .post(format!("{}{path}", self.g.base))
@@ -73,6 +70,11 @@ fn usage(format: Format, answer: &Value) -> (u64, u64) {
             g("/prompt_tokens"),
             g("/prompt_tokens_details/cached_tokens"),
         ),
+        Format::Gemini => {
+            let m = &answer["usageMetadata"];
+            let g = |k: &str| m.get(k).and_then(Value::as_u64).unwrap_or(0);
+            (g("promptTokenCount"), g("cachedContentTokenCount"))
+        }
     }
 }
 
@@ -119,6 +121,7 @@ async fn enable_three(
     history.extend(client.format.spec().result_items(vec![wire::tool_result(
         client.format,
         "call_1",
+        "tool",
         &toolcost::json::compact(&outcome),
         &session.references(&outcome),
     )]));
@@ -477,6 +480,7 @@ async fn the_official_sdks_take_every_body_these_surfaces_send() {
                 .result_items(vec![wire::tool_result(
                     Format::AnthropicMessages,
                     &read.calls[0].id,
+                    "tool",
                     "{\"total_cents\": 5}",
                     &[],
                 )]),

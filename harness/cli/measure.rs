@@ -32,9 +32,10 @@ pub struct MeasureArgs {
     pub header: Vec<String>,
     #[command(flatten)]
     pub generator: GeneratorArgs,
-    /// Client profile: claude-cli, openai-agent or openai-responses-agent.
-    #[arg(long, default_value = "claude-cli")]
-    pub client: String,
+    /// Client profile: claude-cli, gemini-cli, openai-agent or openai-responses-agent.
+    /// Default: gemini-cli for a Gemini --model, else claude-cli.
+    #[arg(long)]
+    pub client: Option<String>,
     /// Price-card model (render rules, prices, context window). Default: the client's.
     #[arg(long)]
     pub model: Option<String>,
@@ -46,8 +47,9 @@ pub struct MeasureArgs {
     /// `all` leaves out the deferred-search variants and the surfaces the client's format lacks.
     #[arg(long, default_value = "all")]
     pub surface: String,
-    /// Comma-separated tokenizers: o200k, cl100k, kimi-est, claude-est (current Claude),
-    /// claude-legacy-est (Claude 3 to 4.6). Default: the model's, o200k, cl100k.
+    /// Comma-separated tokenizers: o200k, cl100k, kimi-est, claude-v5, claude-v4.7, claude-v3,
+    /// claude-est, claude-legacy-est, gemma3 (Gemini's stand-in; installed apart, the error
+    /// says how). Default: the model's, o200k, cl100k.
     #[arg(long)]
     pub tokenizer: Option<String>,
     /// The user's message.
@@ -71,9 +73,24 @@ pub struct MeasureArgs {
     pub calibration: Option<PathBuf>,
 }
 
+/// The client a command measures with: the one named, else the one that speaks the model's
+/// API (gemini-cli for a Gemini card), else claude-cli.
+pub fn default_client(client: Option<&str>, model: Option<&str>) -> String {
+    if let Some(c) = client {
+        return c.to_string();
+    }
+    let gemini = model
+        .and_then(PriceCard::lookup)
+        .is_some_and(|c| c.render == "gemini");
+    match gemini {
+        true => "gemini-cli".into(),
+        false => "claude-cli".into(),
+    }
+}
+
 /// Build the validated measurement config from the arguments.
 pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Config)> {
-    let client = Client::named(&a.client)?;
+    let client = Client::named(&default_client(a.client.as_deref(), a.model.as_deref()))?;
     let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
     // `all` is every surface the client's API format has; a named one it lacks is a refused row.
     let surfaces = match a.surface.trim() {
@@ -95,6 +112,9 @@ pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Conf
             t
         }
     };
+    for t in &tokenizers {
+        t.ready()?;
+    }
     let source = match (&a.catalogue, a.rows) {
         _ if a.server.is_some() => CatalogueSource::Server {
             url: a.server.clone().unwrap_or_default(),

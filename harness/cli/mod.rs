@@ -10,6 +10,7 @@ mod calibrate;
 mod check;
 mod claude_counts;
 mod gateway;
+mod gemini_counts;
 mod generate;
 mod lint;
 mod measure;
@@ -26,6 +27,7 @@ pub use calibrate::CalibrateArgs;
 pub use check::CheckArgs;
 pub use claude_counts::ClaudeCountsArgs;
 pub use gateway::GatewayArgs;
+pub use gemini_counts::GeminiCountsArgs;
 pub use generate::GenerateArgs;
 pub use lint::LintArgs;
 pub use measure::{measure_config, MeasureArgs};
@@ -103,6 +105,9 @@ pub enum Command {
     /// Claude's recorded token counts of real MCP servers beside toolcost's estimate (the
     /// claude-est fit, its in-sample and leave-one-out error); --out writes the report.
     ClaudeCounts(ClaudeCountsArgs),
+    /// Gemini's recorded token counts (Google's docs and samples) beside toolcost's Gemini
+    /// estimate (the Gemma 3 vocabulary, installed apart); --out writes the report.
+    GeminiCounts(GeminiCountsArgs),
 }
 
 /// Parse the process arguments, run, and return the exit status.
@@ -135,6 +140,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Calibrate(a) => calibrate::run(a),
         Command::Prices(a) => prices::run(a),
         Command::ClaudeCounts(a) => claude_counts::run(a),
+        Command::GeminiCounts(a) => gemini_counts::run(a),
     }
 }
 

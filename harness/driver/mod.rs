@@ -121,6 +121,13 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         .into_iter()
         .map(|c| s.client(c))
         .collect::<Result<Vec<_>>>()?;
+    // A model whose tokenizer is installed apart (Gemini's) must have it before anything is
+    // played: the mock bills every round with it.
+    for c in &clients {
+        crate::pricing::PriceCard::named(&c.model)?
+            .tokenizer()
+            .ready()?;
+    }
     let surfaces = s
         .run
         .surfaces

@@ -199,11 +199,7 @@ impl<'a> Play<'a> {
 
     pub(super) async fn play(&mut self, max_rounds: usize) -> Result<Outcome> {
         let spec = self.ctx.client.format.spec();
-        let path = spec
-            .endpoints()
-            .iter()
-            .find(|e| !e.count_only)
-            .map_or("/v1/messages", |e| e.path);
+        let path = spec.call_path(&self.ctx.client.wire_model, false);
         for round in 1..=max_rounds {
             let final_round = self.phase == Phase::Final;
             let step = self.step();
@@ -279,6 +275,7 @@ impl<'a> Play<'a> {
                 results.push(wire::tool_result(
                     self.ctx.client.format,
                     &call.id,
+                    &call.name,
                     &text,
                     &refs,
                 ));

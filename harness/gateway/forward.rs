@@ -187,7 +187,7 @@ pub(super) async fn forward(
     headers: &HeaderMap,
     base: &str,
 ) -> Response {
-    let url = gw.upstream_url(base, p.path);
+    let url = gw.upstream_url(base, &p.path);
     let rb = upstream_request(&gw, &p, bytes, headers, url.clone());
     let (sent, estimate) = match estimate {
         // The request is polled first (`biased`), so its bytes are on their way while the
@@ -281,14 +281,19 @@ fn upstream_request(
                 | "upgrade"
                 | "accept-encoding"
         );
-        let credential = matches!(n, "authorization" | "x-api-key");
+        let credential = matches!(n, "authorization" | "x-api-key" | "x-goog-api-key");
         if !(ours || hop || (credential && gw.opts.api_key.is_some())) {
             rb = rb.header(name.clone(), value.clone());
         }
     }
-    if let Some(k) = &gw.opts.api_key {
-        let (name, value) = p.format.spec().auth_header(k);
-        rb = rb.header(name, value);
+    match (&gw.opts.api_key, &p.query_key) {
+        (Some(k), _) => {
+            let (name, value) = p.format.spec().auth_header(k);
+            rb = rb.header(name, value);
+        }
+        // The client's own key, where it put it (Gemini's `?key=`).
+        (None, Some(k)) => rb = rb.query(&[("key", k)]),
+        (None, None) => {}
     }
     rb
 }

@@ -60,6 +60,10 @@ pub fn card_for(format: Format, model: &str) -> PriceCard {
         "gpt-5.4"
     } else if m.contains("gpt") {
         "gpt-4o"
+    } else if m.contains("gemini") && m.contains("-pro") {
+        "gemini-3.1-pro-preview"
+    } else if m.contains("gemini") {
+        "gemini-3.5-flash"
     } else {
         format.spec().default_card()
     };
@@ -140,6 +144,7 @@ impl Mock {
         let model = req.body.get("model").and_then(Value::as_str).unwrap_or("");
         let card = card_for(req.format, model);
         let tok = card.tokenizer();
+        tok.ready().map_err(|e| e.to_string())?;
         let render = card.render_model();
         // Functions an `additional_tools` item adds are seen in full, as those in `tools` are.
         let added: Vec<ToolEntry> = req
@@ -176,6 +181,7 @@ impl Mock {
                 req.tools(),
                 req.tools_placed().is_some(),
             )?,
+            Format::Gemini => crate::provider::gemini::refusals(&req.body, req.tools())?,
         }
         let pricing = Pricing {
             rule: card.cache_rule(),

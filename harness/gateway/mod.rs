@@ -72,7 +72,7 @@ pub struct Gateway {
     mock: mock::Mock,
     http: reqwest::Client,
     /// Upstream URLs by base and path, parsed once.
-    urls: Mutex<std::collections::HashMap<(String, &'static str), reqwest::Url>>,
+    urls: Mutex<std::collections::HashMap<(String, String), reqwest::Url>>,
 }
 
 impl Gateway {
@@ -146,8 +146,8 @@ impl Gateway {
     /// The upstream URL of a path (the base and the path joined, as the client named it),
     /// parsed the first time. A base whose join does not parse is joined as it is and left to
     /// the client to refuse, as before.
-    fn upstream_url(&self, base: &str, path: &'static str) -> UpstreamUrl {
-        let key = (base.to_string(), path);
+    fn upstream_url(&self, base: &str, path: &str) -> UpstreamUrl {
+        let key = (base.to_string(), path.to_string());
         if let Some(u) = crate::sync::lock(&self.urls).get(&key) {
             return UpstreamUrl::Parsed(u.clone());
         }
@@ -155,7 +155,8 @@ impl Gateway {
         match reqwest::Url::parse(&text) {
             Ok(u) => {
                 let mut urls = crate::sync::lock(&self.urls);
-                // One entry per endpoint of the one base: bounded by the formats' endpoints.
+                // One entry per endpoint of the one base (and per model where the path names
+                // it): bounded, later paths are parsed each time.
                 if urls.len() < 64 {
                     urls.insert(key, u.clone());
                 }
@@ -200,8 +201,11 @@ pub fn router(gw: Arc<Gateway>) -> Router {
             router = router.route(
                 endpoint.path,
                 post(
-                    move |Extract(gw): Shared, headers: HeaderMap, body: BodyResult| {
-                        handle(gw, format, endpoint, headers, body)
+                    move |Extract(gw): Shared,
+                          uri: axum::http::Uri,
+                          headers: HeaderMap,
+                          body: BodyResult| {
+                        handle(gw, format, endpoint, uri, headers, body)
                     },
                 ),
             );
@@ -270,7 +274,10 @@ impl UpstreamUrl {
 
 struct Pending {
     format: Format,
-    path: &'static str,
+    /// The path (and query) the request is logged and forwarded under.
+    path: String,
+    /// A key the client put in the query, forwarded only when the gateway holds none.
+    query_key: Option<String>,
     model: String,
     request_bytes: usize,
     stream: bool,
@@ -301,7 +308,7 @@ impl Pending {
             created_at: clock::now_rfc3339(),
             provider_format: self.format.name().into(),
             model: self.model.clone(),
-            path: self.path.into(),
+            path: self.path.clone(),
             status,
             duration_ms: self.started.elapsed().as_secs_f64() * 1000.0,
             request_bytes: self.request_bytes,
@@ -352,12 +359,17 @@ async fn handle(
     gw: Arc<Gateway>,
     format: Format,
     endpoint: Endpoint,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     body: BodyResult,
 ) -> Response {
     let _serving = Serving::new(&gw.inflight);
-    let path = endpoint.path;
     let started = Instant::now();
+    let route = format.spec().route(endpoint, uri.path(), uri.query());
+    let path = match &route {
+        Ok(r) => r.path.clone(),
+        Err(_) => uri.path().to_string(),
+    };
     let metadata = headers
         .get("x-toolcost-metadata")
         .and_then(|v| v.to_str().ok())
@@ -366,6 +378,7 @@ async fn handle(
     let mut p = Pending {
         format,
         path,
+        query_key: None,
         model: String::new(),
         request_bytes: 0,
         stream: false,
@@ -392,7 +405,16 @@ async fn handle(
     if gw.opts.log_bodies {
         p.body = Some(bytes.clone());
     }
-    let req = match Request::parse(format, &bytes) {
+    let route = match route {
+        Ok(r) => r,
+        Err(e) => return p.fail(&gw, 404, &e).await,
+    };
+    p.query_key = route.query_key.clone();
+    let endpoint = Endpoint {
+        count_only: route.count_only,
+        ..endpoint
+    };
+    let req = match Request::parse_routed(format, &bytes, route.model.as_deref()) {
         Ok(r) => r,
         Err(e) => return p.fail(&gw, 400, &e.to_string()).await,
     };
@@ -403,11 +425,12 @@ async fn handle(
         .unwrap_or("")
         .to_string();
     p.warning = mock::card_warning(format, &p.model);
-    p.stream = req
-        .body
-        .get("stream")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    p.stream = route.stream.unwrap_or_else(|| {
+        req.body
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    });
     match gw.opts.upstream.clone() {
         Upstream::Mock => mock_answer(&gw, &p, endpoint, &req, &headers).await,
         Upstream::Url(base) => {
@@ -453,7 +476,7 @@ async fn mock_answer(
             Ok(b) => b,
             Err(e) => return p.fail(gw, 400, &e).await,
         };
-        let body = format!("{{\"input_tokens\":{}}}", usage.total_input());
+        let body = crate::json::compact(&p.format.spec().count_answer(usage.total_input()));
         let row = p.row(
             200,
             body.len(),

@@ -166,6 +166,14 @@ fn parent(provider: &str, k: &str) -> Option<&'static str> {
         } else {
             "gpt-5.4"
         }),
+        // Google's own APIs (the Developer API and Vertex AI): Pro models take the Pro card's
+        // rules, the others Flash's.
+        "gemini" | "vertex_ai" | "vertex_ai-language-models" if k.starts_with("gemini-") => {
+            Some(match k.contains("-pro") {
+                true => "gemini-3.1-pro-preview",
+                false => "gemini-3.5-flash",
+            })
+        }
         _ if k.contains("kimi") => Some("kimi-k2.7-code"),
         _ => None,
     }

@@ -240,7 +240,7 @@ impl Provider for AnthropicMessages {
         json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]})
     }
 
-    fn tool_result(&self, id: &str, text: &str, references: &[String]) -> Value {
+    fn tool_result(&self, id: &str, _name: &str, text: &str, references: &[String]) -> Value {
         let mut content = vec![json!({"type": "text", "text": text})];
         content.extend(
             references

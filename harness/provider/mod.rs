@@ -7,6 +7,7 @@
 //! (surfaces, the gateway and its mock upstream, measure, sweep) goes through [`Provider`].
 
 pub(crate) mod anthropic_messages;
+pub(crate) mod gemini;
 mod openai_chat;
 pub(crate) mod openai_responses;
 pub mod tools;
@@ -25,14 +26,18 @@ pub enum Format {
     OpenaiChat,
     /// OpenAI Responses: `POST /v1/responses`.
     OpenaiResponses,
+    /// Gemini: `POST /v1beta/models/{model}:generateContent` (and `:streamGenerateContent`,
+    /// `:countTokens`; `/v1` too).
+    Gemini,
 }
 
 impl Format {
     /// Every format, in the order the gateway mounts them.
-    pub const ALL: [Format; 3] = [
+    pub const ALL: [Format; 4] = [
         Format::AnthropicMessages,
         Format::OpenaiChat,
         Format::OpenaiResponses,
+        Format::Gemini,
     ];
 
     /// The module that implements this format.
@@ -41,11 +46,12 @@ impl Format {
             Format::AnthropicMessages => &anthropic_messages::AnthropicMessages,
             Format::OpenaiChat => &openai_chat::OpenaiChat,
             Format::OpenaiResponses => &openai_responses::OpenaiResponses,
+            Format::Gemini => &gemini::Gemini,
         }
     }
 
     /// The format's name in logs and reports (`anthropic-messages`, `openai-chat`,
-    /// `openai-responses`).
+    /// `openai-responses`, `gemini`).
     pub fn name(self) -> &'static str {
         self.spec().name()
     }
@@ -73,7 +79,10 @@ impl Usage {
 pub fn definition_parts(def: &Value) -> Option<(&str, &str, &Value)> {
     let f = def.get("function").unwrap_or(def);
     let name = f.get("name")?.as_str()?;
-    let schema = f.get("input_schema").or_else(|| f.get("parameters"))?;
+    let schema = f
+        .get("input_schema")
+        .or_else(|| f.get("parameters"))
+        .or_else(|| f.get("parametersJsonSchema"))?;
     let desc = f.get("description").and_then(Value::as_str).unwrap_or("");
     Some((name, desc, schema))
 }
@@ -186,6 +195,21 @@ pub struct Endpoint {
     pub count_only: bool,
 }
 
+/// Where a request goes, read from its URL by [`Provider::route`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The path (and query) to forward it to and to log.
+    pub path: String,
+    /// Whether it only counts tokens.
+    pub count_only: bool,
+    /// Whether the answer streams, where the URL says (else the body's `stream` does).
+    pub stream: Option<bool>,
+    /// The model, where the URL names it (else the body's `model` does).
+    pub model: Option<String>,
+    /// A key the client put in the query (`?key=`), taken out of `path`.
+    pub query_key: Option<String>,
+}
+
 /// A model's answer, whatever the format: content blocks in Anthropic form (`text`,
 /// `tool_use`, `server_tool_use`, `tool_search_tool_result`), the stop reason and the usage.
 #[derive(Debug, Clone, Copy)]
@@ -256,6 +280,39 @@ pub trait Provider: Sync {
     fn name(&self) -> &'static str;
     /// The endpoints the gateway mounts for it.
     fn endpoints(&self) -> &'static [Endpoint];
+    /// Where a request to one of its endpoints goes: a format whose URL names the model and
+    /// the method reads them from it; the others answer the endpoint as it is.
+    fn route(
+        &self,
+        endpoint: Endpoint,
+        _path: &str,
+        _query: Option<&str>,
+    ) -> Result<Route, String> {
+        Ok(Route {
+            path: endpoint.path.to_string(),
+            count_only: endpoint.count_only,
+            stream: None,
+            model: None,
+            query_key: None,
+        })
+    }
+    /// The path a client posts a round to (the model's, where the URL names it).
+    fn call_path(&self, _model: &str, _stream: bool) -> String {
+        self.endpoints()
+            .iter()
+            .find(|e| !e.count_only)
+            .map_or("/", |e| e.path)
+            .to_string()
+    }
+    /// The answer of a count-only endpoint.
+    fn count_answer(&self, input_tokens: u64) -> Value {
+        serde_json::json!({"input_tokens": input_tokens})
+    }
+    /// What a body's `tools` array is written between, around its entries (`[` and `]`, or
+    /// a group that holds them).
+    fn tools_wrap(&self) -> (&'static str, &'static str) {
+        ("[", "]")
+    }
     /// The body field holding the conversation (`messages`, or the Responses `input` list).
     fn conversation_key(&self) -> &'static str;
     /// Check (and normalise) the shape of a received body beyond `model`: the conversation in
@@ -279,8 +336,9 @@ pub trait Provider: Sync {
     fn user_message(&self, context: Option<&str>, text: &str) -> Value;
     /// The assistant's tool call.
     fn tool_call(&self, id: &str, name: &str, input: Value) -> Value;
-    /// A tool result; `references` expand deferred definitions where the format has them.
-    fn tool_result(&self, id: &str, text: &str, references: &[String]) -> Value;
+    /// A tool result of the call `id` to `name`; `references` expand deferred definitions
+    /// where the format has them.
+    fn tool_result(&self, id: &str, name: &str, text: &str, references: &[String]) -> Value;
     /// Read a whole answer as the client does: the conversation items it appends and the tool
     /// calls it runs (client-executed searches included). An answer without this format's
     /// output field is an error.

@@ -126,7 +126,7 @@ impl Provider for OpenaiChat {
         ]})
     }
 
-    fn tool_result(&self, id: &str, text: &str, _references: &[String]) -> Value {
+    fn tool_result(&self, id: &str, _name: &str, text: &str, _references: &[String]) -> Value {
         json!({"role": "tool", "tool_call_id": id, "content": text})
     }
 

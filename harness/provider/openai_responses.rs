@@ -390,7 +390,7 @@ impl Provider for OpenaiResponses {
         json!({"type": "function_call", "call_id": id, "name": name, "arguments": crate::json::compact(&input)})
     }
 
-    fn tool_result(&self, id: &str, text: &str, references: &[String]) -> Value {
+    fn tool_result(&self, id: &str, _name: &str, text: &str, references: &[String]) -> Value {
         if references.is_empty() {
             return json!({"type": "function_call_output", "call_id": id, "output": text});
         }

@@ -93,6 +93,7 @@ impl Definition {
                 Format::OpenaiResponses => {
                     matches!(key, "name" | "description" | "parameters" | "strict")
                 }
+                Format::Gemini => matches!(key, "name" | "description" | "parametersJsonSchema"),
             }
     }
 

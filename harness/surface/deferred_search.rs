@@ -78,8 +78,15 @@ impl Surface for DeferredSearch {
     fn in_all(&self) -> bool {
         (self.method, self.side) == (SearchMethod::Bm25, SearchSide::Provider)
     }
-    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
-        None
+    fn lacks(&self, format: crate::wire::Format) -> Option<String> {
+        // Every definition is sent deferred: an API without deferred loading cannot carry it.
+        match format {
+            Format::Gemini => Some(format!(
+                "{}: Gemini has no deferred loading (every declaration is sent in full)",
+                self.name()
+            )),
+            Format::AnthropicMessages | Format::OpenaiChat | Format::OpenaiResponses => None,
+        }
     }
     fn headers(&self) -> &'static [(&'static str, &'static str)] {
         &[]
@@ -139,11 +146,15 @@ pub(super) fn search_tool(format: Format, method: SearchMethod, side: SearchSide
         },
         // OpenAI's hosted tool search (Responses only; Chat Completions refuses it). Its search
         // method is not chosen by the caller: both variants send the same tool.
-        (Format::OpenaiChat | Format::OpenaiResponses, SearchSide::Provider) => {
+        // Gemini has no hosted tool search either: the request is refused by its limits.
+        (Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini, SearchSide::Provider) => {
             json!({"type": "tool_search"})
         }
         (
-            Format::AnthropicMessages | Format::OpenaiChat | Format::OpenaiResponses,
+            Format::AnthropicMessages
+            | Format::OpenaiChat
+            | Format::OpenaiResponses
+            | Format::Gemini,
             SearchSide::Client,
         ) => {
             let (desc, schema) = client_tool(method);
@@ -152,7 +163,7 @@ pub(super) fn search_tool(format: Format, method: SearchMethod, side: SearchSide
                 // with a `tool_search_call` and the client with a `tool_search_output`.
                 Format::OpenaiResponses => json!({"type": "tool_search", "execution": "client",
                     "description": desc, "parameters": schema}),
-                Format::AnthropicMessages | Format::OpenaiChat => {
+                Format::AnthropicMessages | Format::OpenaiChat | Format::Gemini => {
                     wire::function_definition(format, CLIENT_TOOL, desc, schema, false)
                 }
             }

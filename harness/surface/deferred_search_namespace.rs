@@ -28,8 +28,14 @@ impl Surface for DeferredSearchNamespace {
     fn in_all(&self) -> bool {
         false
     }
-    fn lacks(&self, _format: crate::wire::Format) -> Option<String> {
-        None
+    fn lacks(&self, format: crate::wire::Format) -> Option<String> {
+        use crate::wire::Format;
+        match format {
+            Format::Gemini => Some(
+                "deferred-search-namespace: Gemini has no deferred loading or namespaces".into(),
+            ),
+            Format::AnthropicMessages | Format::OpenaiChat | Format::OpenaiResponses => None,
+        }
     }
     fn headers(&self) -> &'static [(&'static str, &'static str)] {
         &[]

@@ -129,9 +129,13 @@ impl SurfaceKind {
             .collect()
     }
 
-    /// Whether it is a provider's own mechanism, which some API format lacks.
+    /// Whether it is a provider's own mechanism: one API format alone has it.
     pub fn provider_own(&self) -> bool {
-        Format::ALL.iter().any(|&f| self.lacks(f).is_some())
+        Format::ALL
+            .iter()
+            .filter(|&&f| self.lacks(f).is_none())
+            .count()
+            == 1
     }
 
     /// Every name the CLI accepts.
@@ -166,6 +170,7 @@ pub fn only_on(surface: &str, only: Format, mechanism: &str, format: Format) -> 
                 Format::AnthropicMessages => "Anthropic Messages",
                 Format::OpenaiChat => "OpenAI Chat Completions",
                 Format::OpenaiResponses => "OpenAI Responses",
+                Format::Gemini => "Gemini",
             },
             format.name()
         )

@@ -152,6 +152,8 @@ pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<
             Tokenizer::ClaudeV3 | Tokenizer::ClaudeV4_7 | Tokenizer::ClaudeV5 => {
                 card.render.starts_with("anthropic")
             }
+            // Gemma 3 stands in for Gemini's tokenizer only.
+            Tokenizer::Gemma3 => card.render == "gemini",
             Tokenizer::O200k | Tokenizer::Cl100k => true,
         })
         .collect()
@@ -159,6 +161,10 @@ pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<
 
 /// Run the sweep and write every file.
 pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
+    // A tokenizer installed apart (Gemma 3) is checked before anything is written.
+    for t in &cfg.tokenizers {
+        t.ready()?;
+    }
     std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
     // Each client's price card, looked up once: it prices the measurements, and its context
     // window and provider limit go on the charts.

@@ -5,9 +5,11 @@ mod bpe;
 pub mod cache;
 pub mod claude;
 pub mod claude_exact;
+pub mod gemma3;
 mod pretoken;
 mod prompt;
 pub mod render;
+pub mod sentencepiece;
 mod tokenizer;
 
 pub use cache::{CacheRule, PromptCache};

@@ -45,10 +45,13 @@ pub enum Tokenizer {
     ClaudeV4_7,
     #[serde(rename = "claude-v5")]
     ClaudeV5,
+    /// The Gemma 3 SentencePiece vocabulary, standing in for Gemini's ([`super::gemma3`]).
+    #[serde(rename = "gemma3")]
+    Gemma3,
 }
 
 impl Tokenizer {
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 9] = [
         "o200k",
         "cl100k",
         "kimi-est",
@@ -57,6 +60,7 @@ impl Tokenizer {
         "claude-v3",
         "claude-est",
         "claude-legacy-est",
+        "gemma3",
     ];
 
     pub fn parse(name: &str) -> Result<Tokenizer> {
@@ -69,6 +73,7 @@ impl Tokenizer {
             "claude-v3" => Ok(Tokenizer::ClaudeV3),
             "claude-v4.7" => Ok(Tokenizer::ClaudeV4_7),
             "claude-v5" => Ok(Tokenizer::ClaudeV5),
+            "gemma3" | "gemini" => Ok(Tokenizer::Gemma3),
             other => Err(Error::unknown("tokenizer", other, &Self::NAMES)),
         }
     }
@@ -83,6 +88,7 @@ impl Tokenizer {
             Tokenizer::ClaudeV3 => "claude-v3",
             Tokenizer::ClaudeV4_7 => "claude-v4.7",
             Tokenizer::ClaudeV5 => "claude-v5",
+            Tokenizer::Gemma3 => "gemma3",
         }
     }
 
@@ -96,7 +102,17 @@ impl Tokenizer {
             | Tokenizer::Cl100k
             | Tokenizer::KimiEst
             | Tokenizer::ClaudeEst
-            | Tokenizer::ClaudeLegacyEst => None,
+            | Tokenizer::ClaudeLegacyEst
+            | Tokenizer::Gemma3 => None,
+        }
+    }
+
+    /// Whether the tokenizer can count here: every one can but Gemma 3, whose vocabulary is
+    /// installed apart (the error says how).
+    pub fn ready(self) -> Result<()> {
+        match self {
+            Tokenizer::Gemma3 => super::gemma3::ready(),
+            _ => Ok(()),
         }
     }
 
@@ -131,7 +147,9 @@ impl Tokenizer {
                 "calibrated:claude-legacy-est(cl100k x {}, claude-3-haiku counts of 7 servers)",
                 super::claude::LEGACY_PER_CL100K
             ),
-            Tokenizer::O200k | Tokenizer::Cl100k => format!("estimated:{}", self.name()),
+            Tokenizer::O200k | Tokenizer::Cl100k | Tokenizer::Gemma3 => {
+                format!("estimated:{}", self.name())
+            }
             Tokenizer::ClaudeV3 | Tokenizer::ClaudeV4_7 | Tokenizer::ClaudeV5 => {
                 format!("estimated:{}", self.name())
             }
@@ -145,6 +163,7 @@ impl Tokenizer {
         }
         match self {
             Tokenizer::ClaudeEst => claude_count(text),
+            Tokenizer::Gemma3 => gemma3_count(text) as f64,
             _ => self.scale(self.count_base(text)),
         }
     }
@@ -176,7 +195,7 @@ impl Tokenizer {
         let whole = WHOLE.with(std::cell::Cell::get);
         // Claude's tokens do not add across a join the way BPE pretokens do: the parts are
         // counted as the text they make (remembered whole).
-        if self.claude_family().is_some() {
+        if self.claude_family().is_some() || self == Tokenizer::Gemma3 {
             return self.count(&joined(parts));
         }
         if whole && self == Tokenizer::ClaudeEst {
@@ -220,7 +239,8 @@ impl Tokenizer {
             | Tokenizer::ClaudeLegacyEst
             | Tokenizer::ClaudeV3
             | Tokenizer::ClaudeV4_7
-            | Tokenizer::ClaudeV5 => self.scale(counts.total),
+            | Tokenizer::ClaudeV5
+            | Tokenizer::Gemma3 => self.scale(counts.total),
         }
     }
 
@@ -247,13 +267,14 @@ impl Tokenizer {
             | Tokenizer::ClaudeEst
             | Tokenizer::ClaudeV3
             | Tokenizer::ClaudeV4_7
-            | Tokenizer::ClaudeV5 => n as f64,
+            | Tokenizer::ClaudeV5
+            | Tokenizer::Gemma3 => n as f64,
         }
     }
 
     /// The BPE this tokenizer counts with. Each is loaded the first time it is asked for, so a
     /// command that counts with one never loads the other. (Claude's exact tokenizers count
-    /// before any BPE is asked for; o200k stands in the match.)
+    /// and Gemma 3 count before any BPE is asked for; o200k stands in the match.)
     fn bpe(self) -> &'static Bpe {
         match self {
             Tokenizer::O200k
@@ -261,7 +282,8 @@ impl Tokenizer {
             | Tokenizer::ClaudeEst
             | Tokenizer::ClaudeV3
             | Tokenizer::ClaudeV4_7
-            | Tokenizer::ClaudeV5 => Bpe::o200k(),
+            | Tokenizer::ClaudeV5
+            | Tokenizer::Gemma3 => Bpe::o200k(),
             Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => Bpe::cl100k(),
         }
     }
@@ -274,6 +296,7 @@ impl Tokenizer {
             | Tokenizer::ClaudeV3
             | Tokenizer::ClaudeV4_7
             | Tokenizer::ClaudeV5 => memo::O200K,
+            Tokenizer::Gemma3 => memo::GEMMA3,
             Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => memo::CL100K,
         }
     }
@@ -350,6 +373,22 @@ fn claude_exact_count(f: Family, text: &str, inline: bool) -> usize {
     let which = memo::CLAUDE + 2 * f as u8 + u8::from(inline);
     memo::count(which, text, |t| Counts {
         total: count(t),
+        ..Counts::default()
+    })
+    .total
+}
+
+/// Gemma 3 tokens of a text, remembered: SentencePiece has no pretokens, so a text is
+/// counted whole.
+fn gemma3_count(text: &str) -> usize {
+    if text.is_empty() {
+        return 0;
+    }
+    if WHOLE.with(std::cell::Cell::get) {
+        return super::gemma3::count(text);
+    }
+    memo::count(memo::GEMMA3, text, |t| Counts {
+        total: super::gemma3::count(t),
         ..Counts::default()
     })
     .total

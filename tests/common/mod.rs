@@ -283,3 +283,16 @@ pub async fn serve_in_process(
         stop: Some(tx),
     }
 }
+
+/// Whether the Gemma 3 vocabulary (Gemini's stand-in) is installed; in CI it must be.
+pub fn gemma3_installed() -> bool {
+    let ok = toolcost::tokens::Tokenizer::Gemma3.ready().is_ok();
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the Gemma 3 vocabulary is missing: .ci/run installs it"
+        );
+        eprintln!("skipping: install the Gemma 3 vocabulary (see the README) to run this test");
+    }
+    ok
+}

@@ -10,6 +10,12 @@ use std::borrow::Cow;
 /// OpenAI's system messages. Borrowed where it is one string already (a name list's system
 /// prompt can be hundreds of megabytes).
 pub fn system_text(body: &Value) -> Cow<'_, str> {
+    // Gemini's `systemInstruction` is a Content: its parts' text.
+    if let Some(si) = body.get("systemInstruction") {
+        let mut out = String::new();
+        parts_text(si, &mut out);
+        return Cow::Owned(out);
+    }
     match body.get("system").or_else(|| body.get("instructions")) {
         Some(Value::String(s)) => Cow::Borrowed(s),
         Some(Value::Array(blocks)) => {
@@ -105,6 +111,7 @@ pub fn message_text(m: &Value) -> String {
         }
         _ => {}
     }
+    parts_text(m, &mut out);
     for call in m
         .get("tool_calls")
         .and_then(Value::as_array)
@@ -123,6 +130,27 @@ pub fn message_text(m: &Value) -> String {
         );
     }
     out
+}
+
+/// The text of a Gemini Content's parts: text, and each function call's name and arguments and
+/// each response's name and content, as compact JSON.
+fn parts_text(content: &Value, out: &mut String) {
+    for p in content
+        .get("parts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(t) = p.get("text").and_then(Value::as_str) {
+            out.push_str(t);
+        }
+        for (key, payload) in [("functionCall", "args"), ("functionResponse", "response")] {
+            if let Some(c) = p.get(key) {
+                out.push_str(c["name"].as_str().unwrap_or(""));
+                out.push_str(&json::compact(&c[payload]));
+            }
+        }
+    }
 }
 
 fn block_text(b: &Value, out: &mut String) {

@@ -6,6 +6,8 @@ pub const O200K: u8 = 0;
 pub const CL100K: u8 = 1;
 /// The first of six keys: each Claude family, as a message's content and inline.
 pub const CLAUDE: u8 = 2;
+/// Gemma 3, counted whole (after the six Claude keys).
+pub const GEMMA3: u8 = 8;
 /// Shorter texts are cheaper to count than to hash and look up.
 const MIN_LEN: usize = 64;
 /// Entries per shard: 7/8 of 65,536, the most a table of 65,536 slots holds before it

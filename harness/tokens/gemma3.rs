@@ -1,0 +1,101 @@
+//! The Gemma 3 vocabulary, the offline stand-in for Gemini's tokenizer (Google states that
+//! Gemini and Gemma share a tokenizer family; FACTS section 8). The vocabulary is not shipped
+//! with toolcost: it is read from PyPI's `maxtext` 0.2.5 (Apache-2.0), whose
+//! `maxtext/assets/tokenizers/tokenizer.gemma3` is the SentencePiece model (262,144 pieces),
+//! checked by its SHA-256 before use. Counted with [`super::sentencepiece`].
+//!
+//! Every figure counted with it is `estimated:gemma3`: docs/notes/gemini.md and the
+//! `claude-counts`-style report say how far it is from Gemini's recorded `countTokens`.
+
+use super::sentencepiece::SentencePiece;
+use crate::error::{Error, Result};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The SHA-256 of `tokenizer.gemma3` in maxtext 0.2.5.
+pub const SHA256: &str = "a96dfa1c296977bd225176202b305aeb29f3f49cc7d54b15bd31e998f91b9736";
+
+/// Where toolcost looks for the vocabulary, from the repository root (the README's optional
+/// step installs it there).
+pub const DEFAULT_DIR: &str = "models/gemma3";
+
+/// The one-line install, from the repository root.
+pub const INSTALL: &str = "python3 -m pip install --no-deps --only-binary=:all: --ignore-requires-python --target models/gemma3 maxtext==0.2.5";
+
+/// The file's place inside the installed package.
+const IN_PACKAGE: [&str; 4] = ["maxtext", "assets", "tokenizers", "tokenizer.gemma3"];
+
+/// The loaded vocabulary, or why it could not be loaded (said once, kept).
+fn loaded() -> &'static std::result::Result<SentencePiece, String> {
+    static SP: OnceLock<std::result::Result<SentencePiece, String>> = OnceLock::new();
+    SP.get_or_init(|| load().map_err(|e| e.to_string()))
+}
+
+/// Whether the vocabulary is installed and sound; the error says how to install it.
+pub fn ready() -> Result<()> {
+    loaded()
+        .as_ref()
+        .map(|_| ())
+        .map_err(|e| Error::input(e.clone()))
+}
+
+/// Tokens of a text. The vocabulary must be [`ready`]: commands that count with it check
+/// first, so reaching this without it is a bug.
+pub fn count(text: &str) -> usize {
+    match loaded() {
+        Ok(sp) => sp.count(text),
+        Err(e) => panic!("the Gemma 3 vocabulary is not loaded: {e}"),
+    }
+}
+
+fn load() -> Result<SentencePiece> {
+    let path = locate()?;
+    let bytes =
+        std::fs::read(&path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    let digest = Sha256::digest(&bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    if hex != SHA256 {
+        return Err(Error::input(format!(
+            "{} is not maxtext 0.2.5's tokenizer.gemma3 (SHA-256 {hex}, expected {SHA256}); reinstall it with\n  {INSTALL}",
+            path.display()
+        )));
+    }
+    SentencePiece::from_model_proto(&bytes)
+        .map_err(|e| Error::input(format!("{}: {e}", path.display())))
+}
+
+/// The vocabulary's file: `$TOOLCOST_GEMMA3` (the file, or a folder holding it or the
+/// package), else [`DEFAULT_DIR`] under the working folder or the executable's.
+pub fn locate() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("TOOLCOST_GEMMA3").filter(|d| !d.is_empty()) {
+        let p = PathBuf::from(p);
+        return in_place(&p).ok_or_else(|| missing(&format!("$TOOLCOST_GEMMA3 ({})", p.display())));
+    }
+    let mut bases = vec![PathBuf::from(".")];
+    if let Some(exe) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        bases.extend(exe.ancestors().take(4).map(Path::to_path_buf));
+    }
+    bases
+        .iter()
+        .find_map(|b| in_place(&b.join(DEFAULT_DIR)))
+        .ok_or_else(|| missing(DEFAULT_DIR))
+}
+
+fn in_place(p: &Path) -> Option<PathBuf> {
+    let package: PathBuf = IN_PACKAGE.iter().collect();
+    [p.to_path_buf(), p.join(IN_PACKAGE[3]), p.join(&package)]
+        .into_iter()
+        .find(|f| f.is_file())
+}
+
+fn missing(place: &str) -> Error {
+    Error::input(format!(
+        "Gemini counts need the Gemma 3 vocabulary (PyPI maxtext 0.2.5, Apache-2.0, a 14 MB download), \
+         which is not installed at {place}; install it from the repository root with\n  {INSTALL}\n\
+         or point TOOLCOST_GEMMA3 at its tokenizer.gemma3"
+    ))
+}

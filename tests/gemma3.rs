@@ -1,0 +1,162 @@
+//! Gemini's offline count: toolcost's SentencePiece encoder with the Gemma 3 vocabulary gives
+//! the ids of Google's own `sentencepiece` package (PyPI) on recorded texts of many kinds, real
+//! MCP tool definitions, and texts written to find the edges of the algorithm.
+
+mod common;
+
+use std::io::Write;
+use toolcost::tokens::sentencepiece::SentencePiece;
+
+fn texts() -> Vec<String> {
+    let mut out = Vec::new();
+    // Recorded texts of three tokenizer families' studies: prose, code, many languages.
+    let path = common::shared().join("claude-counts-text/rosetta.jsonl.gz");
+    let f = std::fs::File::open(&path).unwrap();
+    let mut s = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(f), &mut s).unwrap();
+    for line in s.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(t) = v["text"].as_str() {
+            out.push(t.to_string());
+        }
+    }
+    // Real MCP tool definitions, each as compact JSON.
+    for e in std::fs::read_dir(common::shared().join("real-mcp")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            let tools = v["tools"]
+                .as_array()
+                .or_else(|| v["result"]["tools"].as_array())
+                .cloned()
+                .unwrap_or_default();
+            out.extend(tools.iter().map(|t| t.to_string()));
+        }
+    }
+    // The edges: whitespace runs, digits, user-defined pieces inside words, byte fallback,
+    // scripts side by side, joiners.
+    for n in [1, 2, 3, 7, 31, 32, 33, 100, 1000] {
+        out.push(" ".repeat(n));
+        out.push(format!("a{}b", "\n".repeat(n)));
+        out.push(format!("x{}y", "\t".repeat(n)));
+        out.push("9".repeat(n));
+    }
+    out.extend(
+        [
+            "",
+            "<unused5>inside<b>bold</b>words<start_of_turn>",
+            "naïve café — 東京タワー 👩‍👩‍👧‍👦 مرحبا бағдарлама ऊर्जा",
+            "\u{1}\u{7f}\u{200b}\u{feff}\u{10ffff}",
+            "mcp__server__TOOL_NAME.v2:x-y {\"type\":\"object\"}",
+            "e\u{301}\u{301}\u{301} ç",
+            "12345678901234567890.5e-10",
+        ]
+        .map(String::from),
+    );
+    out
+}
+
+#[test]
+fn the_gemma3_encoder_gives_sentencepiece_ids() {
+    if !common::python_sdks("sentencepiece") || !common::gemma3_installed() {
+        return;
+    }
+    let file = toolcost::tokens::gemma3::locate().unwrap();
+    let sp = SentencePiece::from_model_proto(&std::fs::read(&file).unwrap()).unwrap();
+    let texts = texts();
+    assert!(texts.len() > 1500, "{} texts", texts.len());
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers/gemma3_reference.py");
+    let mut child = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&file)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(&texts).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    let want: Vec<Vec<u32>> = serde_json::from_slice(&out.stdout).unwrap();
+    let mut wrong = Vec::new();
+    for (t, w) in texts.iter().zip(&want) {
+        let got = sp.encode(t);
+        if &got != w {
+            wrong.push(t.chars().take(60).collect::<String>());
+        }
+        assert_eq!(sp.count(t), w.len());
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ: {:?}",
+        wrong.len(),
+        texts.len(),
+        &wrong[..wrong.len().min(5)]
+    );
+    // The counting path the render models use agrees with the encoder.
+    let tok = toolcost::tokens::Tokenizer::Gemma3;
+    for (t, w) in texts.iter().zip(&want).take(200) {
+        assert_eq!(tok.count(t), w.len() as f64);
+    }
+}
+
+#[test]
+fn a_missing_or_wrong_vocabulary_says_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = dir.path().join("tokenizer.gemma3");
+    std::fs::write(&wrong, b"not a model").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["measure", "--rows", "5", "--model", "gemini-3.5-flash"])
+        .env("TOOLCOST_GEMMA3", &wrong)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("SHA-256") && err.contains("maxtext==0.2.5"),
+        "{err}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["measure", "--rows", "5", "--model", "gemini-3.5-flash"])
+        .env("TOOLCOST_GEMMA3", dir.path().join("nothing-here"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("pip install") && err.contains("TOOLCOST_GEMMA3"),
+        "{err}"
+    );
+}
+
+/// The committed report of Gemini's recorded counts is what the estimate gives today, and the
+/// estimate stays as close as it is on the Developer API (the API toolcost's Gemini format
+/// speaks): nothing in it is fitted to these figures.
+#[test]
+fn the_recorded_gemini_counts_report_regenerates() {
+    if !common::gemma3_installed() {
+        return;
+    }
+    let rows = toolcost::gemini_counts::check(toolcost::gemini_counts::EMBEDDED).unwrap();
+    let md = toolcost::report::render(toolcost::report::OutputFormat::Markdown, &rows);
+    let committed = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("reports/gemini-counts/gemini-counts.md"),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(md).unwrap(),
+        committed,
+        "run `toolcost gemini-counts --out reports/gemini-counts`"
+    );
+    let dev = toolcost::gemini_counts::summary(&rows, "developer");
+    assert!(dev.requests >= 20, "{dev:?}");
+    assert!(
+        dev.mape_pct < 5.0 && dev.exact * 4 >= dev.requests * 3,
+        "{dev:?}"
+    );
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env python3
+"""Google's sentencepiece package (PyPI) counting texts with the Gemma 3 vocabulary: the
+reference toolcost's own SentencePiece encoder is held to (tests/gemma3.rs).
+
+usage: gemma3_reference.py MODEL_FILE < texts.json   (a JSON list of strings)
+Prints a JSON list: each text's ids.
+"""
+import json
+import sys
+
+import sentencepiece as spm
+
+sp = spm.SentencePieceProcessor(model_file=sys.argv[1])
+texts = json.load(sys.stdin)
+print(json.dumps([sp.encode(t) for t in texts]))
