@@ -41,6 +41,40 @@ pub fn unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> crate::erro
     )))
 }
 
+/// What Gemini refuses of one tool sent with `parameters` (its OpenAPI-subset schema): the
+/// first fault of its name and of its schema. Clients that send `parametersJsonSchema` (Gemini
+/// CLI, toolcost's surfaces) are not refused these.
+#[derive(Debug, Clone, Serialize)]
+pub struct GeminiFault {
+    pub name: String,
+    pub fault: String,
+}
+
+/// Every tool Gemini's `parameters` would refuse, and why.
+pub fn gemini_subset(cat: &Catalogue) -> Vec<GeminiFault> {
+    use crate::provider::gemini;
+    cat.rows
+        .iter()
+        .filter_map(|r| {
+            let schema = r
+                .input_schema
+                .as_ref()
+                .map_or_else(crate::catalogue::empty_schema, |s| s.value());
+            let fault = match gemini::valid_name(&r.key) {
+                false => Some(format!(
+                    "the name is not one Gemini takes: a letter or `_` first, then letters, digits, `_ . : -`, at most {} characters",
+                    gemini::MAX_NAME
+                )),
+                true => gemini::subset_fault(&schema, "parameters", &mut 100_000),
+            };
+            fault.map(|fault| GeminiFault {
+                name: r.key.clone(),
+                fault,
+            })
+        })
+        .collect()
+}
+
 /// Lint every tool's input schema; tools without violations are left out.
 pub fn lint(cat: &Catalogue) -> Vec<ToolReport> {
     cat.rows

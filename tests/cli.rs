@@ -215,6 +215,41 @@ fn lint_reports_and_fixes() {
         .stdout(predicate::str::contains("0 of 9 tools"));
 }
 
+/// `lint --gemini` names the tools Gemini's OpenAPI-subset `parameters` refuses, and why.
+#[test]
+fn lint_gemini_names_what_the_subset_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tools.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({"tools": [
+            {"name": "fine", "description": "d", "inputSchema": {"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}}}},
+            {"name": "nullable", "description": "d", "inputSchema": {"type": "object", "properties": {"a": {"type": ["string", "null"]}}}},
+            {"name": "refs", "description": "d", "inputSchema": {"type": "object", "$defs": {"A": {"type": "string"}}, "properties": {"a": {"$ref": "#/$defs/A"}}}},
+            {"name": "9lives", "description": "d", "inputSchema": {"type": "object"}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = toolcost()
+        .args(["lint", "--gemini"])
+        .arg(&file)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("3 of 4 tools"), "{text}");
+    assert!(
+        text.contains("nullable: parameters.properties.a.type: a list of types"),
+        "{text}"
+    );
+    assert!(text.contains("refs: parameters: `$defs`"), "{text}");
+    assert!(text.contains("9lives: the name"), "{text}");
+    assert!(!text.contains("fine:"), "{text}");
+}
+
 /// `lint` names where a normal form cannot keep what a schema accepts, and `lint --fix`
 /// writes the same list into the tool's `_meta`.
 #[test]

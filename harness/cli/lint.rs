@@ -20,11 +20,37 @@ pub struct LintArgs {
     /// Print the violations as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Check instead what Gemini refuses when a client sends the schemas as `parameters` (its
+    /// OpenAPI subset: no `$ref`, `oneOf`, `const`, type lists, ...) and the names it refuses.
+    /// Clients that send `parametersJsonSchema` (Gemini CLI) are not refused these.
+    #[arg(long, conflicts_with = "fix")]
+    pub gemini: bool,
 }
 
 pub(super) fn run(a: LintArgs) -> Result<i32> {
     let cat = Catalogue::load(&a.file)?;
     lint::unique_names(cat.rows.iter().map(|r| r.key.as_str()))?;
+    if a.gemini {
+        let faults = lint::gemini_subset(&cat);
+        match a.json {
+            true => println!(
+                "{}",
+                serde_json::to_string_pretty(&faults).expect("serialises")
+            ),
+            false => {
+                let mut text = format!(
+                    "{} of {} tools would be refused by Gemini's `parameters` (OpenAPI subset)\n",
+                    faults.len(),
+                    cat.rows.len()
+                );
+                for f in &faults {
+                    text.push_str(&format!("  {}: {}\n", f.name, f.fault));
+                }
+                print!("{}", report::fit_to_terminal(&text));
+            }
+        }
+        return Ok(if faults.is_empty() { 0 } else { 1 });
+    }
     let reports = lint::lint(&cat);
     if a.fix {
         let fixed = lint::fixed_tools_list(&cat);

@@ -209,7 +209,7 @@ const SUBSET_REFUSES: &[&str] = &[
 
 /// What the OpenAPI-subset schema at `path` refuses, if anything: a keyword it lacks, a list of
 /// types, an enum of something other than strings. Walks at most `budget` nodes.
-fn subset_fault(schema: &Value, path: &str, budget: &mut usize) -> Option<String> {
+pub fn subset_fault(schema: &Value, path: &str, budget: &mut usize) -> Option<String> {
     if *budget == 0 {
         return None;
     }

@@ -482,6 +482,8 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
         return "The sweep has no catalogue larger than zero rows.\n".into();
     };
     let at = |surface: &str, n: usize| find(rows, &client, &tok, surface, n);
+    // A surface the provider refuses says nothing about growth: it is not sent.
+    let sent = |surface: &str, n: usize| at(surface, n).filter(|r| !r.refused);
     let mut out = format!("With {client} and {tok}: ");
     if let (Some(a), Some(b)) = (
         at(SurfaceKind::PER_ROW_MCP.name(), lo),
@@ -507,7 +509,7 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
         .into_iter()
         .filter(|s| s != SurfaceKind::PER_ROW_MCP.name() && s != SurfaceKind::NAME_LIST.name())
         .filter_map(|s| {
-            let (a, b) = (at(&s, lo)?, at(&s, hi)?);
+            let (a, b) = (sent(&s, lo)?, sent(&s, hi)?);
             let change = b.input_tokens as f64 / a.input_tokens.max(1) as f64 - 1.0;
             (change.abs() < 0.05).then(|| format!("{s} ({})", percent(change)))
         })
@@ -522,8 +524,8 @@ fn reading(rows: &[SweepRow], tasks: &[TaskResult]) -> String {
         );
     }
     if let (Some(a), Some(b)) = (
-        at(SurfaceKind::DEFERRED_SEARCH.name(), lo),
-        at(SurfaceKind::DEFERRED_SEARCH.name(), hi),
+        sent(SurfaceKind::DEFERRED_SEARCH.name(), lo),
+        sent(SurfaceKind::DEFERRED_SEARCH.name(), hi),
     ) {
         let _ = write!(
             out,
@@ -560,6 +562,13 @@ fn crossings(out: &mut String, rows: &[SweepRow]) {
         let _ = write!(
             out,
             "For {c}, per-row MCP exceeds OpenAI's 128 tools per request from N={}. ",
+            thousands(n as u64)
+        );
+    }
+    if let Some((n, c)) = first_crossing(SurfaceKind::PER_ROW_MCP.name(), "Gemini's limit") {
+        let _ = write!(
+            out,
+            "For {c}, per-row MCP exceeds Gemini's 512 function declarations per request from N={}. ",
             thousands(n as u64)
         );
     }
