@@ -5,6 +5,7 @@
 //! [`pricing`] turns tokens into dollars, and [`measure`] / [`reproduce`] assemble the tables
 //! that [`report`] writes.
 
+pub mod audit;
 pub mod calibrate;
 pub mod catalogue;
 pub mod check;

@@ -6,6 +6,7 @@
 //! declared here once and flattened in. Clap types stay in this folder: each command converts
 //! its arguments into the plain config types of the module that does the work.
 
+mod audit;
 mod calibrate;
 mod check;
 mod claude_counts;
@@ -23,6 +24,7 @@ mod serve;
 mod sweep;
 mod weigh;
 
+pub use audit::AuditArgs;
 pub use calibrate::CalibrateArgs;
 pub use check::CheckArgs;
 pub use claude_counts::ClaudeCountsArgs;
@@ -81,6 +83,9 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// What a server's tools cost: per-tool bytes and tokens, marginal tokens, one turn per surface.
     Weigh(WeighArgs),
+    /// The MCP servers your hosts are configured with (Claude Code, Claude Desktop, Cursor, VS
+    /// Code, Windsurf, Codex, Gemini CLI), weighed per server and tool as each host shows them.
+    Audit(AuditArgs),
     /// Fail CI when tool definitions outgrow the budget in toolcost.toml or the baseline lock.
     Check(CheckArgs),
     /// Run the reference dispatch server: HTTP protocol and an MCP endpoint per surface (per-row, trimmed per-row, small, code mode).
@@ -130,6 +135,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Measure(a) => measure::run(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Weigh(a) => weigh::run(a),
+        Command::Audit(a) => audit::run(a),
         Command::Check(a) => check::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Gateway(a) => gateway::run(a),
@@ -246,6 +252,7 @@ impl TargetArgs {
         } else if !self.command.is_empty() {
             Ok(Target::Command {
                 argv: self.command.clone(),
+                env: Vec::new(),
                 timeout,
                 opts,
             })

@@ -34,15 +34,17 @@ pub struct Stdio {
 impl Stdio {
     /// Start `argv[0]` with the rest as arguments.
     pub fn spawn(argv: &[String]) -> Result<Stdio> {
-        Stdio::spawn_with(argv, super::DEFAULT_MAX_LINE)
+        Stdio::spawn_with(argv, &[], super::DEFAULT_MAX_LINE)
     }
 
-    /// The same, with lines on stdout bounded to `max_line` bytes.
-    pub fn spawn_with(argv: &[String], max_line: usize) -> Result<Stdio> {
+    /// The same, with these variables added to its environment and lines on stdout bounded to
+    /// `max_line` bytes.
+    pub fn spawn_with(argv: &[String], env: &[(String, String)], max_line: usize) -> Result<Stdio> {
         let (prog, args) = argv
             .split_first()
             .ok_or_else(|| Error::input("no command given after `--`"))?;
         let mut cmd = Command::new(prog);
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
         cmd.args(args)
             .stdin(P::piped())
             .stdout(P::piped())

@@ -20,9 +20,11 @@ pub enum Target {
         timeout: Duration,
         opts: Options,
     },
-    /// A stdio server to start: the program and its arguments.
+    /// A stdio server to start: the program and its arguments, and variables added to its
+    /// environment (a host's `env`: passed on, never printed).
     Command {
         argv: Vec<String>,
+        env: Vec<(String, String)>,
         timeout: Duration,
         opts: Options,
     },
@@ -90,10 +92,11 @@ impl Target {
             }
             Target::Command {
                 argv,
+                env,
                 timeout,
                 opts,
             } => {
-                let mut ch = Stdio::spawn_with(argv, opts.max_line)?;
+                let mut ch = Stdio::spawn_with(argv, env, opts.max_line)?;
                 (
                     argv.join(" "),
                     listed_or_signalled(&mut ch, *timeout, opts).await?,
