@@ -12,6 +12,10 @@
 #   TOOLCOST_CONFIG   the budget file (default toolcost.toml)
 #   TOOLCOST_LOCK     the baseline lock (default toolcost.lock.json)
 #   GITHUB_STEP_SUMMARY  the job summary file GitHub Actions provides
+#   TOOLCOST_COMMENT_FILE  where to keep a copy of the report (a pull-request comment)
+#   TOOLCOST_GITHUB_TOKEN  a token that may write issue comments: the report is posted as the
+#                     pull request's comment (updated on later pushes); with GITHUB_EVENT_PATH,
+#                     GITHUB_REPOSITORY and GITHUB_API_URL, which Actions provides
 set -euo pipefail
 
 config="${TOOLCOST_CONFIG:-toolcost.toml}"
@@ -52,6 +56,17 @@ if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   } >>"$GITHUB_STEP_SUMMARY" ) 2>/dev/null; then
     # Not a finding: the gate's verdict stands, and the log says why the summary is missing.
     echo "::warning::toolcost could not write the job summary at $GITHUB_STEP_SUMMARY" >&2
+  fi
+fi
+if [ -n "${TOOLCOST_COMMENT_FILE:-}" ]; then
+  cp "$report" "$TOOLCOST_COMMENT_FILE"
+fi
+if [ -n "${TOOLCOST_GITHUB_TOKEN:-}" ]; then
+  # Not a finding either way: a refused comment (a fork's read-only token) is a warning.
+  if ! why="$(python3 "$(dirname "$0")/comment.py" "$report" 2>&1)"; then
+    echo "::warning::toolcost could not post the pull-request comment: ${why//$'\n'/ }" >&2
+  else
+    [ -z "$why" ] || echo "$why" >&2
   fi
 fi
 if [ "$code" -eq 1 ]; then

@@ -150,3 +150,136 @@ fn an_unwritable_summary_does_not_change_the_verdict() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("could not write the job summary"), "{text}");
 }
+
+/// A stand-in for GitHub's issue-comment API on loopback: the comments it holds, the calls it
+/// saw, and a status to refuse every write with (a fork's read-only token gets 403).
+#[derive(Default)]
+struct FakeGithub {
+    comments: Vec<(u64, String)>,
+    calls: Vec<String>,
+    refuse: Option<u16>,
+}
+
+async fn fake_github(state: std::sync::Arc<std::sync::Mutex<FakeGithub>>) -> String {
+    use axum::extract::{Path as P, State};
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::{get, patch};
+    type S = State<std::sync::Arc<std::sync::Mutex<FakeGithub>>>;
+    type Answer = (StatusCode, String);
+    fn authorised(h: &HeaderMap) -> bool {
+        h.get("authorization").and_then(|v| v.to_str().ok()) == Some("Bearer pr-token")
+    }
+    fn body_of(text: &str) -> String {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+        v["body"].as_str().unwrap_or("").to_string()
+    }
+    async fn list(State(s): S, h: HeaderMap, P((_, _, n)): P<(String, String, u64)>) -> Answer {
+        let mut s = s.lock().unwrap();
+        s.calls.push(format!("GET {n}"));
+        if !authorised(&h) {
+            return (StatusCode::UNAUTHORIZED, "{}".into());
+        }
+        let all: Vec<_> = s
+            .comments
+            .iter()
+            .map(|(id, b)| serde_json::json!({"id": id, "body": b}))
+            .collect();
+        (StatusCode::OK, serde_json::json!(all).to_string())
+    }
+    async fn post(
+        State(s): S,
+        h: HeaderMap,
+        P((_, _, n)): P<(String, String, u64)>,
+        body: String,
+    ) -> Answer {
+        let mut s = s.lock().unwrap();
+        s.calls.push(format!("POST {n}"));
+        if let Some(code) = s.refuse.filter(|_| authorised(&h)) {
+            let msg = r#"{"message": "Resource not accessible by integration"}"#;
+            return (StatusCode::from_u16(code).unwrap(), msg.into());
+        }
+        let id = 100 + s.comments.len() as u64;
+        s.comments.push((id, body_of(&body)));
+        (
+            StatusCode::CREATED,
+            serde_json::json!({"id": id}).to_string(),
+        )
+    }
+    async fn edit(State(s): S, P((_, _, id)): P<(String, String, u64)>, body: String) -> Answer {
+        let mut s = s.lock().unwrap();
+        s.calls.push(format!("PATCH {id}"));
+        if let Some(c) = s.comments.iter_mut().find(|c| c.0 == id) {
+            c.1 = body_of(&body);
+        }
+        (StatusCode::OK, serde_json::json!({"id": id}).to_string())
+    }
+    let app = axum::Router::new()
+        .route("/repos/{o}/{r}/issues/{n}/comments", get(list).post(post))
+        .route("/repos/{o}/{r}/issues/comments/{id}", patch(edit))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+/// With a token the report becomes the pull request's comment, updated (not repeated) on the
+/// next push; a refused write (a fork's read-only token) is a warning and the verdict stands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_action_comments_on_the_pull_request_once_and_updates_it() {
+    let state = std::sync::Arc::new(std::sync::Mutex::new(FakeGithub::default()));
+    let api = fake_github(state.clone()).await;
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path().to_path_buf();
+    write_tools(&dir, "Search issues by text.");
+    baseline(&dir, "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\nmax_growth_pct = 2.0\n");
+    let event = dir.join("event.json");
+    std::fs::write(&event, r#"{"pull_request": {"number": 7}}"#).unwrap();
+    let run = |dir: std::path::PathBuf, api: String| {
+        tokio::task::spawn_blocking(move || {
+            let out = Command::new("bash")
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("action/check.sh"))
+                .current_dir(&dir)
+                .env("TOOLCOST_BIN", assert_cmd::cargo::cargo_bin("toolcost"))
+                .env("TOOLCOST_GITHUB_TOKEN", "pr-token")
+                .env("GITHUB_EVENT_PATH", dir.join("event.json"))
+                .env("GITHUB_REPOSITORY", "owner/repo")
+                .env("GITHUB_API_URL", api)
+                .env("TOOLCOST_COMMENT_FILE", dir.join("comment.md"))
+                .output()
+                .unwrap();
+            (
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stderr).to_string(),
+            )
+        })
+    };
+    let (code, err) = run(dir.clone(), api.clone()).await.unwrap();
+    assert_eq!(code, 0, "{err}");
+    write_tools(
+        &dir,
+        &"Search issues by text, labels, authors, states and dates. ".repeat(8),
+    );
+    let (code, err) = run(dir.clone(), api.clone()).await.unwrap();
+    assert_eq!(code, 1, "{err}");
+    {
+        let s = state.lock().unwrap();
+        assert_eq!(s.comments.len(), 1, "{:?}", s.calls);
+        assert!(s.calls.contains(&"PATCH 100".to_string()), "{:?}", s.calls);
+        let body = &s.comments[0].1;
+        assert!(body.starts_with("<!-- toolcost-check -->"), "{body}");
+        assert!(body.contains("search_issues"), "{body}");
+        // The same report is kept for a later workflow to post.
+        let kept = std::fs::read_to_string(dir.join("comment.md")).unwrap();
+        assert!(body.ends_with(&kept), "{kept}");
+    }
+    // A refused write: the gate's verdict stands, the log says why.
+    state.lock().unwrap().refuse = Some(403);
+    state.lock().unwrap().comments.clear();
+    let (code, err) = run(dir.clone(), api).await.unwrap();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("::warning::toolcost could not post the pull-request comment"),
+        "{err}"
+    );
+}

@@ -374,3 +374,61 @@ fn an_empty_source_fails_and_the_badge_is_written() {
     let svg = std::fs::read_to_string(d.join("badge.svg")).unwrap();
     assert!(svg.contains("#c62828"), "{svg}");
 }
+
+/// The pull-request comment and badge shown in docs/ci.md are what `check` writes for its
+/// example (a tool grown past the budget, one added, one removed): regenerated and compared.
+#[test]
+fn the_comment_and_badge_in_the_docs_are_checks_own() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("toolcost.toml"),
+        "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\nmax_tokens_per_tool = 100\nmax_growth_pct = 10\n",
+    )
+    .unwrap();
+    capture(
+        dir.path(),
+        &[("search_issues", 30), ("get_issue", 12), ("list_labels", 8)],
+    );
+    toolcost()
+        .current_dir(dir.path())
+        .args(["check", "--update"])
+        .assert()
+        .success();
+    capture(
+        dir.path(),
+        &[
+            ("search_issues", 120),
+            ("get_issue", 12),
+            ("create_issue", 20),
+        ],
+    );
+    let out = toolcost()
+        .current_dir(dir.path())
+        .args(["check", "--format", "md", "--badge", "badge.svg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let md = String::from_utf8(out.stdout).unwrap();
+    let badge = std::fs::read_to_string(dir.path().join("badge.svg")).unwrap();
+    let examples = root().join("docs/examples");
+    if std::env::var_os("TOOLCOST_BLESS").is_some() {
+        std::fs::create_dir_all(&examples).unwrap();
+        std::fs::write(examples.join("check-comment.md"), &md).unwrap();
+        std::fs::write(examples.join("check-badge.svg"), &badge).unwrap();
+    }
+    let committed = std::fs::read_to_string(examples.join("check-comment.md")).unwrap();
+    assert_eq!(
+        md, committed,
+        "TOOLCOST_BLESS=1 cargo test --test check rewrites the examples"
+    );
+    assert_eq!(
+        badge,
+        std::fs::read_to_string(examples.join("check-badge.svg")).unwrap()
+    );
+    let ci = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    assert!(
+        ci.contains(md.trim_end()),
+        "docs/ci.md shows the comment as check writes it"
+    );
+    assert!(ci.contains("examples/check-badge.svg"));
+}

@@ -171,6 +171,7 @@ fn every_command_and_flag_the_docs_name_exists() {
         "git",
         "bash",
         "curl",
+        "gh",
         "wrk",
         "hyperfine",
         "--test",

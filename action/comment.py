@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Post toolcost's report as the pull request's comment, or update the one posted before.
+
+usage: comment.py REPORT_FILE
+Environment: TOOLCOST_GITHUB_TOKEN (a token that may write issue comments), GITHUB_EVENT_PATH
+(the event; only pull_request events have a number to comment on), GITHUB_REPOSITORY (owner/name),
+GITHUB_API_URL (default https://api.github.com). Standard library only.
+
+Exit 0 when the comment is posted or updated, or when there is nothing to comment on; 1 with
+one line on stderr when GitHub refuses (a fork's pull request gets a read-only token: see
+docs/ci.md for the workflow_run recipe). The caller turns 1 into a warning: the gate's verdict
+does not depend on the comment.
+"""
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+MARKER = "<!-- toolcost-check -->"
+
+
+def call(method, url, token, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/vnd.github+json",
+        "X-GitHub-Api-Version": "2022-11-28",
+        "Content-Type": "application/json",
+        "User-Agent": "toolcost-action",
+    })
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read() or b"null")
+
+
+def main():
+    token = os.environ.get("TOOLCOST_GITHUB_TOKEN", "")
+    event_path = os.environ.get("GITHUB_EVENT_PATH", "")
+    repo = os.environ.get("GITHUB_REPOSITORY", "")
+    api = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
+    if not token or not event_path or not repo:
+        return 0
+    with open(event_path, encoding="utf-8") as f:
+        event = json.load(f)
+    number = (event.get("pull_request") or {}).get("number")
+    if not isinstance(number, int):
+        return 0
+    with open(sys.argv[1], encoding="utf-8") as f:
+        report = f.read()
+    # GitHub takes comments up to 65,536 characters.
+    limit = 60000
+    if len(report) > limit:
+        report = report[:limit] + "\n\n(cut: the whole report is in the job summary)\n"
+    body = {"body": f"{MARKER}\n{report}"}
+    try:
+        mine = None
+        for page in range(1, 11):
+            comments = call("GET", f"{api}/repos/{repo}/issues/{number}/comments?per_page=100&page={page}", token)
+            if not comments:
+                break
+            mine = next((c for c in comments if MARKER in (c.get("body") or "")), mine)
+        if mine is not None:
+            call("PATCH", f"{api}/repos/{repo}/issues/comments/{mine['id']}", token, body)
+            print(f"toolcost: updated the pull request's comment {mine['id']}", file=sys.stderr)
+        else:
+            made = call("POST", f"{api}/repos/{repo}/issues/{number}/comments", token, body)
+            print(f"toolcost: commented on the pull request ({made.get('id')})", file=sys.stderr)
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        print(f"could not comment on pull request {number}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
