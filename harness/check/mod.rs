@@ -100,12 +100,25 @@ impl Config {
     }
 }
 
-/// One tool in the lock file.
+/// One tool in the lock file: its bytes, its tokens with the budget's tokenizer, and for the
+/// pull-request diff its tokens on each provider whose tokenizer every machine has (Anthropic's
+/// current one counted exactly, OpenAI's o200k; Gemini's vocabulary is installed apart, so a
+/// lock does not depend on it). A lock written before these were kept has none.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
 pub struct Weight {
     pub bytes: usize,
     pub tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anthropic: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openai: Option<u64>,
 }
+
+/// The providers' tokenizers a lock keeps beside the budget's, in the diff's column order.
+pub const PROVIDER_TOKENIZERS: [(&str, Tokenizer); 2] = [
+    ("Anthropic", Tokenizer::ClaudeV5),
+    ("OpenAI", Tokenizer::O200k),
+];
 
 /// `toolcost.lock.json`: the baseline, per tool.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -138,6 +151,8 @@ impl Lock {
                     Weight {
                         bytes: t.bytes(),
                         tokens: tok.count(t.raw()).round() as u64,
+                        anthropic: Some(Tokenizer::ClaudeV5.count(t.raw()).round() as u64),
+                        openai: Some(Tokenizer::O200k.count(t.raw()).round() as u64),
                     },
                 )
             })
@@ -503,6 +518,8 @@ mod tests {
                     Weight {
                         bytes: *b,
                         tokens: *t,
+                        anthropic: None,
+                        openai: None,
                     },
                 )
             })

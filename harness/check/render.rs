@@ -2,6 +2,7 @@
 
 use super::{Change, Format, Outcome, ToolChange, Weight};
 use crate::report::{markdown, Align};
+use crate::tokens::Tokenizer;
 
 /// An SVG badge of a check: the total tokens of the tools, green within budget and red over it
 /// (the label and the figure are escaped; nothing in it comes from a tool's name).
@@ -165,28 +166,62 @@ fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
         out.push('\n');
     }
     if !o.changes.is_empty() {
-        let columns = [
+        let mut columns = vec![
             ("tool".to_string(), Align::Spaced),
             ("change".to_string(), Align::Spaced),
             ("bytes".to_string(), Align::Spaced),
             (format!("{tok} tokens"), Align::Spaced),
         ];
+        // Each provider's tokens, where the lock and the current tools have them.
+        let providers: Vec<(&str, Tokenizer, fn(&Weight) -> Option<u64>)> = vec![
+            (
+                crate::check::PROVIDER_TOKENIZERS[0].0,
+                crate::check::PROVIDER_TOKENIZERS[0].1,
+                |w| w.anthropic,
+            ),
+            (
+                crate::check::PROVIDER_TOKENIZERS[1].0,
+                crate::check::PROVIDER_TOKENIZERS[1].1,
+                |w| w.openai,
+            ),
+        ];
+        // A provider whose tokenizer is the budget's has its column already.
+        let shown: Vec<_> = providers
+            .into_iter()
+            .filter(|(_, t, _)| t.name() != tok)
+            .filter(|(_, _, get)| {
+                o.changes.iter().any(|c| {
+                    c.before
+                        .as_ref()
+                        .or(c.after.as_ref())
+                        .and_then(get)
+                        .is_some()
+                })
+            })
+            .collect();
+        for (name, t, _) in &shown {
+            columns.push((format!("{name} tokens ({})", t.name()), Align::Spaced));
+        }
         out.push_str(&markdown::table(
             &columns,
             o.changes.iter().map(|c| {
-                let fmt = |f: fn(&Weight) -> String| {
+                let fmt = |f: &dyn Fn(&Weight) -> Option<String>| {
                     format!(
                         "{} -> {}",
-                        c.before.as_ref().map(f).unwrap_or_else(|| "-".into()),
-                        c.after.as_ref().map(f).unwrap_or_else(|| "-".into())
+                        c.before.as_ref().and_then(f).unwrap_or_else(|| "-".into()),
+                        c.after.as_ref().and_then(f).unwrap_or_else(|| "-".into())
                     )
                 };
-                vec![
+                let mut row = vec![
                     markdown::text(&c.name),
                     format!("{:?}", c.change).to_lowercase(),
-                    fmt(|w| w.bytes.to_string()),
-                    fmt(|w| w.tokens.to_string()),
-                ]
+                    fmt(&|w| Some(w.bytes.to_string())),
+                    fmt(&|w| Some(w.tokens.to_string())),
+                ];
+                for (_, _, get) in &shown {
+                    row.push(fmt(&|w| get(w).map(|n| n.to_string())));
+                }
+                row
             }),
         ));
     }
