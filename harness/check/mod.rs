@@ -114,10 +114,14 @@ pub struct Weight {
     pub openai: Option<u64>,
 }
 
+/// A provider whose tokens a lock keeps beside the budget's: its name, its tokenizer, and the
+/// field that holds them.
+pub type ProviderTokens = (&'static str, Tokenizer, fn(&Weight) -> Option<u64>);
+
 /// The providers' tokenizers a lock keeps beside the budget's, in the diff's column order.
-pub const PROVIDER_TOKENIZERS: [(&str, Tokenizer); 2] = [
-    ("Anthropic", Tokenizer::ClaudeV5),
-    ("OpenAI", Tokenizer::O200k),
+pub const PROVIDER_TOKENIZERS: [ProviderTokens; 2] = [
+    ("Anthropic", Tokenizer::ClaudeV5, |w| w.anthropic),
+    ("OpenAI", Tokenizer::O200k, |w| w.openai),
 ];
 
 /// `toolcost.lock.json`: the baseline, per tool.

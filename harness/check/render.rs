@@ -2,7 +2,6 @@
 
 use super::{Change, Format, Outcome, ToolChange, Weight};
 use crate::report::{markdown, Align};
-use crate::tokens::Tokenizer;
 
 /// An SVG badge of a check: the total tokens of the tools, green within budget and red over it
 /// (the label and the figure are escaped; nothing in it comes from a tool's name).
@@ -173,20 +172,8 @@ fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
             (format!("{tok} tokens"), Align::Spaced),
         ];
         // Each provider's tokens, where the lock and the current tools have them.
-        let providers: Vec<(&str, Tokenizer, fn(&Weight) -> Option<u64>)> = vec![
-            (
-                crate::check::PROVIDER_TOKENIZERS[0].0,
-                crate::check::PROVIDER_TOKENIZERS[0].1,
-                |w| w.anthropic,
-            ),
-            (
-                crate::check::PROVIDER_TOKENIZERS[1].0,
-                crate::check::PROVIDER_TOKENIZERS[1].1,
-                |w| w.openai,
-            ),
-        ];
         // A provider whose tokenizer is the budget's has its column already.
-        let shown: Vec<_> = providers
+        let shown: Vec<_> = crate::check::PROVIDER_TOKENIZERS
             .into_iter()
             .filter(|(_, t, _)| t.name() != tok)
             .filter(|(_, _, get)| {
