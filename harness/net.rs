@@ -123,6 +123,9 @@ fn roots(ca_cert: Option<&Path>) -> Result<Vec<reqwest::Certificate>> {
 /// What went wrong with a request to `url`, in words: TLS failures say which check failed and
 /// name the host; timeouts and refused connections say so.
 pub fn describe(e: &reqwest::Error, url: &str) -> String {
+    // The error's text names its URL, whose query may hold a client's key (Gemini's `?key=`):
+    // it is said without the query.
+    let shown = scrubbed(e);
     let host = reqwest::Url::parse(url)
         .ok()
         .and_then(|u| {
@@ -135,12 +138,46 @@ pub fn describe(e: &reqwest::Error, url: &str) -> String {
         return format!("TLS with {host} failed: {what}");
     }
     if e.is_timeout() {
-        return format!("{host} did not answer in time ({e})");
+        return format!("{host} did not answer in time ({shown})");
     }
     if e.is_connect() {
         return format!("could not connect to {host}: {}", root_cause(e));
     }
-    format!("{e}: {}", root_cause(e))
+    format!("{shown}: {}", root_cause(e))
+}
+
+/// A reqwest error to show: its text without its URL's query.
+pub fn scrubbed(e: &reqwest::Error) -> ScrubbedError<'_> {
+    ScrubbedError(e)
+}
+
+/// A reqwest error shown without its URL's query.
+pub struct ScrubbedError<'a>(&'a reqwest::Error);
+
+impl std::fmt::Display for ScrubbedError<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = self.0.to_string();
+        let text = match self.0.url() {
+            Some(u) if u.query().is_some() => {
+                let mut bare = u.clone();
+                bare.set_query(None);
+                text.replace(u.as_str(), bare.as_str())
+            }
+            _ => text,
+        };
+        // A URL text the error spelled otherwise: cut any `?` query out of the words.
+        let words: Vec<String> = text
+            .split(' ')
+            .map(|w| match (w.contains("://"), w.find('?')) {
+                (true, Some(q)) => {
+                    let end = w[q..].find(')').map_or(w.len(), |i| q + i);
+                    format!("{}{}", &w[..q], &w[end..])
+                }
+                _ => w.to_string(),
+            })
+            .collect();
+        f.write_str(&words.join(" "))
+    }
 }
 
 /// Which TLS check failed, from the error chain's debug text (rustls names each one).

@@ -904,3 +904,46 @@ async fn gemini_forwards_by_model_path_with_the_gateways_key() {
     let e: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
     assert_eq!(e["error"]["status"], "NOT_FOUND");
 }
+
+/// An upstream that takes connections and never answers: the row of a request the upstream
+/// timed out on never holds the client's `?key=`, and a client that leaves before the upstream
+/// said anything still leaves a row (the upstream may bill the request).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_upstream_leaves_rows_without_the_clients_key() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = format!("http://{}", silent.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = silent.accept().await {
+            held.push(s);
+        }
+    });
+    let g = start(Upstream::Url(up), Duration::from_secs(1)).await;
+    let body = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+    let (status, text) = g
+        .post(
+            "/v1beta/models/gemini-3.5-flash:generateContent?key=SECRET%2Bkey",
+            body,
+            &[],
+        )
+        .await;
+    assert_eq!(status, 504, "{text}");
+    assert!(!text.contains("SECRET"), "{text}");
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let _ = impatient
+        .post(format!("{}/v1/messages", g.base))
+        .body(turn("claude-cli", 2).wire())
+        .send()
+        .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let rows = g.rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for r in &rows {
+        let all = format!("{r:?}");
+        assert!(!all.contains("SECRET"), "{all}");
+    }
+    assert_eq!(rows[1].status, 499, "{:?}", rows[1]);
+}

@@ -34,6 +34,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     let format = check::Format::parse(&a.format)?;
     let config = budget(&a.config)?;
     let tok = config.tokenizer()?;
+    tok.ready()?;
     let (cat, _) = target(&a, &config)?.load()?;
     let current = check::Lock::of(&cat, tok)?;
     if a.update {

@@ -28,6 +28,7 @@ pub struct WeighArgs {
 pub(super) fn run(a: WeighArgs) -> Result<i32> {
     let client = Client::named(&a.client)?;
     let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
+    model.tokenizer().ready()?;
     let target = a.target.target()?;
     let fetched = target.load_full()?;
     super::release_freed();

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// toolcost's estimate of a forwarded request: still being made, or made.
 enum EstimateSlot {
-    Running(tokio::task::JoinHandle<log::Estimate>),
+    Running(tokio::task::JoinHandle<Option<log::Estimate>>),
     Done(Option<log::Estimate>),
 }
 
@@ -23,10 +23,10 @@ enum EstimateSlot {
 pub(super) enum Estimating {
     /// Here, on the request's own task, while the request goes out: for a small request,
     /// whose estimate takes less than handing it to another thread would.
-    Here(Box<dyn FnOnce() -> log::Estimate + Send>),
+    Here(Box<dyn FnOnce() -> Option<log::Estimate> + Send>),
     /// On a blocking thread, while the upstream answers: the row waits for it only if the
     /// answer comes first.
-    Beside(tokio::task::JoinHandle<log::Estimate>),
+    Beside(tokio::task::JoinHandle<Option<log::Estimate>>),
 }
 
 /// A forwarded request in flight. Whatever becomes of it (answered, failed, cut, or dropped
@@ -62,7 +62,7 @@ impl Flight {
     /// Wait for the estimate (called before a row with the provider's usage is written).
     async fn settle(&mut self) {
         if let EstimateSlot::Running(handle) = &mut self.estimate {
-            self.estimate = EstimateSlot::Done(handle.await.ok());
+            self.estimate = EstimateSlot::Done(handle.await.ok().flatten());
         }
     }
 
@@ -72,7 +72,8 @@ impl Flight {
         use futures_util::FutureExt;
         if let EstimateSlot::Running(handle) = &mut self.estimate {
             if handle.is_finished() {
-                self.estimate = EstimateSlot::Done(handle.now_or_never().and_then(|r| r.ok()));
+                self.estimate =
+                    EstimateSlot::Done(handle.now_or_never().and_then(|r| r.ok()).flatten());
             }
         }
         if let EstimateSlot::Done(e) = &self.estimate {
@@ -187,18 +188,33 @@ pub(super) async fn forward(
     headers: &HeaderMap,
     base: &str,
 ) -> Response {
-    let url = gw.upstream_url(base, &p.path);
+    // The client's own key goes back where it put it, byte for byte, when the gateway holds
+    // none (with one, the gateway's goes in the format's header instead).
+    let path = match (&gw.opts.api_key, &p.query_key) {
+        (None, Some(k)) => {
+            let sep = if p.path.contains('?') { '&' } else { '?' };
+            format!("{}{sep}key={k}", p.path)
+        }
+        _ => p.path.clone(),
+    };
+    let url = gw.upstream_url(base, &path);
     let rb = upstream_request(&gw, &p, bytes, headers, url.clone());
-    let (sent, estimate) = match estimate {
+    // The flight exists before the request goes out: a client that leaves while the upstream
+    // is still silent drops it, and its row (499) is written, as the upstream may bill it.
+    let mut flight = Flight::new(gw.clone(), p, EstimateSlot::Done(None));
+    let sent = match estimate {
         // The request is polled first (`biased`), so its bytes are on their way while the
         // estimate is made.
         Estimating::Here(make) => {
             let (sent, made) = tokio::join!(biased; rb.send(), async move { make() });
-            (sent, EstimateSlot::Done(Some(made)))
+            flight.estimate = EstimateSlot::Done(made);
+            sent
         }
-        Estimating::Beside(handle) => (rb.send().await, EstimateSlot::Running(handle)),
+        Estimating::Beside(handle) => {
+            flight.estimate = EstimateSlot::Running(handle);
+            rb.send().await
+        }
     };
-    let mut flight = Flight::new(gw.clone(), p, estimate);
     let resp = match sent {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {
@@ -286,14 +302,9 @@ fn upstream_request(
             rb = rb.header(name.clone(), value.clone());
         }
     }
-    match (&gw.opts.api_key, &p.query_key) {
-        (Some(k), _) => {
-            let (name, value) = p.format.spec().auth_header(k);
-            rb = rb.header(name, value);
-        }
-        // The client's own key, where it put it (Gemini's `?key=`).
-        (None, Some(k)) => rb = rb.query(&[("key", k)]),
-        (None, None) => {}
+    if let Some(k) = &gw.opts.api_key {
+        let (name, value) = p.format.spec().auth_header(k);
+        rb = rb.header(name, value);
     }
     rb
 }
@@ -331,7 +342,7 @@ async fn forward_whole(
             .await
         }
         Err(crate::net::ReadError::Http(e)) => {
-            return flight.fail(502, &format!("the upstream's answer was cut off: {e}"))
+            return flight.fail(502, &format!("the upstream's answer was cut off: {}", crate::net::scrubbed(&e)))
             .await
         }
     };
@@ -433,7 +444,10 @@ async fn forward_stream(
                             s.flight.gw.opts.timeout.as_secs_f64()
                         )
                     } else {
-                        format!("the upstream's stream was cut off: {e}")
+                        format!(
+                            "the upstream's stream was cut off: {}",
+                            crate::net::scrubbed(&e)
+                        )
                     };
                     return Some((Ok(s.cut(msg).await), s));
                 }

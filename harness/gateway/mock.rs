@@ -90,6 +90,10 @@ pub fn card_warning(format: Format, model: &str) -> Option<String> {
     ))
 }
 
+/// Requests larger than this are counted once before the prompt cache's lock is taken (an
+/// assumed bound: below it, counting takes about as long as the lock is held anyway).
+const WARM_OUTSIDE_LOCK_BYTES: usize = 256 * 1024;
+
 /// The mock's state: the provider's prompt cache, answer ids, and its clock.
 pub struct Mock {
     cache: Mutex<PromptCache>,
@@ -193,6 +197,12 @@ impl Mock {
         let now = when
             .now
             .unwrap_or_else(|| self.started.elapsed().as_secs_f64());
+        // A large request's texts are counted before the cache's lock is taken (the counts are
+        // remembered), so that billing under the lock finds them and other requests, whatever
+        // their scope, do not wait on its tokenizing.
+        if req.wire_bytes() > WARM_OUTSIDE_LOCK_BYTES {
+            let _ = crate::tokens::billed_input(req, render, tok);
+        }
         let usage = crate::sync::lock(&self.cache)
             .bill(req, &pricing, &when.scope, now, commit)
             .map_err(|e| e.to_string())?;

@@ -169,24 +169,27 @@ impl Gateway {
     /// toolcost's estimate of a request's input side: what the mock would bill for it (the
     /// render model and tokenizer of the model's card, the cache split under the card's rule
     /// over the requests this gateway has seen), or the total alone when the mock refuses it.
-    fn estimate(&self, req: &Request, when: &mock::When, commit: bool) -> log::Estimate {
+    fn estimate(&self, req: &Request, when: &mock::When, commit: bool) -> Option<log::Estimate> {
         match self.mock.bill(req, when, commit) {
-            Ok((_, tok, u)) => log::Estimate {
+            Ok((_, tok, u)) => Some(log::Estimate {
                 input_tokens: u.total_input(),
                 cached_input_tokens: u.cached_input,
                 cache_write_tokens: u.cache_write,
                 label: tok.label(),
-            },
+            }),
             Err(_) => {
                 let model = req.body.get("model").and_then(Value::as_str).unwrap_or("");
                 let card = mock::card_for(req.format, model);
                 let tok = card.tokenizer();
-                log::Estimate {
+                // A tokenizer installed apart and missing here (Gemma 3): the request is
+                // forwarded and logged without an estimate.
+                tok.ready().ok()?;
+                Some(log::Estimate {
                     input_tokens: crate::tokens::billed_input(req, card.render_model(), tok)
                         .input_tokens,
                     label: tok.label(),
                     ..Default::default()
-                }
+                })
             }
         }
     }

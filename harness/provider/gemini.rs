@@ -95,11 +95,25 @@ fn normalise(body: &mut Map<String, Value>) {
         }
     }
     if let Some(Value::Object(tc)) = body.get_mut("toolConfig") {
+        camel_case(tc);
         if let Some(Value::Object(fc)) = tc.get_mut("functionCallingConfig") {
             camel_case(fc);
         }
     }
+    // Google's parser takes one Content where a list is due, one Part where parts are, and a
+    // bare string as the system instruction; they are read as the list and Content they stand
+    // for.
+    if let Some(c @ Value::Object(_)) = body.get_mut("contents") {
+        *c = Value::Array(vec![std::mem::take(c)]);
+    }
+    if let Some(Value::String(text)) = body.get("systemInstruction") {
+        let si = json!({"parts": [{"text": text}]});
+        body.insert("systemInstruction".into(), si);
+    }
     let parts = |content: &mut Value| {
+        if let Some(p @ Value::Object(_)) = content.get_mut("parts") {
+            *p = Value::Array(vec![std::mem::take(p)]);
+        }
         for part in content
             .get_mut("parts")
             .and_then(Value::as_array_mut)
@@ -161,6 +175,14 @@ fn flatten_tools(body: &mut Map<String, Value>) -> Result<(), String> {
         };
         match g.remove("functionDeclarations") {
             Some(Value::Array(decls)) => {
+                if let Some(j) = decls
+                    .iter()
+                    .position(|d| !d.get("name").is_some_and(Value::is_string))
+                {
+                    return Err(format!(
+                        "tools[{i}].functionDeclarations[{j}]: a FunctionDeclaration needs a `name` string"
+                    ));
+                }
                 out.extend(decls);
                 if !g.is_empty() {
                     out.push(Value::Object(g));
@@ -250,6 +272,36 @@ pub fn subset_fault(schema: &Value, path: &str, budget: &mut usize) -> Option<St
         }
     }
     None
+}
+
+/// A query component with its `%XX` escapes decoded (`+` is a space); bytes that are not UTF-8
+/// are replaced.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        match (
+            b[i],
+            b.get(i + 1).and_then(|&c| hex(c)),
+            b.get(i + 2).and_then(|&c| hex(c)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h * 16 + l);
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Whether a function name is one Gemini takes: a letter or `_` first, then letters, digits,
@@ -388,9 +440,11 @@ impl Provider for Gemini {
         let mut key = None;
         let mut kept = Vec::new();
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-            match pair.strip_prefix("key=") {
-                Some(k) => key = Some(k.to_string()),
-                None => kept.push(pair),
+            // The name as a server reads it, percent-escapes decoded (`%6Bey` is `key`).
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match percent_decoded(name) == "key" {
+                true => key = Some(value.to_string()),
+                false => kept.push(pair),
             }
         }
         let path = match kept.is_empty() {
@@ -441,9 +495,12 @@ impl Provider for Gemini {
             return Err("`contents` must not be empty".into());
         }
         for (i, c) in contents.iter().enumerate() {
-            match c["role"].as_str() {
-                None | Some("user" | "model") => {}
-                Some(r) => {
+            // `function` is the role older clients give function responses (Google's REST
+            // samples still send it).
+            match &c["role"] {
+                Value::Null => {}
+                Value::String(r) if matches!(r.as_str(), "user" | "model" | "function") => {}
+                r => {
                     return Err(format!(
                         "contents[{i}].role: `{r}` is not one of user, model"
                     ))
@@ -596,14 +653,24 @@ impl Provider for Gemini {
     }
 
     fn stream_complete(&self, data: &str) -> bool {
+        // Only a candidate's own finish reason ends the stream (a call's arguments may hold a
+        // key of that name): read where it is, in an event that mentions it at all.
         data.contains("\"finishReason\"")
+            && serde_json::from_str::<Value>(data).is_ok_and(|v| {
+                v["candidates"]
+                    .as_array()
+                    .is_some_and(|cs| cs.iter().any(|c| c["finishReason"].is_string()))
+            })
     }
 
     fn observed_usage(&self, text: &str, streamed: bool) -> Option<ObservedUsage> {
-        let docs = if streamed {
-            sse_documents(text)
-        } else {
-            vec![serde_json::from_str(text).ok()?]
+        let docs = match streamed {
+            true => sse_documents(text),
+            // A stream asked for without `alt=sse` comes back as one JSON array of the events.
+            false => match serde_json::from_str(text).ok()? {
+                Value::Array(events) => events,
+                one => vec![one],
+            },
         };
         // Usage is cumulative: the last event that carries it holds the totals.
         docs.iter()
@@ -724,6 +791,36 @@ mod tests {
     }
 
     #[test]
+    fn what_googles_parser_takes_is_read_as_the_list_it_stands_for() {
+        let mut body = json!({
+            "contents": {"role": "user", "parts": {"text": "hi"}},
+            "systemInstruction": "be brief",
+            "tool_config": {"function_calling_config": {"mode": "ANY", "allowed_function_names": ["a"]}},
+        });
+        Gemini.check_shape(&mut body).unwrap();
+        assert_eq!(body["contents"][0]["parts"][0]["text"], "hi");
+        assert_eq!(body["systemInstruction"]["parts"][0]["text"], "be brief");
+        assert_eq!(
+            body["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"][0],
+            "a"
+        );
+        let mut nameless = json!({"contents": [{"parts": []}], "tools": [{"functionDeclarations": [{"description": "x"}]}]});
+        assert!(Gemini
+            .check_shape(&mut nameless)
+            .unwrap_err()
+            .contains("needs a `name`"));
+        let mut legacy = json!({"contents": [{"role": "function", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}]});
+        assert!(Gemini.check_shape(&mut legacy).is_ok());
+        // A call's arguments may hold a key named finishReason: not the end of the stream.
+        assert!(!Gemini.stream_complete(r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"finishReason":"x"}}}]}}]}"#));
+        assert!(Gemini.stream_complete(r#"{"candidates":[{"finishReason":"STOP"}]}"#));
+        assert!(!Gemini.stream_complete(r#"{"candidates":[{"finishReason":null}]}"#));
+        // A stream without alt=sse is one JSON array; its last usage holds the totals.
+        let array = r#"[{"usageMetadata":{"promptTokenCount":3}},{"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2}}]"#;
+        assert_eq!(Gemini.observed_usage(array, false).unwrap().output, 2);
+    }
+
+    #[test]
     fn count_tokens_takes_a_whole_request() {
         let mut body = json!({"generateContentRequest": {"model": "models/m",
             "contents": [{"parts": [{"text": "x"}]}], "tools": [{"functionDeclarations": [{"name": "f"}]}]}});
@@ -774,6 +871,16 @@ mod tests {
             "/v1beta/models/gemini-3.5-flash:streamGenerateContent?alt=sse"
         );
         assert_eq!(r.query_key.as_deref(), Some("SECRET"));
+        // A key's name spelled with escapes is still the key, and never stays in the path.
+        let r = Gemini
+            .route(
+                e,
+                "/v1beta/models/m:generateContent",
+                Some("%6Bey=A%2Bb&alt=sse"),
+            )
+            .unwrap();
+        assert_eq!(r.query_key.as_deref(), Some("A%2Bb"));
+        assert_eq!(r.path, "/v1beta/models/m:generateContent?alt=sse");
         let c = Gemini
             .route(e, "/v1/models/gemini-3.5-flash:countTokens", None)
             .unwrap();
