@@ -20,6 +20,7 @@ pub mod error;
 pub mod gateway;
 pub mod gemini_counts;
 pub mod input;
+pub mod installed;
 pub mod json;
 pub mod lint;
 pub mod mcp;

@@ -41,6 +41,13 @@ pub fn unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> crate::erro
     )))
 }
 
+/// A row's input schema, or the empty object schema where it has none.
+fn input_schema(r: &crate::catalogue::Row) -> Value {
+    r.input_schema
+        .as_ref()
+        .map_or_else(crate::catalogue::empty_schema, |s| s.value())
+}
+
 /// What Gemini refuses of one tool sent with `parameters` (its OpenAPI-subset schema): the
 /// first fault of its name and of its schema. Clients that send `parametersJsonSchema` (Gemini
 /// CLI, toolcost's surfaces) are not refused these.
@@ -56,16 +63,12 @@ pub fn gemini_subset(cat: &Catalogue) -> Vec<GeminiFault> {
     cat.rows
         .iter()
         .filter_map(|r| {
-            let schema = r
-                .input_schema
-                .as_ref()
-                .map_or_else(crate::catalogue::empty_schema, |s| s.value());
             let fault = match gemini::valid_name(&r.key) {
                 false => Some(format!(
-                    "the name is not one Gemini takes: a letter or `_` first, then letters, digits, `_ . : -`, at most {} characters",
-                    gemini::MAX_NAME
+                    "the name is not one Gemini takes: {}",
+                    gemini::name_rule()
                 )),
-                true => gemini::subset_fault(&schema, "parameters", &mut 100_000),
+                true => gemini::subset_fault(&input_schema(r), "parameters", &mut 100_000),
             };
             fault.map(|fault| GeminiFault {
                 name: r.key.clone(),
@@ -80,10 +83,7 @@ pub fn lint(cat: &Catalogue) -> Vec<ToolReport> {
     cat.rows
         .iter()
         .filter_map(|r| {
-            let schema = r
-                .input_schema
-                .as_ref()
-                .map_or_else(crate::catalogue::empty_schema, |s| s.value());
+            let schema = input_schema(r);
             let violations = schema::validate(&schema);
             (!violations.is_empty()).then(|| ToolReport {
                 name: r.key.clone(),

@@ -165,18 +165,7 @@ impl std::fmt::Display for ScrubbedError<'_> {
             }
             _ => text,
         };
-        // A URL text the error spelled otherwise: cut any `?` query out of the words.
-        let words: Vec<String> = text
-            .split(' ')
-            .map(|w| match (w.contains("://"), w.find('?')) {
-                (true, Some(q)) => {
-                    let end = w[q..].find(')').map_or(w.len(), |i| q + i);
-                    format!("{}{}", &w[..q], &w[end..])
-                }
-                _ => w.to_string(),
-            })
-            .collect();
-        f.write_str(&words.join(" "))
+        f.write_str(&text)
     }
 }
 

@@ -190,11 +190,10 @@ impl Request {
             return std::borrow::Cow::Borrowed(&self.body);
         }
         let mut body = self.body.clone();
-        let entries = Value::Array(self.tools.iter().map(|t| t.value().into_owned()).collect());
-        body["tools"] = match self.wrap() {
-            ("[", "]") => entries,
-            // The format's group around them (Gemini's `functionDeclarations`).
-            _ => serde_json::json!([{"functionDeclarations": entries}]),
+        let entries: Vec<Value> = self.tools.iter().map(|t| t.value().into_owned()).collect();
+        body["tools"] = match entries.is_empty() {
+            true => Value::Array(entries),
+            false => self.format.spec().tools_tree(entries),
         };
         std::borrow::Cow::Owned(body)
     }

@@ -162,22 +162,7 @@ impl Encoder {
 
 /// The folder the model is found in, or the error that says how to install it.
 pub fn locate() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("TOOLCOST_MINILM").filter(|d| !d.is_empty()) {
-        let dir = PathBuf::from(dir);
-        return model_dir(&dir)
-            .ok_or_else(|| missing(&format!("$TOOLCOST_MINILM ({})", dir.display())));
-    }
-    let mut bases = vec![PathBuf::from(".")];
-    if let Some(exe) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        bases.extend(exe.ancestors().take(4).map(Path::to_path_buf));
-    }
-    bases
-        .iter()
-        .find_map(|b| model_dir(&b.join(DEFAULT_DIR)))
-        .ok_or_else(|| missing(DEFAULT_DIR))
+    crate::installed::locate("TOOLCOST_MINILM", DEFAULT_DIR, model_dir, missing)
 }
 
 fn model_dir(dir: &Path) -> Option<PathBuf> {

@@ -313,6 +313,11 @@ pub trait Provider: Sync {
     fn tools_wrap(&self) -> (&'static str, &'static str) {
         ("[", "]")
     }
+    /// The `tools` array of these entries as a tree: the same JSON as [`Provider::tools_wrap`]
+    /// writes around them.
+    fn tools_tree(&self, entries: Vec<Value>) -> Value {
+        Value::Array(entries)
+    }
     /// The body field holding the conversation (`messages`, or the Responses `input` list).
     fn conversation_key(&self) -> &'static str;
     /// Check (and normalise) the shape of a received body beyond `model`: the conversation in

@@ -68,21 +68,7 @@ fn load() -> Result<SentencePiece> {
 /// The vocabulary's file: `$TOOLCOST_GEMMA3` (the file, or a folder holding it or the
 /// package), else [`DEFAULT_DIR`] under the working folder or the executable's.
 pub fn locate() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("TOOLCOST_GEMMA3").filter(|d| !d.is_empty()) {
-        let p = PathBuf::from(p);
-        return in_place(&p).ok_or_else(|| missing(&format!("$TOOLCOST_GEMMA3 ({})", p.display())));
-    }
-    let mut bases = vec![PathBuf::from(".")];
-    if let Some(exe) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        bases.extend(exe.ancestors().take(4).map(Path::to_path_buf));
-    }
-    bases
-        .iter()
-        .find_map(|b| in_place(&b.join(DEFAULT_DIR)))
-        .ok_or_else(|| missing(DEFAULT_DIR))
+    crate::installed::locate("TOOLCOST_GEMMA3", DEFAULT_DIR, in_place, missing)
 }
 
 fn in_place(p: &Path) -> Option<PathBuf> {

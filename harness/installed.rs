@@ -1,0 +1,32 @@
+//! Where toolcost finds what is installed apart from it (the MiniLM weights, the Gemma 3
+//! vocabulary): a place an environment variable names, else a default folder under the working
+//! folder or one of the executable's.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// What `found` finds at the place `$env` names, else in `default_dir` under the working folder
+/// or the executable's folder and its three parents; `missing` says how to install it, given
+/// where it was looked for.
+pub fn locate(
+    env: &str,
+    default_dir: &str,
+    found: impl Fn(&Path) -> Option<PathBuf>,
+    missing: impl Fn(&str) -> Error,
+) -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os(env).filter(|d| !d.is_empty()) {
+        let p = PathBuf::from(p);
+        return found(&p).ok_or_else(|| missing(&format!("${env} ({})", p.display())));
+    }
+    let mut bases = vec![PathBuf::from(".")];
+    if let Some(exe) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        bases.extend(exe.ancestors().take(4).map(Path::to_path_buf));
+    }
+    bases
+        .iter()
+        .find_map(|b| found(&b.join(default_dir)))
+        .ok_or_else(|| missing(default_dir))
+}
