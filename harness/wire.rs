@@ -358,4 +358,23 @@ mod tests {
         assert_eq!(req.wire_bytes(), req.wire().len());
         assert_eq!(req.body_value().as_ref(), &marked);
     }
+
+    /// A format whose tools array is a group around the entries (Gemini's) writes and builds
+    /// the same JSON.
+    #[test]
+    fn the_tools_group_written_and_built_as_a_tree_agree() {
+        let body = json!({"contents": [{"parts": [{"text": "x"}]}], "tools": null});
+        let entries: Vec<ToolEntry> = [
+            json!({"name": "a"}),
+            json!({"name": "b", "description": "d"}),
+        ]
+        .into_iter()
+        .map(ToolEntry::Json)
+        .collect();
+        let req = Request::with_tools(Format::Gemini, body, entries);
+        let written: Value = serde_json::from_str(&req.wire()).unwrap();
+        assert_eq!(written, *req.body_value());
+        assert_eq!(written["tools"][0]["functionDeclarations"][1]["name"], "b");
+        assert_eq!(req.wire().len(), req.wire_bytes());
+    }
 }
