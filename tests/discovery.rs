@@ -346,12 +346,17 @@ fn recall5(dir: &std::path::Path, resolver: &str) -> f64 {
 }
 
 /// On other people's benchmarks the default resolver never ranks below the textbook BM25:
-/// LiveMCPBench's long task-level questions, MetaTool's short requests and the hand-written
-/// intents over real servers.
+/// LiveMCPBench's long task-level questions, MetaTool's short requests, the hand-written
+/// intents over real servers, and BFCL's function-calling questions, a set the default was not
+/// chosen on, where it leads by at least two points of recall@5.
 #[test]
 fn the_default_resolver_is_never_below_textbook_bm25() {
     let default = toolcost::resolve::Kind::DEFAULT.method().name();
-    let sets: [(&str, Vec<std::ffi::OsString>); 3] = [
+    let sets: [(&str, Vec<std::ffi::OsString>); 4] = [
+        (
+            "bfcl",
+            vec!["--tasks".into(), "fixtures/retrieval/bfcl".into()],
+        ),
         (
             "metatool",
             vec!["--tasks".into(), "fixtures/retrieval/metatool".into()],
@@ -388,6 +393,10 @@ fn the_default_resolver_is_never_below_textbook_bm25() {
             recall5(dir.path(), default),
         );
         assert!(ours >= base, "{name}: {ours} < textbook {base}");
+        // The held-out set: the lead the issue asks for, out of sample.
+        if name == "bfcl" {
+            assert!(ours >= base + 0.02, "bfcl: {ours} < textbook {base} + 0.02");
+        }
     }
 }
 
