@@ -3,7 +3,7 @@
 //! definitions).
 
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A tool's description and input schema, as shared by every definition made from it: the
 /// description as text and the schema as the compact JSON text serde_json writes for it, so a
@@ -14,6 +14,34 @@ pub struct DefText {
     /// Bytes of the description written as JSON.
     description_json_len: usize,
     schema: Arc<str>,
+    /// The token counts of the definitions made from this text, each under its rendering's
+    /// key ([`DefText::counted`]).
+    counts: Counts,
+}
+
+/// Token counts kept beside the text they count: a definition is rendered and counted once
+/// for each rendering, tokenizer and name, however many surfaces, requests and rounds carry
+/// it. A few keys at most (each surface that frames differently, each tokenizer, each name a
+/// client gives the tool); past [`Counts::MOST`] the oldest is let go, so a text never holds
+/// more. A memo, not part of the text: it takes no part in comparisons.
+#[derive(Default)]
+struct Counts(Mutex<Vec<(u64, f64)>>);
+
+impl Counts {
+    const MOST: usize = 8;
+}
+
+impl PartialEq for Counts {
+    fn eq(&self, _: &Counts) -> bool {
+        true
+    }
+}
+impl Eq for Counts {}
+
+impl std::fmt::Debug for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Counts")
+    }
 }
 
 impl DefText {
@@ -23,6 +51,7 @@ impl DefText {
             description: description.into(),
             description_json_len: crate::json::string_len(description),
             schema: crate::json::compact(schema).into(),
+            counts: Counts::default(),
         }
     }
 
@@ -38,6 +67,7 @@ impl DefText {
             description: description.into(),
             description_json_len: crate::json::string_len(description),
             schema,
+            counts: Counts::default(),
         }
     }
 
@@ -75,5 +105,24 @@ impl DefText {
     /// The schema's compact JSON text.
     pub fn schema(&self) -> &str {
         &self.schema
+    }
+
+    /// The count kept under `key` (a rendering of this text under a name, by a tokenizer:
+    /// the caller's key says which), or `count()` made and kept. Two threads asking at once
+    /// may both count; both get the same figure.
+    pub fn counted(&self, key: u64, count: impl FnOnce() -> f64) -> f64 {
+        let found = |v: &Vec<(u64, f64)>| v.iter().find(|(k, _)| *k == key).map(|&(_, n)| n);
+        if let Some(n) = found(&crate::sync::lock(&self.counts.0)) {
+            return n;
+        }
+        let n = count();
+        let mut kept = crate::sync::lock(&self.counts.0);
+        if found(&kept).is_none() {
+            if kept.len() >= Counts::MOST {
+                kept.remove(0);
+            }
+            kept.push((key, n));
+        }
+        n
     }
 }

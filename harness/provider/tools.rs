@@ -67,6 +67,11 @@ impl Definition {
         self.text.schema()
     }
 
+    /// The text it shares with every definition made from the same tool.
+    pub fn shared_text(&self) -> &DefText {
+        &self.text
+    }
+
     pub fn format(&self) -> Format {
         self.format
     }

@@ -509,16 +509,22 @@ fn defs_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> f64 {
         // newline before it.
         RenderModel::Anthropic { .. } if tok.claude_family().is_some() => {
             let between = tok.count_inline(functions::BETWEEN);
-            super::tokenizer::on_cores(defs, |d| tok.count_inline(&functions::function(*d)))
-                .into_iter()
-                .map(|n| n + between)
-                .sum()
+            super::tokenizer::on_cores(defs, |d| {
+                kept(*d, Rendering::ClaudeFunctions, tok, || {
+                    tok.count_inline(&functions::function(*d))
+                })
+            })
+            .into_iter()
+            .map(|n| n + between)
+            .sum()
         }
-        RenderModel::Anthropic { .. } => {
-            super::tokenizer::on_cores(defs, |d| tok.count_parts(Framed::anthropic(*d).parts()))
-                .into_iter()
-                .sum()
-        }
+        RenderModel::Anthropic { .. } => super::tokenizer::on_cores(defs, |d| {
+            kept(*d, Rendering::AnthropicJson, tok, || {
+                tok.count_parts(Framed::anthropic(*d).parts())
+            })
+        })
+        .into_iter()
+        .sum(),
         RenderModel::Kimi | RenderModel::Gemini => {
             let frame = match render {
                 RenderModel::Gemini => Framed::gemini,
@@ -535,12 +541,55 @@ fn defs_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> f64 {
             tok.count_parts(parts)
         }
         RenderModel::Openai { func_init } => {
-            let n: f64 =
-                super::tokenizer::on_cores(defs, |d| openai_function_tokens(*d, func_init, tok))
-                    .into_iter()
-                    .sum();
+            let n: f64 = super::tokenizer::on_cores(defs, |d| {
+                kept(*d, Rendering::OpenaiWalk(func_init), tok, || {
+                    openai_function_tokens(*d, func_init, tok)
+                })
+            })
+            .into_iter()
+            .sum();
             n + 12.0 // func_end
         }
+    }
+}
+
+/// How one definition is counted on its own, where a request's count is the sum of its
+/// definitions' ([`defs_tokens`]): each rendering's count is kept beside the definition's shared
+/// text ([`crate::catalogue::DefText::counted`]), so a surface, request or round that carries
+/// the same definition under the same name adds its count instead of rendering and counting it
+/// again. Renderings whose definitions are counted together (the Kimi and Gemini arrays, whose
+/// joins and whole-text tokenizers do not split by definition) are not kept here.
+#[derive(Debug, Clone, Copy)]
+enum Rendering {
+    /// Claude's tools block, counted exactly ([`functions::function`]).
+    ClaudeFunctions,
+    /// Anthropic's compact JSON, counted with an estimate ([`Framed::anthropic`]).
+    AnthropicJson,
+    /// The OpenAI cookbook walk with its per-function constant ([`openai_function_tokens`]).
+    OpenaiWalk(i64),
+}
+
+/// `count()` of a definition under `rendering` and `tok`, kept beside a shared definition's text
+/// under a key of the rendering, the tokenizer and the name the request gives it; a definition
+/// that is not shared (a tree), or a count made whole ([`super::counting_whole`]), is counted
+/// as it is.
+fn kept(d: ToolRef, rendering: Rendering, tok: Tokenizer, count: impl FnOnce() -> f64) -> f64 {
+    match d {
+        ToolRef::Shared(def) if !super::tokenizer::counting_whole_now() => {
+            let mut h = xxhash_rust::xxh3::Xxh3::with_seed(super::process_seed());
+            let (tag, constant) = match rendering {
+                Rendering::ClaudeFunctions => (0u8, 0),
+                Rendering::AnthropicJson => (1, 0),
+                Rendering::OpenaiWalk(func_init) => (2, func_init),
+            };
+            h.update(&[tag]);
+            h.update(&constant.to_le_bytes());
+            h.update(tok.name().as_bytes());
+            h.update(&[0]);
+            h.update(def.name().as_bytes());
+            def.shared_text().counted(h.digest(), count)
+        }
+        ToolRef::Shared(_) | ToolRef::Json(_) | ToolRef::Namespace(_) => count(),
     }
 }
 

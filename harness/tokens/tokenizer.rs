@@ -459,6 +459,11 @@ pub fn counting_whole<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Whether this thread counts whole ([`counting_whole`]): nothing is remembered or looked up.
+pub(crate) fn counting_whole_now() -> bool {
+    WHOLE.with(std::cell::Cell::get)
+}
+
 /// [`crate::sync::map_on_cores`] for counting work: inside [`counting_whole`], the workers
 /// count whole too.
 pub fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
@@ -568,6 +573,51 @@ mod tests {
                     bpe.count(text.as_str()),
                     "{text:?}"
                 );
+            }
+        }
+    }
+
+    /// A text long enough to be counted in parts on every core counts as the whole does, by
+    /// kind too, under both BPEs: prose, JSON, other scripts and runs of spaces, with and
+    /// without clean places to cut.
+    #[test]
+    fn long_texts_counted_in_parts_count_as_the_whole() {
+        let words = [
+            "the",
+            "Quick",
+            "x2",
+            "42",
+            "naïve",
+            "don't",
+            "{\"a\":",
+            "\"b\"}",
+            "  ",
+            "\n",
+            "中文",
+            "\u{1f600}",
+            "a.",
+            "b,",
+            "snake_case",
+        ];
+        let mut rng = crate::rng::Rng::new(23);
+        let mut prose = String::new();
+        while prose.len() < (3 << 20) {
+            let word: &&str = rng.pick(&words);
+            prose.push_str(word);
+            prose.push(' ');
+        }
+        // No clean place at all: one part.
+        let solid = "{\"k\":[1,2]}".repeat(120_000);
+        for text in [prose.as_str(), solid.as_str()] {
+            for which in [memo::O200K, memo::CL100K] {
+                let bpe = match which {
+                    memo::O200K => Bpe::o200k(),
+                    _ => Bpe::cl100k(),
+                };
+                let parted = pieces::count(bpe, which, text);
+                assert_eq!(parted.total, bpe.count(text), "{which}");
+                // By kind too: the parts' pretokens are the whole's.
+                assert_eq!(parted, pieces::count_one(bpe, which, text), "{which}");
             }
         }
     }
