@@ -201,7 +201,7 @@ fn takes_right_border(r: &Run<'_>) -> bool {
 /// English contraction, the apostrophe is a run of its own, and what stands before the
 /// apostrophe writes no right border marker.
 fn contraction_seam(runs: &[Run<'_>], i: usize) -> bool {
-    if i == 0 || !CONTRACTIONS.contains(&runs[i].body) {
+    if i == 0 || runs[i].body.len() > 2 || !CONTRACTIONS.contains(&runs[i].body) {
         return false;
     }
     let prev = &runs[i - 1];
@@ -272,10 +272,12 @@ fn case_of(body: &str, allcaps_min: Option<usize>) -> Case {
 /// Write a word (`bow`: with its word-start marker) and its word-end marker.
 fn push_word(out: &mut Vec<u8>, body: &str, allcaps_min: Option<usize>, bow: bool, mark: bool) {
     // A word opened by a stray mark has that mark for its head: no case marker applies.
+    // Most words are ASCII, and neither capital is: the searches are left out for them.
+    let ascii = body.is_ascii();
     let case = match mark {
         false => Case::AsIs,
-        true if body.contains('ẞ') => Case::AsIs,
-        true if body.contains('İ') => return push_dotted_capital(out, body, bow),
+        true if !ascii && body.contains('ẞ') => Case::AsIs,
+        true if !ascii && body.contains('İ') => return push_dotted_capital(out, body, bow),
         true => case_of(body, allcaps_min),
     };
     match case {
