@@ -266,6 +266,15 @@ pooled, so N is the sum of the ten catalogues, not the size any one query search
 199 tools (ChatGPT plugins and grouped tools), each with the one or two tools its labels name. \
 Nobody on this project wrote these queries or tools; the default resolver's form was chosen with this set among the others (docs/discovery.md)."
         }
+        "bfcl" => {
+            "BFCL, the Berkeley Function Calling Leaderboard (Patil et al., ICML 2025, Apache-2.0), \
+as committed under `fixtures/retrieval/bfcl` (its README says how it was cut): 2,221 questions \
+whose candidate functions are pooled into one catalogue of 1,287, each question with the one to \
+five functions its ground truth calls. Nobody on this project wrote these questions or functions, \
+and the set was converted after the default resolver was chosen: it is the held-out set \
+(docs/discovery.md). Labels name only the function a question was offered, so near-duplicates \
+under other names count as misses."
+        }
         _ => "A catalogue and query set given on the command line, or a published set committed \
 under `fixtures/retrieval` (its README there says where it comes from).",
     }
