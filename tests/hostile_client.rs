@@ -293,6 +293,55 @@ async fn wrapped_usage_is_flagged_not_logged() {
     }
 }
 
+/// Usage whose members are not counts of tokens (a string, a negative number, a fraction) is
+/// flagged, never logged as observed zeros; `null` members and whole numbers written as `12.0`
+/// are read as what they are.
+#[tokio::test]
+async fn usage_that_is_not_a_count_is_flagged_not_logged() {
+    let up = upstream::serve(|r| {
+        if r.path.contains("chat") {
+            Reply::json(200, r#"{"id":"c","object":"chat.completion","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":"12","completion_tokens":1}}"#)
+        } else if r.path.contains("responses") {
+            Reply::json(200, r#"{"id":"r","object":"response","model":"gpt-4o","output":[],"usage":{"input_tokens":12.0,"output_tokens":1,"input_tokens_details":{"cached_tokens":null}}}"#)
+        } else {
+            Reply::json(200, r#"{"id":"m","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":7,"output_tokens":-1}}"#)
+        }
+    })
+    .await;
+    let gw = forwarding_to(&up, Duration::from_secs(30)).await;
+    let (s1, _) = post(&gw, "/v1/messages", MESSAGES).await;
+    let chat = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
+    let (s2, _) = post(&gw, "/v1/chat/completions", chat).await;
+    let responses = r#"{"model":"gpt-4o","input":"hi"}"#;
+    let (s3, _) = post(&gw, "/v1/responses", responses).await;
+    assert_eq!((s1, s2, s3), (200, 200, 200), "the answers still pass");
+    let rows = rows(&gw, 3).await;
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        match r.path.contains("responses") {
+            // 12.0 is twelve tokens, and a null cache member is none.
+            true => {
+                assert_eq!((r.input_tokens, r.output_tokens), (12, 1), "{r:?}");
+                assert!(r.error.is_none(), "{r:?}");
+            }
+            false => {
+                assert_eq!(
+                    (r.input_tokens, r.output_tokens, r.cost_usd),
+                    (0, 0, 0.0),
+                    "{r:?}"
+                );
+                assert!(
+                    r.error
+                        .as_deref()
+                        .unwrap()
+                        .contains("not a count of tokens"),
+                    "{r:?}"
+                );
+            }
+        }
+    }
+}
+
 /// Item 15: a log holding wrapped numbers (an older gateway's) is read flagged, not repeated.
 #[test]
 fn report_does_not_repeat_wrapped_figures() {

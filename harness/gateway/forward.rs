@@ -569,6 +569,9 @@ impl StreamState {
 pub const MAX_USAGE: u64 = 1 << 53;
 
 fn to_usage(o: ObservedUsage) -> std::result::Result<Usage, String> {
+    if o.unreadable {
+        return Err("the upstream reported usage that is not a count of tokens (text, a negative number or a fraction); its figures are not logged".into());
+    }
     if [o.input, o.cached, o.written, o.output]
         .iter()
         .any(|&n| n > MAX_USAGE)

@@ -5,8 +5,8 @@
 
 use super::tools::{Frame, ToolEntry};
 use super::{
-    count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
-    RequestParts, ToolCall, ToolLimit,
+    sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
+    RequestParts, ToolCall, ToolLimit, UsageReader,
 };
 use serde_json::{json, Value};
 
@@ -351,21 +351,23 @@ impl Provider for AnthropicMessages {
         };
         let mut found = None;
         let mut u = ObservedUsage::default();
+        let mut r = UsageReader::default();
         for d in &docs {
             let Some(usage) = d.get("usage").or_else(|| d.pointer("/message/usage")) else {
                 continue;
             };
             if usage.get("input_tokens").is_some() {
-                u.input = count(usage, "input_tokens");
-                u.cached = count(usage, "cache_read_input_tokens");
-                u.written = count(usage, "cache_creation_input_tokens");
+                u.input = r.count(usage, "input_tokens");
+                u.cached = r.count(usage, "cache_read_input_tokens");
+                u.written = r.count(usage, "cache_creation_input_tokens");
             }
-            u.output = u.output.max(count(usage, "output_tokens"));
+            u.output = u.output.max(r.count(usage, "output_tokens"));
             found = Some(());
         }
         found.map(|_| ObservedUsage {
             // Saturating: a hostile upstream's u64::MAX must not wrap; the gateway flags it.
             input: u.input.saturating_add(u.cached).saturating_add(u.written),
+            unreadable: r.garbled,
             ..u
         })
     }

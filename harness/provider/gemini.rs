@@ -19,8 +19,8 @@
 
 use super::tools::{Frame, ToolEntry};
 use super::{
-    count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
-    RequestParts, Route, ToolCall, ToolLimit,
+    sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
+    RequestParts, Route, ToolCall, ToolLimit, UsageReader,
 };
 use serde_json::{json, Value};
 
@@ -393,14 +393,20 @@ impl Provider for Gemini {
         docs.iter()
             .rev()
             .find_map(|d| d.get("usageMetadata").filter(|u| u.is_object()))
-            .map(|u| ObservedUsage {
-                // Results of Google's own tools are billed as input, thoughts as output.
-                input: count(u, "promptTokenCount")
-                    .saturating_add(count(u, "toolUsePromptTokenCount")),
-                cached: count(u, "cachedContentTokenCount"),
-                written: 0,
-                output: count(u, "candidatesTokenCount")
-                    .saturating_add(count(u, "thoughtsTokenCount")),
+            .map(|u| {
+                let mut r = UsageReader::default();
+                ObservedUsage {
+                    // Results of Google's own tools are billed as input, thoughts as output.
+                    input: r
+                        .count(u, "promptTokenCount")
+                        .saturating_add(r.count(u, "toolUsePromptTokenCount")),
+                    cached: r.count(u, "cachedContentTokenCount"),
+                    written: 0,
+                    output: r
+                        .count(u, "candidatesTokenCount")
+                        .saturating_add(r.count(u, "thoughtsTokenCount")),
+                    unreadable: r.garbled,
+                }
             })
     }
 

@@ -227,6 +227,9 @@ pub struct ObservedUsage {
     pub cached: u64,
     pub written: u64,
     pub output: u64,
+    /// A usage member was there but was not a count of tokens (text, a negative number, a
+    /// fraction): the figures are not believed ([`UsageReader`]).
+    pub unreadable: bool,
 }
 
 /// A tool call the client must run, read back from the model's answer.
@@ -408,6 +411,36 @@ fn sse(event: Option<&str>, data: &Value) -> String {
     }
 }
 
-fn count(v: &Value, k: &str) -> u64 {
-    v.get(k).and_then(Value::as_u64).unwrap_or(0)
+/// Reads an answer's usage members: one that is absent or `null` counts 0 (a provider leaves
+/// out what it did not bill), a whole number of tokens counts as itself (`12.0` included), and
+/// anything else counts 0 and marks the usage unreadable, so that no such figure is logged as
+/// observed.
+#[derive(Debug, Default)]
+struct UsageReader {
+    garbled: bool,
+}
+
+impl UsageReader {
+    /// The member `k` of `v`.
+    fn count(&mut self, v: &Value, k: &str) -> u64 {
+        self.read(v.get(k))
+    }
+
+    /// The value at a JSON pointer into `v`.
+    fn count_at(&mut self, v: &Value, pointer: &str) -> u64 {
+        self.read(v.pointer(pointer))
+    }
+
+    fn read(&mut self, v: Option<&Value>) -> u64 {
+        let n = match v {
+            None | Some(Value::Null) => return 0,
+            Some(n) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f <= u64::MAX as f64)
+                    .map(|f| f as u64)
+            }),
+        };
+        self.garbled |= n.is_none();
+        n.unwrap_or(0)
+    }
 }

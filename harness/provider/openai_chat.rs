@@ -4,8 +4,8 @@
 
 use super::tools::{Frame, ToolEntry};
 use super::{
-    count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
-    RequestParts, ToolCall, ToolLimit,
+    sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
+    RequestParts, ToolCall, ToolLimit, UsageReader,
 };
 use serde_json::{json, Value};
 
@@ -216,17 +216,15 @@ impl Provider for OpenaiChat {
         docs.iter()
             .rev()
             .find_map(|d| d.get("usage").filter(|u| !u.is_null()))
-            .map(|u| ObservedUsage {
-                input: count(u, "prompt_tokens"),
-                cached: u
-                    .pointer("/prompt_tokens_details/cached_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-                written: u
-                    .pointer("/prompt_tokens_details/cache_write_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-                output: count(u, "completion_tokens"),
+            .map(|u| {
+                let mut r = UsageReader::default();
+                ObservedUsage {
+                    input: r.count(u, "prompt_tokens"),
+                    cached: r.count_at(u, "/prompt_tokens_details/cached_tokens"),
+                    written: r.count_at(u, "/prompt_tokens_details/cache_write_tokens"),
+                    output: r.count(u, "completion_tokens"),
+                    unreadable: r.garbled,
+                }
             })
     }
 

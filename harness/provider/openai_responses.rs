@@ -25,8 +25,8 @@
 
 use super::tools::{Frame, ToolEntry};
 use super::{
-    count, sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
-    RequestParts, ToolCall, ToolLimit,
+    sse, sse_documents, CacheMark, ClientRead, Endpoint, ObservedUsage, Provider, Reply,
+    RequestParts, ToolCall, ToolLimit, UsageReader,
 };
 use serde_json::{json, Value};
 
@@ -558,19 +558,17 @@ impl Provider for OpenaiResponses {
                     .or_else(|| d.pointer("/response/usage"))
                     .filter(|u| !u.is_null())
             })
-            .map(|u| ObservedUsage {
-                input: count(u, "input_tokens"),
-                cached: u
-                    .pointer("/input_tokens_details/cached_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-                // gpt-5.6 and later bill and report cache writes (inside input_tokens).
-                written: u
-                    .pointer("/input_tokens_details/cache_write_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-                // Reasoning tokens are inside output_tokens (billed as output).
-                output: count(u, "output_tokens"),
+            .map(|u| {
+                let mut r = UsageReader::default();
+                ObservedUsage {
+                    input: r.count(u, "input_tokens"),
+                    cached: r.count_at(u, "/input_tokens_details/cached_tokens"),
+                    // gpt-5.6 and later bill and report cache writes (inside input_tokens).
+                    written: r.count_at(u, "/input_tokens_details/cache_write_tokens"),
+                    // Reasoning tokens are inside output_tokens (billed as output).
+                    output: r.count(u, "output_tokens"),
+                    unreadable: r.garbled,
+                }
             })
     }
 

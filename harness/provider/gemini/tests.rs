@@ -201,7 +201,8 @@ fn usage_reads_cumulative_stream_and_thoughts() {
             input: 15,
             cached: 4,
             written: 0,
-            output: 5
+            output: 5,
+            unreadable: false,
         }
     );
 }
