@@ -22,13 +22,14 @@ pub struct DefText {
 /// Token counts kept beside the text they count: a definition is rendered and counted once
 /// for each rendering, tokenizer and name, however many surfaces, requests and rounds carry
 /// it. A few keys at most (each surface that frames differently, each tokenizer, each name a
-/// client gives the tool); past [`Counts::MOST`] the oldest is let go, so a text never holds
-/// more. A memo, not part of the text: it takes no part in comparisons.
+/// client gives the tool), held in [`Counts::SLOTS`] slots in place, each key in the slot its
+/// value picks, so a text never holds more and nothing is allocated for them. A memo, not part
+/// of the text: it takes no part in comparisons.
 #[derive(Default)]
-struct Counts(Mutex<Vec<(u64, f64)>>);
+struct Counts(Mutex<[Option<(u64, f64)>; Counts::SLOTS]>);
 
 impl Counts {
-    const MOST: usize = 8;
+    const SLOTS: usize = 4;
 }
 
 impl PartialEq for Counts {
@@ -108,21 +109,42 @@ impl DefText {
     }
 
     /// The count kept under `key` (a rendering of this text under a name, by a tokenizer:
-    /// the caller's key says which), or `count()` made and kept. Two threads asking at once
-    /// may both count; both get the same figure.
+    /// the caller's key says which), or `count()` made and kept, in place of what its slot held.
+    /// Two threads asking at once may both count; both get the same figure.
     pub fn counted(&self, key: u64, count: impl FnOnce() -> f64) -> f64 {
-        let found = |v: &Vec<(u64, f64)>| v.iter().find(|(k, _)| *k == key).map(|&(_, n)| n);
-        if let Some(n) = found(&crate::sync::lock(&self.counts.0)) {
-            return n;
+        let slot = (key % Counts::SLOTS as u64) as usize;
+        if let Some((kept, n)) = crate::sync::lock(&self.counts.0)[slot] {
+            if kept == key {
+                return n;
+            }
         }
         let n = count();
-        let mut kept = crate::sync::lock(&self.counts.0);
-        if found(&kept).is_none() {
-            if kept.len() >= Counts::MOST {
-                kept.remove(0);
-            }
-            kept.push((key, n));
-        }
+        crate::sync::lock(&self.counts.0)[slot] = Some((key, n));
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kept count is given back without counting again; another key is counted, and a key
+    /// whose slot another took is counted again, never answered with the other's figure.
+    #[test]
+    fn counts_are_kept_by_key() {
+        let text = DefText::new("reads a file", &serde_json::json!({"type": "object"}));
+        let counted = std::cell::Cell::new(0);
+        let count = |n: f64| {
+            counted.set(counted.get() + 1);
+            n
+        };
+        assert_eq!(text.counted(10, || count(3.0)), 3.0);
+        assert_eq!(text.counted(10, || count(99.0)), 3.0);
+        assert_eq!(counted.get(), 1);
+        // Every key, 0 included, gets its own figure.
+        for key in 0..64u64 {
+            assert_eq!(text.counted(key, || count(key as f64)), key as f64);
+            assert_eq!(text.counted(key, || count(-1.0)), key as f64);
+        }
     }
 }
