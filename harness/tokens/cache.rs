@@ -105,11 +105,24 @@ struct Entry {
     ttl: f64,
 }
 
-/// The cache of one provider: entries per (scope, model, prefix).
-#[derive(Debug, Default)]
+/// The cache of one provider: entries per (scope, model, prefix), at most [`MAX_ENTRIES`]
+/// of them, so a gateway that runs for weeks holds a bounded cache ([`PromptCache::keep`]).
+#[derive(Debug)]
 pub struct PromptCache {
     entries: HashMap<(String, String, Digest), Entry>,
+    most: usize,
 }
+
+impl Default for PromptCache {
+    fn default() -> PromptCache {
+        PromptCache::holding(MAX_ENTRIES)
+    }
+}
+
+/// Entries a cache holds at most (an assumed bound: about 25 MB of keys; a provider's own
+/// cache is far larger, but a prefix lives five minutes or an hour, and a measurement's
+/// traffic reuses few of them).
+pub const MAX_ENTRIES: usize = 1 << 18;
 
 /// What one request is billed for on its input side.
 pub struct Pricing<'a> {
@@ -199,6 +212,49 @@ impl Pricing<'_> {
 }
 
 impl PromptCache {
+    /// An empty cache of at most `most` entries.
+    pub fn holding(most: usize) -> PromptCache {
+        PromptCache {
+            entries: HashMap::new(),
+            most: most.max(1),
+        }
+    }
+
+    /// Entries held now, expired ones included until they are let go.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Keep `entry` under `key`. A full cache first lets go of what has expired by `now`, then,
+    /// if it is still full, of the quarter of its entries that would expire soonest (what the
+    /// provider would lose first), so each insert costs its share of one sweep.
+    fn keep(&mut self, key: (String, String, Digest), entry: Entry, now: f64) {
+        if self.entries.len() >= self.most && !self.entries.contains_key(&key) {
+            self.entries.retain(|_, e| e.expires > now);
+            if self.entries.len() >= self.most {
+                let mut expiries: Vec<f64> = self.entries.values().map(|e| e.expires).collect();
+                let cut = (self.most / 4).max(1).min(expiries.len() - 1);
+                let (_, at, _) = expiries.select_nth_unstable_by(cut, f64::total_cmp);
+                let at = *at;
+                let mut over = self.entries.len() + 1 - self.most;
+                // Entries that expire before the cut go, and at the cut as many as still must.
+                self.entries.retain(|_, e| match e.expires.total_cmp(&at) {
+                    std::cmp::Ordering::Less => false,
+                    std::cmp::Ordering::Equal if over > 0 => {
+                        over -= 1;
+                        false
+                    }
+                    _ => true,
+                });
+            }
+        }
+        self.entries.insert(key, entry);
+    }
+
     /// Bill the input side of a request at time `now` (seconds) in `scope`. With `commit`
     /// false (count_tokens) nothing is read into or written to the cache.
     pub fn bill(
@@ -311,23 +367,25 @@ impl PromptCache {
         }
         if commit {
             if let Some((i, e)) = read {
-                self.entries.insert(
+                self.keep(
                     Self::key(scope, p, bl[i].hash),
                     Entry {
                         expires: now + e.ttl,
                         ..e
                     },
+                    now,
                 );
             }
             for (m, tokens) in writes {
                 let ttl = bl[m].mark.unwrap_or(TTL_5M);
-                self.entries.insert(
+                self.keep(
                     Self::key(scope, p, bl[m].hash),
                     Entry {
                         tokens,
                         expires: now + ttl,
                         ttl,
                     },
+                    now,
                 );
             }
         }
@@ -382,13 +440,14 @@ impl PromptCache {
         };
         if commit && total >= p.min_cacheable {
             for &i in &ends {
-                self.entries.insert(
+                self.keep(
                     Self::key(scope, p, bl[i].hash),
                     Entry {
                         tokens: 0,
                         expires: now + ttl,
                         ttl,
                     },
+                    now,
                 );
             }
         }
@@ -411,6 +470,40 @@ mod tests {
     use super::*;
     use crate::provider::Format;
     use serde_json::json;
+
+    /// A cache never holds more than its bound: expired entries go first; a cache full of live
+    /// ones lets go of those that expire soonest and keeps the ones that live longest.
+    #[test]
+    fn the_cache_is_bounded() {
+        let mut c = PromptCache::holding(8);
+        let key = |i: u128| ("s".to_string(), "m".to_string(), i);
+        let entry = |expires: f64| Entry {
+            tokens: 1,
+            expires,
+            ttl: 300.0,
+        };
+        for i in 0..100u128 {
+            c.keep(key(i), entry(i as f64 + 300.0), i as f64);
+            assert!(c.len() <= 8, "{} at {i}", c.len());
+        }
+        // Every entry live at once: the latest ones are kept.
+        let mut c = PromptCache::holding(8);
+        for i in 0..100u128 {
+            c.keep(key(i), entry(1e9 + i as f64), 0.0);
+            assert!(c.len() <= 8);
+        }
+        assert!(c.entries.contains_key(&key(99)) && c.entries.contains_key(&key(98)));
+        assert!(!c.entries.contains_key(&key(0)));
+        // Expired ones go before any live one.
+        let mut c = PromptCache::holding(4);
+        c.keep(key(1), entry(1e9), 0.0);
+        for i in 2..5 {
+            c.keep(key(i), entry(10.0), 0.0);
+        }
+        c.keep(key(9), entry(1e9), 20.0);
+        assert_eq!(c.len(), 2);
+        assert!(c.entries.contains_key(&key(1)) && c.entries.contains_key(&key(9)));
+    }
 
     fn req(messages: Value) -> Request {
         Request::new(
