@@ -947,3 +947,27 @@ async fn a_silent_upstream_leaves_rows_without_the_clients_key() {
     }
     assert_eq!(rows[1].status, 499, "{:?}", rows[1]);
 }
+
+/// A path the gateway does not serve, or a method other than POST on one it does, is answered
+/// with JSON an SDK reads (`error.message`), naming what is served, and logs no row.
+#[tokio::test]
+async fn unserved_paths_and_methods_are_answered_in_json() {
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let (status, body) = g.post("/v2/nothing", "{}", &[]).await;
+    assert_eq!(status, 404);
+    let e: Value = serde_json::from_str(&body).expect("JSON, not plain text");
+    let message = e["error"]["message"].as_str().unwrap();
+    assert!(message.contains("/v2/nothing"), "{message}");
+    assert!(message.contains("/v1/messages"), "{message}");
+    assert_eq!(e["type"], "error");
+    let r = g
+        .http
+        .get(format!("{}/v1/chat/completions", g.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+    let e: Value = serde_json::from_str(&r.text().await.unwrap()).expect("JSON");
+    assert!(e["error"]["message"].as_str().unwrap().contains("GET"));
+    assert!(g.rows().is_empty());
+}

@@ -210,11 +210,41 @@ pub fn router(gw: Arc<Gateway>) -> Router {
                           body: BodyResult| {
                         handle(gw, format, endpoint, uri, headers, body)
                     },
-                ),
+                )
+                .fallback(|method: axum::http::Method| async move {
+                    unserved(405, &format!("{method} is not served here: send POST"))
+                }),
             );
         }
     }
-    router.with_state(gw).layer(DefaultBodyLimit::max(limit))
+    router
+        .fallback(|uri: axum::http::Uri| async move {
+            unserved(404, &format!("no endpoint at {}", uri.path()))
+        })
+        .with_state(gw)
+        .layer(DefaultBodyLimit::max(limit))
+}
+
+/// What a path or method the gateway does not serve is answered with: JSON an SDK of any of
+/// its formats reads (`error.message`, and Anthropic's `type`), naming what is served, never
+/// a bare 404 or 405.
+fn unserved(status: u16, why: &str) -> Response {
+    let served: Vec<&str> = Format::ALL
+        .iter()
+        .flat_map(|f| f.spec().endpoints().iter().map(|e| e.path))
+        .collect();
+    let kind = match status {
+        404 => "not_found_error",
+        _ => "invalid_request_error",
+    };
+    let body = serde_json::json!({
+        "type": "error",
+        "error": {
+            "type": kind,
+            "message": format!("{why}; this gateway serves POST {}", served.join(", ")),
+        }
+    });
+    json_response(status, body.to_string(), "application/json")
 }
 
 /// Serve until `shutdown` resolves.
