@@ -971,3 +971,38 @@ async fn unserved_paths_and_methods_are_answered_in_json() {
     assert!(e["error"]["message"].as_str().unwrap().contains("GET"));
     assert!(g.rows().is_empty());
 }
+
+/// The mock streams Gemini as the API does: server-sent events with `alt=sse`, and without it
+/// one JSON array of the same responses, whose last holds the finish reason and the usage.
+#[tokio::test]
+async fn gemini_streams_are_events_with_alt_sse_and_an_array_without() {
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let body = r#"{"contents":[{"role":"user","parts":[{"text":"what time is it"}]}]}"#;
+    let get = |path: &'static str| {
+        g.http
+            .post(format!("{}{path}", g.base))
+            .header("content-type", "application/json")
+            .header("x-goog-api-key", "k")
+            .body(body)
+            .send()
+    };
+    let r = get("/v1beta/models/gemini-3.5-flash:streamGenerateContent")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let array: Value = serde_json::from_str(&r.text().await.unwrap()).expect("one JSON array");
+    let last = array.as_array().unwrap().last().unwrap().clone();
+    assert!(last["candidates"][0]["finishReason"].is_string(), "{last}");
+    assert!(last["usageMetadata"]["promptTokenCount"].as_u64().unwrap() > 0);
+    let r = get("/v1beta/models/gemini-3.5-flash:streamGenerateContent?alt=sse")
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let text = r.text().await.unwrap();
+    assert!(text.starts_with("data: "), "{text}");
+    // Both were billed alike.
+    let rows = g.rows();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].input_tokens, rows[1].input_tokens);
+}

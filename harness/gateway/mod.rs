@@ -538,7 +538,8 @@ async fn mock_answer(
     let label = answer.tokenizer.label();
     let spec = p.format.spec();
     if p.stream {
-        let events = spec.events(&p.model, id, answer.reply(), &req.body);
+        let (events, content_type) =
+            spec.stream_answer(&p.model, id, answer.reply(), &req.body, &p.path);
         let size = events.iter().map(String::len).sum();
         let row = p.row(200, size, Some((answer.usage, cost)), &label, None);
         gw.record(
@@ -553,7 +554,7 @@ async fn mock_answer(
         );
         let mut r = Response::new(Body::from_stream(stream));
         r.headers_mut()
-            .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+            .insert(header::CONTENT_TYPE, content_type.parse().unwrap());
         return r;
     }
     let body = crate::json::compact(&spec.answer(&p.model, id, answer.reply()));

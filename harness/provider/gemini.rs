@@ -95,6 +95,28 @@ fn parts(reply: &Reply) -> Vec<Value> {
 }
 
 /// `usageMetadata` of an answer (`output`: the candidates' tokens so far).
+/// The streamed answer's responses: one per part; usage rides on every one, the last holding
+/// the totals and the finish reason.
+fn responses(model: &str, id: u64, reply: Reply) -> Vec<Value> {
+    let parts = parts(&reply);
+    let n = parts.len().max(1);
+    let mut out = Vec::new();
+    for i in 0..n {
+        let last = i + 1 == n;
+        let mut candidate = json!({"content": {"role": "model",
+            "parts": parts.get(i).map(|p| vec![p.clone()]).unwrap_or_default()}, "index": 0});
+        if last {
+            candidate["finishReason"] = json!(finish(&reply));
+        }
+        let output = if last { reply.usage.output } else { 0 };
+        out.push(
+            json!({"candidates": [candidate], "usageMetadata": usage(&reply, output),
+                "modelVersion": model, "responseId": format!("mock-{id}")}),
+        );
+    }
+    out
+}
+
 fn usage(reply: &Reply, output: u64) -> Value {
     let u = reply.usage;
     let prompt = u.total_input();
@@ -347,26 +369,36 @@ impl Provider for Gemini {
     }
 
     fn events(&self, model: &str, id: u64, reply: Reply, _request: &Value) -> Vec<String> {
-        // One event per part; usage rides on every event, the last holding the totals and the
-        // finish reason.
-        let parts = parts(&reply);
-        let n = parts.len().max(1);
-        let mut out = Vec::new();
-        for i in 0..n {
-            let last = i + 1 == n;
-            let mut candidate = json!({"content": {"role": "model",
-                "parts": parts.get(i).map(|p| vec![p.clone()]).unwrap_or_default()}, "index": 0});
-            if last {
-                candidate["finishReason"] = json!(finish(&reply));
-            }
-            let output = if last { reply.usage.output } else { 0 };
-            out.push(sse(
-                None,
-                &json!({"candidates": [candidate], "usageMetadata": usage(&reply, output),
-                        "modelVersion": model, "responseId": format!("mock-{id}")}),
-            ));
+        responses(model, id, reply)
+            .iter()
+            .map(|r| sse(None, r))
+            .collect()
+    }
+
+    fn stream_answer(
+        &self,
+        model: &str,
+        id: u64,
+        reply: Reply,
+        request: &Value,
+        path: &str,
+    ) -> (Vec<String>, &'static str) {
+        let query = path.split_once('?').map_or("", |(_, q)| q);
+        if query.split('&').any(|kv| kv == "alt=sse") {
+            return (self.events(model, id, reply, request), "text/event-stream");
         }
-        out
+        // Without `alt=sse` the stream is one JSON array of the same responses, sent a
+        // response at a time.
+        let mut chunks = Vec::new();
+        for (i, r) in responses(model, id, reply).iter().enumerate() {
+            let open = if i == 0 { "[" } else { "," };
+            chunks.push(format!("{open}{}", crate::json::compact(r)));
+        }
+        match chunks.is_empty() {
+            true => chunks.push("[]".into()),
+            false => chunks.push("]".into()),
+        }
+        (chunks, "application/json")
     }
 
     fn stream_complete(&self, data: &str) -> bool {

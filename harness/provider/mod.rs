@@ -361,6 +361,19 @@ pub trait Provider: Sync {
     /// The answer as server-sent events in the provider's grammar; `request` decides options
     /// such as whether usage rides on the last chunk.
     fn events(&self, model: &str, id: u64, reply: Reply, request: &Value) -> Vec<String>;
+    /// A streamed answer as it goes on the wire to a request at `path` (its query included):
+    /// the chunks and their content type. Server-sent events unless the format streams
+    /// otherwise where the request asks it to.
+    fn stream_answer(
+        &self,
+        model: &str,
+        id: u64,
+        reply: Reply,
+        request: &Value,
+        _path: &str,
+    ) -> (Vec<String>, &'static str) {
+        (self.events(model, id, reply, request), "text/event-stream")
+    }
     /// Whether an event's data is the stream's final event (after which the stream is whole).
     fn stream_complete(&self, data: &str) -> bool;
     /// Usage from an answer (whole JSON or the text of an event stream).
