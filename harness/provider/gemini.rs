@@ -383,21 +383,29 @@ impl Provider for Gemini {
         request: &Value,
         path: &str,
     ) -> (Vec<String>, &'static str) {
+        // The query as `route` reads it: names and values percent-decoded.
         let query = path.split_once('?').map_or("", |(_, q)| q);
-        if query.split('&').any(|kv| kv == "alt=sse") {
+        let sse = query.split('&').any(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            percent_decoded(name) == "alt" && percent_decoded(value) == "sse"
+        });
+        if sse {
             return (self.events(model, id, reply, request), "text/event-stream");
         }
-        // Without `alt=sse` the stream is one JSON array of the same responses, sent a
-        // response at a time.
-        let mut chunks = Vec::new();
-        for (i, r) in responses(model, id, reply).iter().enumerate() {
-            let open = if i == 0 { "[" } else { "," };
-            chunks.push(format!("{open}{}", crate::json::compact(r)));
-        }
-        match chunks.is_empty() {
-            true => chunks.push("[]".into()),
-            false => chunks.push("]".into()),
-        }
+        // Without `alt=sse` the stream is one JSON array of the same responses (there is
+        // always one), sent a response at a time.
+        let mut chunks: Vec<String> = responses(model, id, reply)
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                format!(
+                    "{}{}",
+                    if i == 0 { "[" } else { "," },
+                    crate::json::compact(r)
+                )
+            })
+            .collect();
+        chunks.push("]".into());
         (chunks, "application/json")
     }
 

@@ -220,15 +220,6 @@ impl PromptCache {
         }
     }
 
-    /// Entries held now, expired ones included until they are let go.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Keep `entry` under `key`. A full cache first lets go of what has expired by `now`, then,
     /// if it is still full, of the quarter of its entries that would expire soonest (what the
     /// provider would lose first), so each insert costs its share of one sweep.
@@ -484,13 +475,13 @@ mod tests {
         };
         for i in 0..100u128 {
             c.keep(key(i), entry(i as f64 + 300.0), i as f64);
-            assert!(c.len() <= 8, "{} at {i}", c.len());
+            assert!(c.entries.len() <= 8, "{} at {i}", c.entries.len());
         }
         // Every entry live at once: the latest ones are kept.
         let mut c = PromptCache::holding(8);
         for i in 0..100u128 {
             c.keep(key(i), entry(1e9 + i as f64), 0.0);
-            assert!(c.len() <= 8);
+            assert!(c.entries.len() <= 8);
         }
         assert!(c.entries.contains_key(&key(99)) && c.entries.contains_key(&key(98)));
         assert!(!c.entries.contains_key(&key(0)));
@@ -501,7 +492,7 @@ mod tests {
             c.keep(key(i), entry(10.0), 0.0);
         }
         c.keep(key(9), entry(1e9), 20.0);
-        assert_eq!(c.len(), 2);
+        assert_eq!(c.entries.len(), 2);
         assert!(c.entries.contains_key(&key(1)) && c.entries.contains_key(&key(9)));
     }
 

@@ -192,7 +192,7 @@ impl Tokenizer {
     /// texts share is counted once) and each join counted exactly. Where the pieces do not fit
     /// the rule of [`Part`] the whole text is built and counted instead.
     pub fn count_parts<'a>(self, parts: impl Iterator<Item = Part<'a>> + Clone) -> f64 {
-        let whole = WHOLE.with(std::cell::Cell::get);
+        let whole = counting_whole_now();
         // Claude's tokens do not add across a join the way BPE pretokens do: the parts are
         // counted as the text they make (remembered whole).
         if self.claude_family().is_some() || self == Tokenizer::Gemma3 {
@@ -247,7 +247,7 @@ impl Tokenizer {
     /// The whole-number count of the underlying BPE (o200k for the Kimi estimate).
     fn count_base(self, text: &str) -> usize {
         let bpe = self.bpe();
-        match WHOLE.with(std::cell::Cell::get) {
+        match counting_whole_now() {
             true => bpe.count(text),
             false => {
                 memo::count(self.memo_key(), text, |t| {
@@ -309,18 +309,22 @@ impl Tokenizer {
 /// than two such boundaries is all in the first piece.
 pub fn clean_cuts(text: &str) -> [&str; 3] {
     let b = text.as_bytes();
-    let at = |i: usize| {
-        i > 0
-            && b[i - 1].is_ascii_alphanumeric()
-            && b[i] == b' '
-            && b.get(i + 1).is_some_and(u8::is_ascii_alphabetic)
-    };
+    let at = |i: usize| clean_at(b, i);
     let first = (1..b.len()).find(|&i| at(i));
     let last = (1..b.len()).rev().find(|&i| at(i));
     match (first, last) {
         (Some(i), Some(j)) if i < j => [&text[..i], &text[i..j], &text[j..]],
         _ => [text, "", ""],
     }
+}
+
+/// Whether `b` parts cleanly before byte `i` (`0 < i`): an ASCII letter or digit, then a space
+/// and an ASCII letter, where both pretokenizers end one pretoken and start the next.
+fn clean_at(b: &[u8], i: usize) -> bool {
+    i > 0
+        && b[i - 1].is_ascii_alphanumeric()
+        && b[i] == b' '
+        && b.get(i + 1).is_some_and(u8::is_ascii_alphabetic)
 }
 
 /// The text the parts make, one after another.
@@ -337,7 +341,7 @@ fn joined<'a>(parts: impl Iterator<Item = Part<'a>>) -> String {
 /// The current-Claude estimate of a text: from its o200k pretokens by kind, remembered with its
 /// o200k count.
 fn claude_count(text: &str) -> f64 {
-    let counts = match WHOLE.with(std::cell::Cell::get) {
+    let counts = match counting_whole_now() {
         true => o200k_kinds(text),
         false => memo::count(memo::O200K, text, |t| {
             pieces::count(Bpe::o200k(), memo::O200K, t)
@@ -367,7 +371,7 @@ fn claude_exact_count(f: Family, text: &str, inline: bool) -> usize {
         true => f.inline_tokens(t),
         false => f.content_tokens(t),
     };
-    if WHOLE.with(std::cell::Cell::get) {
+    if counting_whole_now() {
         return count(text);
     }
     let which = memo::CLAUDE + 2 * f as u8 + u8::from(inline);
@@ -384,7 +388,7 @@ fn gemma3_count(text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    if WHOLE.with(std::cell::Cell::get) {
+    if counting_whole_now() {
         return super::gemma3::count(text);
     }
     memo::count(memo::GEMMA3, text, |t| Counts {
@@ -467,7 +471,7 @@ pub(crate) fn counting_whole_now() -> bool {
 /// [`crate::sync::map_on_cores`] for counting work: inside [`counting_whole`], the workers
 /// count whole too.
 pub fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    match WHOLE.with(std::cell::Cell::get) {
+    match counting_whole_now() {
         true => crate::sync::map_on_cores(items, |x| counting_whole(|| f(x))),
         false => crate::sync::map_on_cores(items, f),
     }
@@ -531,7 +535,7 @@ mod tests {
     #[test]
     fn workers_count_whole_inside_counting_whole() {
         let items: Vec<u32> = (0..500).collect();
-        let whole = || WHOLE.with(std::cell::Cell::get);
+        let whole = counting_whole_now;
         assert!(counting_whole(|| on_cores(&items, |_| whole()))
             .into_iter()
             .all(|w| w));

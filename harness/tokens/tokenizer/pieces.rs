@@ -52,11 +52,7 @@ pub fn count(bpe: &Bpe, which: u8, text: &str) -> Counts {
 /// such a place is one part.
 fn clean_parts(text: &str, at_least: usize) -> Vec<&str> {
     let b = text.as_bytes();
-    let clean = |i: usize| {
-        b[i - 1].is_ascii_alphanumeric()
-            && b[i] == b' '
-            && b.get(i + 1).is_some_and(u8::is_ascii_alphabetic)
-    };
+    let clean = |i: usize| super::clean_at(b, i);
     let mut parts = Vec::new();
     let mut from = 0;
     let mut i = at_least;
