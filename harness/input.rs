@@ -14,6 +14,19 @@ pub const LARGE: u64 = 1 << 30;
 
 /// The bytes of `path`, a regular file of at most `max` bytes.
 pub fn read(path: &Path, max: u64) -> Result<Vec<u8>> {
+    let (file, len) = open(path, max)?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(path, bytes.len() as u64, max));
+    }
+    Ok(bytes)
+}
+
+/// `path` opened for reading, with its length: a regular file of at most `max` bytes.
+pub fn open(path: &Path, max: u64) -> Result<(std::fs::File, u64)> {
     use std::os::unix::fs::OpenOptionsExt;
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     refuse_unless_regular(path, &meta)?;
@@ -29,14 +42,112 @@ pub fn read(path: &Path, max: u64) -> Result<Vec<u8>> {
     if meta.len() > max {
         return Err(too_large(path, meta.len(), max));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > max {
-        return Err(too_large(path, bytes.len() as u64, max));
+    Ok((file, meta.len()))
+}
+
+/// A reader of text read as it streams: at most `max` bytes, UTF-8 throughout (a sequence cut
+/// by a read's end is checked with the bytes that complete it), a leading byte-order mark left
+/// out. What breaks a rule is an error of kind `InvalidData` whose message says which, so a
+/// parser that reads through it stops there (a file that grows past its checked length is caught
+/// here too).
+pub struct TextStream<R> {
+    inner: R,
+    max: u64,
+    read: u64,
+    /// The start of a UTF-8 sequence the last read cut, and how many of its bytes there are.
+    carry: ([u8; 4], usize),
+    started: bool,
+}
+
+impl<R: Read> TextStream<R> {
+    pub fn new(inner: R, max: u64) -> TextStream<R> {
+        TextStream {
+            inner,
+            max,
+            read: 0,
+            carry: ([0; 4], 0),
+            started: false,
+        }
     }
-    Ok(bytes)
+
+    fn fail(what: String) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, what)
+    }
+
+    /// Check `buf` as the next bytes of the text: the sequence carried from the last read is
+    /// completed first; a sequence cut at `buf`'s end is carried to the next.
+    fn check(&mut self, mut buf: &[u8]) -> std::io::Result<()> {
+        const NOT_UTF8: &str = "not UTF-8 text";
+        let (mut seq, have) = self.carry;
+        if have > 0 {
+            let need = utf8_len(seq[0]).saturating_sub(have);
+            let take = need.min(buf.len());
+            seq[have..have + take].copy_from_slice(&buf[..take]);
+            buf = &buf[take..];
+            if take < need {
+                self.carry = (seq, have + take);
+                return Ok(());
+            }
+            std::str::from_utf8(&seq[..have + take]).map_err(|_| Self::fail(NOT_UTF8.into()))?;
+            self.carry.1 = 0;
+        }
+        match std::str::from_utf8(buf) {
+            Ok(_) => Ok(()),
+            // Cut at the end: kept until the next read completes it.
+            Err(e) if e.error_len().is_none() => {
+                let rest = &buf[e.valid_up_to()..];
+                self.carry.0[..rest.len()].copy_from_slice(rest);
+                self.carry.1 = rest.len();
+                Ok(())
+            }
+            Err(_) => Err(Self::fail(NOT_UTF8.into())),
+        }
+    }
+}
+
+/// Bytes in the UTF-8 sequence a lead byte opens (1 for a byte that cannot open one, which
+/// the check then refuses).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    }
+}
+
+impl<R: Read> Read for TextStream<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut n = self.inner.read(buf)?;
+        if !self.started && n > 0 {
+            self.started = true;
+            // Editors on Windows start UTF-8 files with a byte-order mark; JSON has no place
+            // for it. A read shorter than the mark cannot hold one whole; it is read as text.
+            if buf[..n].starts_with(b"\xef\xbb\xbf") {
+                buf.copy_within(3..n, 0);
+                self.read += 3;
+                n -= 3;
+                if n == 0 {
+                    // Nothing after the mark in this read is not the end of the text.
+                    n = self.inner.read(buf)?;
+                }
+            }
+        }
+        self.read += n as u64;
+        if self.read > self.max {
+            return Err(Self::fail(format!(
+                "more than {} bytes; this input is bounded",
+                self.max
+            )));
+        }
+        if n == 0 && self.carry.1 > 0 {
+            return Err(Self::fail(
+                "not UTF-8 text (it ends inside a character)".into(),
+            ));
+        }
+        self.check(&buf[..n])?;
+        Ok(n)
+    }
 }
 
 /// [`read`] as UTF-8 text.
@@ -99,5 +210,39 @@ mod tests {
         assert_eq!(read(&f, 10).unwrap(), b"0123456789");
         let err = read(&f, 9).unwrap_err().to_string();
         assert!(err.contains("more than 9 bytes"), "{err}");
+    }
+
+    /// Reads of a text as it streams: characters cut by a read's end are whole across reads, a
+    /// byte-order mark is left out, bytes that are not UTF-8 and text past the bound are refused.
+    #[test]
+    fn a_text_stream_checks_utf8_across_reads_and_its_bound() {
+        struct Trickle<'a>(&'a [u8], usize);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(self.1).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let all = |bytes: &[u8], step: usize, max: u64| {
+            let mut out = Vec::new();
+            TextStream::new(Trickle(bytes, step), max)
+                .read_to_end(&mut out)
+                .map(|_| out)
+                .map_err(|e| e.to_string())
+        };
+        let text = "a é 中 😀 z".as_bytes();
+        for step in 1..6 {
+            assert_eq!(all(text, step, 100).unwrap(), text);
+            let marked = [b"\xef\xbb\xbf".as_slice(), text].concat();
+            assert_eq!(all(&marked, step.max(3), 100).unwrap(), text);
+            for bad in [&b"ab\xffcd"[..], b"ab\xe4\xb8", b"\xc3(", b"x\xf0\x9f\x98"] {
+                let err = all(bad, step, 100).unwrap_err();
+                assert!(err.contains("not UTF-8"), "{bad:?} {step}: {err}");
+            }
+        }
+        let err = all(text, 4, 5).unwrap_err();
+        assert!(err.contains("more than 5 bytes"), "{err}");
     }
 }

@@ -350,8 +350,13 @@ enum Loaded {
 
 impl Loaded {
     fn read(path: &Path) -> Result<Loaded> {
-        let bytes = crate::input::read(path, crate::input::LARGE)?;
         let label = path.display().to_string();
+        if path.extension().and_then(|e| e.to_str()) == Some("json") {
+            if let Some(cat) = Loaded::stream(path, &label)? {
+                return Ok(Loaded::Capture(cat));
+            }
+        }
+        let bytes = crate::input::read(path, crate::input::LARGE)?;
         if bytes.starts_with(b"SQLite format 3\0") {
             let rows = directory::read_directory(path)?;
             return Ok(Loaded::Rows(label, rows));
@@ -383,6 +388,45 @@ impl Loaded {
         Ok(Loaded::Rows(label, rows))
     }
 }
+
+impl Loaded {
+    /// A `.json` capture read as it streams ([`capture::read_catalogue`]), or `None` for a file
+    /// that is not read that way (a SQLite database, a text of blanks alone), which is then
+    /// read whole.
+    fn stream(path: &Path, label: &str) -> Result<Option<Catalogue>> {
+        use std::io::Read;
+        let (mut file, _) = crate::input::open(path, crate::input::LARGE)?;
+        // Enough of the start to tell a database and an empty text from a capture.
+        let mut head = Vec::with_capacity(PEEK);
+        (&mut file)
+            .take(PEEK as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| Error::io(path, e))?;
+        let blank = head
+            .strip_prefix(b"\xef\xbb\xbf")
+            .unwrap_or(&head)
+            .iter()
+            .all(u8::is_ascii_whitespace);
+        if head.starts_with(b"SQLite format 3\0") || (blank && head.len() < PEEK) {
+            return Ok(None);
+        }
+        let server = path
+            .file_name()
+            .and_then(|f| f.to_str())
+            .map(capture::server_name_from_file)
+            .unwrap_or_else(|| "server".into());
+        let text = crate::input::TextStream::new(
+            std::io::Cursor::new(head).chain(file),
+            crate::input::LARGE,
+        );
+        capture::read_catalogue(label.to_string(), server, text)
+            .map(Some)
+            .map_err(|e| Error::input(format!("{label}: {e}")))
+    }
+}
+
+/// Bytes read from the start of a `.json` file to tell what it holds ([`Loaded::stream`]).
+const PEEK: usize = 64 << 10;
 
 /// A JSONL catalogue's first line is a row object: it has a `key` and no `tools`.
 fn looks_like_row(text: &str) -> bool {
@@ -530,5 +574,41 @@ mod tests {
         let cat = Catalogue::from_rows("t", vec![row("A"), hidden, off]);
         assert_eq!(cat.rows.len(), 3);
         assert_eq!(cat.tools.len(), 1);
+    }
+
+    /// A `.json` capture is read as it streams: with a byte-order mark or without, blank (no
+    /// tools), and refused with its path where it is not UTF-8; the same capture without the
+    /// extension, read whole, gives the same catalogue.
+    #[test]
+    fn json_captures_load_as_they_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let capture =
+            r#"{"tools":[{"name":"a","description":"é","inputSchema":{"type":"object"}}]}"#;
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let plain = Catalogue::load(&write("plain.json", capture.as_bytes())).unwrap();
+        let whole = Catalogue::load(&write("whole/plain", capture.as_bytes())).unwrap();
+        let marked = Catalogue::load(&write(
+            "marked/plain.json",
+            &[b"\xef\xbb\xbf", capture.as_bytes()].concat(),
+        ))
+        .unwrap();
+        assert_eq!(plain.tools.len(), 1);
+        assert_eq!((&plain.tools, &plain.rows), (&whole.tools, &whole.rows));
+        assert_eq!((&plain.tools, &plain.rows), (&marked.tools, &marked.rows));
+        assert!(Catalogue::load(&write("blank.json", b" \n"))
+            .unwrap()
+            .tools
+            .is_empty());
+        let bad = write("bad.json", b"{\"tools\":[{\"name\":\"\xff\"}]}");
+        let err = Catalogue::load(&bad).unwrap_err().to_string();
+        assert!(
+            err.contains("bad.json") && err.contains("not UTF-8"),
+            "{err}"
+        );
     }
 }
