@@ -209,7 +209,10 @@ impl Tokenizer {
                 if parts.clone().nth(WARM_PARTS - 1).is_some() {
                     memo::warm(bpe, which, parts.clone());
                 }
-                join::assemble(bpe, which, parts.clone())
+                match parts.clone().nth(join::ON_CORES_FROM - 1).is_some() {
+                    true => join::assemble_on_cores(bpe, which, &parts.clone().collect::<Vec<_>>()),
+                    false => join::assemble(bpe, which, parts.clone()),
+                }
             }
         };
         let counts = assembled.unwrap_or_else(|| {
@@ -433,15 +436,6 @@ impl Counts {
             spaced_words: self.spaced_words + o.spaced_words,
             punctuation: self.punctuation + o.punctuation,
         }
-    }
-
-    fn minus(self, o: Counts) -> Option<Counts> {
-        Some(Counts {
-            total: self.total.checked_sub(o.total)?,
-            bare_words: self.bare_words.checked_sub(o.bare_words)?,
-            spaced_words: self.spaced_words.checked_sub(o.spaced_words)?,
-            punctuation: self.punctuation.checked_sub(o.punctuation)?,
-        })
     }
 }
 
@@ -689,6 +683,66 @@ mod tests {
                     (assembled - whole).abs() < 1e-9,
                     "{tok:?} {pieces:?}: {assembled} against {whole}"
                 );
+            }
+        }
+    }
+
+    /// Parts assembled in runs side by side count what they count in one run, and what the
+    /// whole text counts: JSON-like pieces and joints of every kind, joins that take a
+    /// piece's first pretoken, pieces glued across a run's start (whose runs are folded again),
+    /// and a joint that is not punctuation (no count either way).
+    #[test]
+    fn parts_assembled_in_runs_count_as_in_one() {
+        let pieces = [
+            "{\"type\":\"function\",\"function\":{\"name\":\"a_b\",\"description\":\"Reads",
+            " the file at a path",
+            ".\",\"parameters\":",
+            "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"string\"}}}",
+            " naïve \u{1f600} words",
+            "camelCase",
+            "42",
+            "x",
+            "\"}",
+            "{\"",
+        ];
+        let joints = ["", ",", "}", "}}", "]", "[", "\":\""];
+        let mut rng = crate::rng::Rng::new(5);
+        for case in 0..12 {
+            let n = 300 + rng.below(400);
+            let mut parts = Vec::new();
+            for _ in 0..n {
+                let part = match (case % 3, rng.below(3)) {
+                    // Letters only: every join glues.
+                    (0, _) => Part::Piece(["ab", "cd", "Ef"][rng.below(3)]),
+                    (_, 0) => Part::Joint(joints[rng.below(joints.len())]),
+                    _ => Part::Piece(pieces[rng.below(pieces.len())]),
+                };
+                parts.push(part);
+            }
+            if case == 11 {
+                parts.insert(n / 2, Part::Joint("ab"));
+            }
+            let text: String = parts
+                .iter()
+                .map(|p| match p {
+                    Part::Piece(t) | Part::Joint(t) => *t,
+                })
+                .collect();
+            for tok in [Tokenizer::O200k, Tokenizer::Cl100k] {
+                let (bpe, which) = (tok.bpe(), tok.memo_key());
+                let one = join::assemble(bpe, which, parts.iter().copied());
+                for runs in [2, 3, 7] {
+                    let split = join::assemble_in_runs(bpe, which, &parts, runs, 16);
+                    assert_eq!(split, one, "case {case}, {runs} runs, {tok:?}");
+                }
+                match one {
+                    Some(c) => assert_eq!(
+                        c.total as f64,
+                        counting_whole(|| tok.count(&text)),
+                        "case {case} {tok:?}"
+                    ),
+                    None => assert_eq!(case, 11),
+                }
             }
         }
     }

@@ -80,62 +80,272 @@ pub fn clean(left: &str, right: &str) -> bool {
 /// The count of the parts' text; `None` where a joint is not punctuation. A join that does
 /// not fit the rule glues its two pieces into one, counted whole.
 pub fn assemble<'a>(bpe: &Bpe, which: u8, parts: impl Iterator<Item = Part<'a>>) -> Option<Counts> {
-    let count = |t: &str| memo::count(which, t, |t| pieces::count(bpe, which, t));
-    let mut total = Counts::default();
-    let mut joint = String::new();
-    // The piece not yet counted (glued from several where joins did not fit), and the length
-    // of its first pretoken where the join before it took it.
-    let mut cur: Option<(Cow<'a, str>, usize)> = None;
+    let mut fold = Fold::start(String::new(), None);
     for part in parts {
+        fold.step(bpe, which, part)?;
+    }
+    fold.end(bpe, which).counts(&Tally::default())
+}
+
+/// [`assemble`] of many parts, on the machine's cores: the parts are cut into a run per core at
+/// pieces, and each run after the first is folded from the state the run before it most likely
+/// ends in (its last piece not yet counted, as it was written, and the joints after it). Where
+/// a run before ends in another state (a join glued its last piece to the one before), that
+/// run is folded again, after it, from the state it does end in; so the count is
+/// [`assemble`]'s, whatever the parts.
+pub fn assemble_on_cores<'a>(bpe: &Bpe, which: u8, parts: &[Part<'a>]) -> Option<Counts> {
+    assemble_in_runs(bpe, which, parts, crate::sync::cores(), MIN_RUN)
+}
+
+/// [`assemble_on_cores`] in at most `runs` runs of at least `min_run` parts each.
+pub(super) fn assemble_in_runs<'a>(
+    bpe: &Bpe,
+    which: u8,
+    parts: &[Part<'a>],
+    runs: usize,
+    min_run: usize,
+) -> Option<Counts> {
+    let runs = runs.min(parts.len() / min_run.max(1));
+    if runs < 2 {
+        return assemble(bpe, which, parts.iter().copied());
+    }
+    // Each run starts at a piece, near an equal share of the parts.
+    let mut starts = vec![0];
+    for k in 1..runs {
+        let at = parts.len() * k / runs;
+        if let Some(i) = (at..parts.len()).find(|&i| matches!(parts[i], Part::Piece(_))) {
+            if i > *starts.last().unwrap_or(&0) {
+                starts.push(i);
+            }
+        }
+    }
+    let ends: Vec<usize> = starts[1..].iter().copied().chain([parts.len()]).collect();
+    // The state a run most likely starts in: the piece before it, uncounted, whole, less the
+    // first pretoken the join before it took (where one did), and the joints between.
+    let before = |at: usize| -> (String, Option<(usize, &'a str)>) {
+        let mut joint = String::new();
+        let mut i = at;
+        while i > 0 {
+            i -= 1;
+            match parts[i] {
+                Part::Joint(j) => joint.insert_str(0, j),
+                Part::Piece(q) => return (joint, Some((i, q))),
+            }
+        }
+        (joint, None)
+    };
+    let guess = |start: usize| -> Fold<'a> {
+        let (joint, Some((at, q))) = before(start) else {
+            return Fold::start(before(start).0, None);
+        };
+        let taken = match before(at) {
+            (j, None) if j.is_empty() => 0,
+            (j, Some((_, b))) if j.is_empty() && clean(b, q) => 0,
+            _ => first_run(bpe, which, q).map_or(0, str::len),
+        };
+        Fold::start(joint, Some((Cow::Borrowed(q), taken)))
+    };
+    let run = |mut fold: Fold<'a>, from: usize, to: usize| -> Option<Fold<'a>> {
+        for part in &parts[from..to] {
+            fold.step(bpe, which, *part)?;
+        }
+        Some(fold)
+    };
+    let folded: Vec<Option<Fold<'a>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = starts
+            .iter()
+            .zip(&ends)
+            .map(|(&from, &to)| s.spawn(move || run(guess(from), from, to)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    // Runs joined in order: each run's own tally, checked against what came before it.
+    let mut counted = Tally::default();
+    let mut last: Option<Fold<'a>> = None;
+    for ((fold, &from), &to) in folded.into_iter().zip(&starts).zip(&ends) {
+        let fold = match last.take() {
+            // The first run starts where the text does.
+            None => fold?,
+            Some(prev) => {
+                let (tally, state) = prev.split();
+                counted = counted.then(&tally)?;
+                match fold {
+                    Some(f) if f.starts_as(&state) => f,
+                    // Not the state guessed (or the guess could not be folded): fold again.
+                    Some(_) | None => run(state, from, to)?,
+                }
+            }
+        };
+        last = Some(fold);
+    }
+    last?.end(bpe, which).counts(&counted)
+}
+
+/// Runs of fewer parts than this are not worth a thread (an assumed size: a few thousand
+/// definitions' joins).
+const MIN_RUN: usize = 8192;
+
+/// Parts from this many on are assembled on the machine's cores ([`assemble_on_cores`]).
+pub const ON_CORES_FROM: usize = 2 * MIN_RUN;
+
+/// What a fold has counted: each kind's sum, signed, and the lowest it fell to after any join
+/// took tokens away, so that runs folded apart are held to [`assemble`]'s rule (a count never
+/// falls below nothing) once joined.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Tally {
+    sum: [i64; 4],
+    low: [i64; 4],
+}
+
+impl Tally {
+    fn kinds(c: Counts) -> [i64; 4] {
+        [c.total, c.bare_words, c.spaced_words, c.punctuation].map(|n| n as i64)
+    }
+
+    fn add(&mut self, c: Counts) {
+        for (s, n) in self.sum.iter_mut().zip(Tally::kinds(c)) {
+            *s += n;
+        }
+    }
+
+    fn take(&mut self, c: Counts) {
+        for ((s, l), n) in self.sum.iter_mut().zip(&mut self.low).zip(Tally::kinds(c)) {
+            *s -= n;
+            *l = (*l).min(*s);
+        }
+    }
+
+    /// This tally followed by `next`, or `None` where `next` falls below nothing after it.
+    fn then(&self, next: &Tally) -> Option<Tally> {
+        let mut out = *self;
+        for f in 0..4 {
+            if self.sum[f] + next.low[f] < 0 {
+                return None;
+            }
+            out.low[f] = self.low[f].min(self.sum[f] + next.low[f]);
+            out.sum[f] += next.sum[f];
+        }
+        Some(out)
+    }
+}
+
+/// A fold over parts between two of them: what it has counted, the joints since its last
+/// piece, and that piece, not yet counted (glued from several where joins did not fit), with the
+/// length of its first pretoken where the join before it took it.
+struct Fold<'a> {
+    tally: Tally,
+    joint: String,
+    cur: Option<(Cow<'a, str>, usize)>,
+    /// The joints and the piece it started from.
+    began: (String, Option<(Cow<'a, str>, usize)>),
+}
+
+/// A fold at its end: everything counted.
+struct Ended {
+    tally: Tally,
+}
+
+impl Ended {
+    /// The counts after `before`, or `None` where they fall below nothing.
+    fn counts(&self, before: &Tally) -> Option<Counts> {
+        let t = before.then(&self.tally)?;
+        let n = |f: usize| usize::try_from(t.sum[f]).ok();
+        Some(Counts {
+            total: n(0)?,
+            bare_words: n(1)?,
+            spaced_words: n(2)?,
+            punctuation: n(3)?,
+        })
+    }
+}
+
+impl<'a> Fold<'a> {
+    fn start(joint: String, cur: Option<(Cow<'a, str>, usize)>) -> Fold<'a> {
+        Fold {
+            tally: Tally::default(),
+            began: (joint.clone(), cur.clone()),
+            joint,
+            cur,
+        }
+    }
+
+    /// Whether this fold started in `state` (the state another fold ended in).
+    fn starts_as(&self, state: &Fold<'a>) -> bool {
+        self.began.0 == state.joint && self.began.1 == state.cur
+    }
+
+    /// The tally so far, and the state to go on from.
+    fn split(self) -> (Tally, Fold<'a>) {
+        (self.tally, Fold::start(self.joint, self.cur))
+    }
+
+    /// Take one part; `None` where a joint is not punctuation.
+    fn step(&mut self, bpe: &Bpe, which: u8, part: Part<'a>) -> Option<()> {
+        let count = |t: &str| memo::count(which, t, |t| pieces::count(bpe, which, t));
         let p = match part {
             Part::Joint(j) if punct(j) => {
-                joint.push_str(j);
-                continue;
+                self.joint.push_str(j);
+                return Some(());
             }
             Part::Joint(_) => return None,
             Part::Piece(p) => p,
         };
-        let q = cur.take();
-        if let Some((q, _)) = q.as_ref().filter(|(q, _)| joint.is_empty() && clean(q, p)) {
+        let q = self.cur.take();
+        if let Some((q, _)) = q
+            .as_ref()
+            .filter(|(q, _)| self.joint.is_empty() && clean(q, p))
+        {
             // A clean boundary: the left piece's count stands as it is.
-            total = total.plus(count(q));
-            cur = Some((Cow::Borrowed(p), 0));
-            continue;
+            self.tally.add(count(q));
+            self.cur = Some((Cow::Borrowed(p), 0));
+            return Some(());
         }
         let left = q.as_ref().map(|(q, taken)| (q.as_ref(), *taken));
-        cur = Some(
-            match (left.is_some() || !joint.is_empty())
-                .then(|| join(bpe, which, left, &joint, Some(p)))
+        self.cur = Some(
+            match (left.is_some() || !self.joint.is_empty())
+                .then(|| join(bpe, which, left, &self.joint, Some(p)))
             {
                 // Nothing before it.
                 None => (Cow::Borrowed(p), 0),
                 Some(Some((m, minus, taken))) => {
-                    let q = q
-                        .as_ref()
-                        .map_or(Counts::default(), |(q, _)| count(q.as_ref()));
-                    total = total
-                        .plus(q)
-                        .plus(Counts::punctuation(m))
-                        .minus(Counts::punctuation(minus))?;
+                    if let Some((q, _)) = q.as_ref() {
+                        self.tally.add(count(q.as_ref()));
+                    }
+                    self.tally.add(Counts::punctuation(m));
+                    self.tally.take(Counts::punctuation(minus));
                     (Cow::Borrowed(p), taken)
                 }
                 Some(None) => match q {
-                    Some((q, taken)) => (Cow::Owned(format!("{q}{joint}{p}")), taken),
-                    None => (Cow::Owned(format!("{joint}{p}")), 0),
+                    Some((q, taken)) => (Cow::Owned(format!("{q}{}{p}", self.joint)), taken),
+                    None => (Cow::Owned(format!("{}{p}", self.joint)), 0),
                 },
             },
         );
-        joint.clear();
+        self.joint.clear();
+        Some(())
     }
-    Some(match cur {
-        None => pieces::count(bpe, which, joint.as_str()),
-        Some((q, _)) if joint.is_empty() => total.plus(count(q.as_ref())),
-        Some((q, taken)) => match join(bpe, which, Some((q.as_ref(), taken)), &joint, None) {
-            Some((m, minus, _)) => total
-                .plus(count(q.as_ref()))
-                .plus(Counts::punctuation(m))
-                .minus(Counts::punctuation(minus))?,
-            None => total.plus(count(&format!("{q}{joint}"))),
-        },
-    })
+
+    /// Count what is left: the last piece and the joints after it.
+    fn end(self, bpe: &Bpe, which: u8) -> Ended {
+        let count = |t: &str| memo::count(which, t, |t| pieces::count(bpe, which, t));
+        let mut tally = self.tally;
+        match self.cur {
+            None => tally.add(pieces::count(bpe, which, self.joint.as_str())),
+            Some((q, _)) if self.joint.is_empty() => tally.add(count(q.as_ref())),
+            Some((q, taken)) => {
+                match join(bpe, which, Some((q.as_ref(), taken)), &self.joint, None) {
+                    Some((m, minus, _)) => {
+                        tally.add(count(q.as_ref()));
+                        tally.add(Counts::punctuation(m));
+                        tally.take(Counts::punctuation(minus));
+                    }
+                    None => tally.add(count(&format!("{q}{}", self.joint))),
+                }
+            }
+        }
+        Ended { tally }
+    }
 }
