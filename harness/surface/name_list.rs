@@ -602,6 +602,11 @@ fn render_list(
     const HEAD: &str = "# Tool list\nThese tools exist but are not callable yet. To use one, call enable_tools with its exact name \
 (and the names of tools that supply its required arguments); it becomes callable in the next step and stays \
 callable for the rest of the conversation. If a tool is already callable, call it; do not enable it again.\n";
+    // Each name's entry found once, by hash: a search of the ordered map for every line of a
+    // large list costs more than writing it.
+    let by_name: std::collections::HashMap<&str, &Entry, foldhash::fast::RandomState> =
+        entries.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let entry = |name: &str| by_name[name];
     // Sized before it is written: a list of a million tools is hundreds of megabytes, and
     // growing it by doubling would hold two copies at once.
     let lines: usize = servers
@@ -612,7 +617,7 @@ callable for the rest of the conversation. If a tool is already callable, call i
                 + names
                     .iter()
                     .map(|name| {
-                        let e = &entries[name];
+                        let e = entry(name);
                         let required: usize = e.required.iter().map(|r| r.len() + 2).sum();
                         name.len() + e.summary.as_str().len() + required + 18
                     })
@@ -624,9 +629,11 @@ callable for the rest of the conversation. If a tool is already callable, call i
     for (server, names) in servers {
         let _ = write!(out, "\n## {server} ({} tools)\n", names.len());
         for name in names {
-            let e = &entries[name];
+            let e = entry(name);
             debug_assert_eq!(&e.server, server);
-            let _ = write!(out, "- {name}: {}", e.summary.as_str());
+            for piece in ["- ", name, ": ", e.summary.as_str()] {
+                out.push_str(piece);
+            }
             if !e.required.is_empty() {
                 out.push_str(" (requires: ");
                 for (i, r) in e.required.iter().enumerate() {
