@@ -11,6 +11,7 @@ pub mod generate;
 pub mod jsonl;
 pub mod profile;
 mod shared;
+mod split;
 pub mod stats;
 mod tool;
 pub(crate) mod words;
@@ -391,8 +392,8 @@ impl Loaded {
 
 impl Loaded {
     /// A `.json` capture read as it streams ([`capture::read_catalogue`]), or `None` for a file
-    /// that is not read that way (a SQLite database, a text of blanks alone), which is then
-    /// read whole.
+    /// that is not read that way (a SQLite database, a text of blanks alone, anything the
+    /// streamed reading does not take), which is then read whole.
     fn stream(path: &Path, label: &str) -> Result<Option<Catalogue>> {
         use std::io::Read;
         let (mut file, _) = crate::input::open(path, crate::input::LARGE)?;
@@ -419,9 +420,8 @@ impl Loaded {
             std::io::Cursor::new(head).chain(file),
             crate::input::LARGE,
         );
-        capture::read_catalogue(label.to_string(), server, text)
-            .map(Some)
-            .map_err(|e| Error::input(format!("{label}: {e}")))
+        // A capture not read this way is read whole, which says what is wrong with it.
+        Ok(capture::read_catalogue(label.to_string(), server, text))
     }
 }
 
