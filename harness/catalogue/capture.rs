@@ -168,6 +168,11 @@ fn stream(reader: impl std::io::Read) -> Option<Vec<Described>> {
     })?;
     // An array with no elements handed none out.
     arrays.resize_with(arrays.len().max(split.arrays.len()), Vec::new);
+    // The whole parse reads every array's text, the one it does not take too: an element that
+    // does not parse anywhere is left to it to refuse.
+    if arrays.iter().flatten().any(Result::is_err) {
+        return None;
+    }
     let envelope: Envelope = serde_json::from_str(&split.rest).ok()?;
     // The elements of the array cut out as `which`, parsed; or the array's own elements where
     // it was not cut (it must then be in the text kept).
@@ -401,6 +406,8 @@ mod tests {
             r#"{"tools": [{"name":"a"} {"name":"b"}]}"#,
             r#"{"tools": [{"name":"a"]}"#,
             r#"{"tools": ["a"}"#,
+            r#"{"tools":[{"name":"a"}],"result":{"tools":[x]}}"#,
+            r#"{"result":{"tools":[{,}]},"tools":[{"name":"a"}]}"#,
             r#"[{"name":"a"}]"#,
             "{nope",
         ] {
