@@ -445,14 +445,25 @@ where
     Ok((base, stop))
 }
 
+/// A folder of this run's own: named by the process, the clock and a count of the runs this
+/// process made, and made new (never one that is there already, which another run could be
+/// using and would remove when it ends).
 fn tempfile_dir() -> Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!(
-        "toolcost-run-{}-{}",
-        std::process::id(),
-        crate::clock::now().1
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    Ok(dir)
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let mut tries = 0;
+    loop {
+        let dir = std::env::temp_dir().join(format!(
+            "toolcost-run-{}-{}-{}",
+            std::process::id(),
+            crate::clock::now().1,
+            RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
+    }
 }
 
 struct Outcome {
