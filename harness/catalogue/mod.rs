@@ -376,12 +376,7 @@ impl Loaded {
             _ => trimmed.starts_with('{') && !looks_like_row(trimmed),
         };
         if is_capture {
-            let server = path
-                .file_name()
-                .and_then(|f| f.to_str())
-                .map(capture::server_name_from_file)
-                .unwrap_or_else(|| "server".into());
-            let cat = capture::parse_catalogue(label.clone(), server, text)
+            let cat = capture::parse_catalogue(label.clone(), server_of(path), text)
                 .map_err(|e| Error::input(format!("{label}: {e}")))?;
             return Ok(Loaded::Capture(cat));
         }
@@ -411,18 +406,25 @@ impl Loaded {
         if head.starts_with(b"SQLite format 3\0") || (blank && head.len() < PEEK) {
             return Ok(None);
         }
-        let server = path
-            .file_name()
-            .and_then(|f| f.to_str())
-            .map(capture::server_name_from_file)
-            .unwrap_or_else(|| "server".into());
         let text = crate::input::TextStream::new(
             std::io::Cursor::new(head).chain(file),
             crate::input::LARGE,
         );
         // A capture not read this way is read whole, which says what is wrong with it.
-        Ok(capture::read_catalogue(label.to_string(), server, text))
+        Ok(capture::read_catalogue(
+            label.to_string(),
+            server_of(path),
+            text,
+        ))
     }
+}
+
+/// The server a capture file names (`owner__server.tools.json` -> `server`).
+fn server_of(path: &Path) -> String {
+    path.file_name()
+        .and_then(|f| f.to_str())
+        .map(capture::server_name_from_file)
+        .unwrap_or_else(|| "server".into())
 }
 
 /// Bytes read from the start of a `.json` file to tell what it holds ([`Loaded::stream`]).

@@ -218,6 +218,18 @@ impl Tally {
         }
     }
 
+    /// The counts of this tally after `before`, or `None` where they fall below nothing.
+    fn counts(&self, before: &Tally) -> Option<Counts> {
+        let t = before.then(self)?;
+        let n = |f: usize| usize::try_from(t.sum[f]).ok();
+        Some(Counts {
+            total: n(0)?,
+            bare_words: n(1)?,
+            spaced_words: n(2)?,
+            punctuation: n(3)?,
+        })
+    }
+
     /// This tally followed by `next`, or `None` where `next` falls below nothing after it.
     fn then(&self, next: &Tally) -> Option<Tally> {
         let mut out = *self;
@@ -241,25 +253,6 @@ struct Fold<'a> {
     cur: Option<(Cow<'a, str>, usize)>,
     /// The joints and the piece it started from.
     began: (String, Option<(Cow<'a, str>, usize)>),
-}
-
-/// A fold at its end: everything counted.
-struct Ended {
-    tally: Tally,
-}
-
-impl Ended {
-    /// The counts after `before`, or `None` where they fall below nothing.
-    fn counts(&self, before: &Tally) -> Option<Counts> {
-        let t = before.then(&self.tally)?;
-        let n = |f: usize| usize::try_from(t.sum[f]).ok();
-        Some(Counts {
-            total: n(0)?,
-            bare_words: n(1)?,
-            spaced_words: n(2)?,
-            punctuation: n(3)?,
-        })
-    }
 }
 
 impl<'a> Fold<'a> {
@@ -329,7 +322,7 @@ impl<'a> Fold<'a> {
     }
 
     /// Count what is left: the last piece and the joints after it.
-    fn end(self, bpe: &Bpe, which: u8) -> Ended {
+    fn end(self, bpe: &Bpe, which: u8) -> Tally {
         let count = |t: &str| memo::count(which, t, |t| pieces::count(bpe, which, t));
         let mut tally = self.tally;
         match self.cur {
@@ -346,6 +339,72 @@ impl<'a> Fold<'a> {
                 }
             }
         }
-        Ended { tally }
+        tally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Tokenizer;
+
+    /// Parts assembled in runs side by side count what they count in one run, and what the
+    /// whole text counts: JSON-like pieces and joints of every kind, joins that take a
+    /// piece's first pretoken, pieces glued across a run's start (whose runs are folded again),
+    /// and a joint that is not punctuation (no count either way).
+    #[test]
+    fn parts_assembled_in_runs_count_as_in_one() {
+        let pieces = [
+            "{\"type\":\"function\",\"function\":{\"name\":\"a_b\",\"description\":\"Reads",
+            " the file at a path",
+            ".\",\"parameters\":",
+            "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"string\"}}}",
+            " naïve \u{1f600} words",
+            "camelCase",
+            "42",
+            "x",
+            "\"}",
+            "{\"",
+        ];
+        let joints = ["", ",", "}", "}}", "]", "[", "\":\""];
+        let mut rng = crate::rng::Rng::new(5);
+        for case in 0..12 {
+            let n = 300 + rng.below(400);
+            let mut parts = Vec::new();
+            for _ in 0..n {
+                let part = match (case % 3, rng.below(3)) {
+                    // Letters only: every join glues.
+                    (0, _) => Part::Piece(["ab", "cd", "Ef"][rng.below(3)]),
+                    (_, 0) => Part::Joint(joints[rng.below(joints.len())]),
+                    _ => Part::Piece(pieces[rng.below(pieces.len())]),
+                };
+                parts.push(part);
+            }
+            if case == 11 {
+                parts.insert(n / 2, Part::Joint("ab"));
+            }
+            let text: String = parts
+                .iter()
+                .map(|p| match p {
+                    Part::Piece(t) | Part::Joint(t) => *t,
+                })
+                .collect();
+            for tok in [Tokenizer::O200k, Tokenizer::Cl100k] {
+                let (bpe, which) = (tok.bpe(), tok.memo_key());
+                let one = assemble(bpe, which, parts.iter().copied());
+                for runs in [2, 3, 7] {
+                    let split = assemble_in_runs(bpe, which, &parts, runs, 16);
+                    assert_eq!(split, one, "case {case}, {runs} runs, {tok:?}");
+                }
+                match one {
+                    Some(c) => assert_eq!(
+                        c.total as f64,
+                        super::super::counting_whole(|| tok.count(&text)),
+                        "case {case} {tok:?}"
+                    ),
+                    None => assert_eq!(case, 11),
+                }
+            }
+        }
     }
 }
