@@ -196,6 +196,93 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn nodes_are_counted_outside_strings_and_the_count_stops_at_its_limit() {
+        // Containers, keys and values, less one per non-empty container.
+        assert_eq!(nodes_within(b"[1,2,3]", 100), Ok(3));
+        assert_eq!(nodes_within(br#"{"a":1,"b":[]}"#, 100), Ok(5));
+        assert_eq!(nodes_within(b"{}", 100), Ok(1));
+        assert_eq!(nodes_within(b"7", 100), Ok(0));
+        // Brackets, commas, colons and escaped quotes inside strings are not nodes.
+        assert_eq!(nodes_within(br#"["[{,:}]","a\"[,b","\\",1]"#, 100), Ok(4));
+        // An escape or a string that ends the text ends the count without reading past it.
+        assert_eq!(nodes_within(br#"["ab\"#, 100), Ok(1));
+        assert_eq!(nodes_within(br#"["ab"#, 100), Ok(1));
+        assert_eq!(nodes_within(br#"[""#, 100), Ok(1));
+        // Past the limit, the count stops there.
+        assert_eq!(nodes_within(b"[0,0,0,0]", 4), Ok(4));
+        assert_eq!(nodes_within(b"[0,0,0,0,0]", 4), Err(5));
+        // On random JSON, the count is what the comment says: the parser's nodes less one,
+        // plus one per empty container.
+        let mut rng = crate::rng::Rng::new(7);
+        for _ in 0..300 {
+            let v = random_value(&mut rng, 4);
+            let text = compact(&v);
+            let (all, empty) = tree_nodes(&v);
+            assert_eq!(
+                nodes_within(text.as_bytes(), usize::MAX),
+                Ok(all - 1 + empty),
+                "{text}"
+            );
+        }
+    }
+
+    /// The nodes of a tree (containers, keys and values) and its empty containers.
+    fn tree_nodes(v: &Value) -> (usize, usize) {
+        let add = |(n, e): (usize, usize), (m, f): (usize, usize)| (n + m, e + f);
+        match v {
+            Value::Array(a) => a
+                .iter()
+                .map(tree_nodes)
+                .fold((1, usize::from(a.is_empty())), add),
+            Value::Object(o) => o
+                .values()
+                .map(tree_nodes)
+                .fold((1 + o.len(), usize::from(o.is_empty())), add),
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => (1, 0),
+        }
+    }
+
+    fn random_value(rng: &mut crate::rng::Rng, depth: usize) -> Value {
+        const PIECES: [&str; 8] = ["a", "[", "{", ",", ":", "\\", "\"", "é"];
+        let word = |rng: &mut crate::rng::Rng| -> String {
+            (0..rng.below(5))
+                .map(|_| PIECES[rng.below(PIECES.len())])
+                .collect()
+        };
+        match (depth, rng.below(6)) {
+            (0, _) | (_, 0) => Value::String(word(rng)),
+            (_, 1) => json!(rng.below(1000)),
+            (_, 2) => Value::Null,
+            (_, 3) => Value::Array(
+                (0..rng.below(4))
+                    .map(|_| random_value(rng, depth - 1))
+                    .collect(),
+            ),
+            _ => Value::Object(
+                (0..rng.below(4))
+                    .map(|_| (word(rng), random_value(rng, depth - 1)))
+                    .collect(),
+            ),
+        }
+    }
+
+    #[test]
+    fn a_text_no_longer_than_the_bound_is_not_scanned_and_a_longer_one_is() {
+        // Every byte a node: as many bytes as the bound holds at most that many nodes.
+        let just = "[".repeat(MAX_NODES);
+        assert!(check_nodes(just.as_bytes(), "x").is_ok());
+        let over = "[".repeat(MAX_NODES + 1);
+        let why = check_nodes(over.as_bytes(), "the text").unwrap_err();
+        assert!(
+            why.starts_with("the text holds more than 16777216 JSON values"),
+            "{why}"
+        );
+        // A long text of few nodes passes.
+        let long = format!("[\"{}\"]", "x".repeat(MAX_NODES));
+        assert!(check_nodes(long.as_bytes(), "x").is_ok());
+    }
+
+    #[test]
     fn a_split_length_is_the_written_length() {
         let items: Vec<Value> = (0..2500)
             .map(|i| json!({"name": format!("t\"{i}\u{e9}"), "n": i, "x": [1.5, null]}))
@@ -366,6 +453,73 @@ mod unique_tests {
             serde_json::json!({"x": 1e-7})
         );
     }
+}
+
+/// The most values and object members a JSON text from another party may hold before it is
+/// parsed into a tree (2^24). A tree costs some 80-110 bytes a node, so a text of tiny nodes
+/// (`[{},{},…]`, 3 bytes each) would take about 50 times its size: a 200 MB body made the
+/// gateway hold 9.7 GB before this bound (observed on this project's 2-core machine,
+/// 2026-12-04). At the bound a tree is at most about 2 GB. Real requests hold far fewer: the
+/// 85,600-definition request (46 MB) holds about 2.2 million (assumed margin: 7x that).
+pub const MAX_NODES: usize = 1 << 24;
+
+/// How many values and object members `text` holds, counted without parsing it, up to
+/// `limit`: `Err(limit + 1)` as soon as it holds more. Each `[`, `{`, `,` and `:` outside a
+/// string opens one (a member counts twice, as its key and its value): the figure is the
+/// number of containers, keys and values the parser would make, less one, plus one for each
+/// empty container. Text that is not JSON is counted as far as
+/// it goes; the parser refuses it afterwards.
+pub fn nodes_within(text: &[u8], limit: usize) -> Result<usize, usize> {
+    let mut n = 0usize;
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'"' => {
+                // Skip the string: to its closing quote, stepping over each escaped byte.
+                i += 1;
+                loop {
+                    // An escape that ends the text leaves `i` past it: nothing left to scan.
+                    let Some(rest) = text.get(i..) else {
+                        return Ok(n);
+                    };
+                    match memchr::memchr2(b'"', b'\\', rest) {
+                        Some(k) if text[i + k] == b'\\' => i += k + 2,
+                        Some(k) => {
+                            i += k + 1;
+                            break;
+                        }
+                        None => return Ok(n),
+                    }
+                }
+                continue;
+            }
+            b'[' | b'{' | b',' | b':' => {
+                n += 1;
+                if n > limit {
+                    return Err(limit + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(n)
+}
+
+/// Refuse, before parsing, a text from another party that holds more than [`MAX_NODES`]
+/// values and members, in words that say so. A text of at most that many bytes cannot, and is
+/// not scanned.
+pub fn check_nodes(text: &[u8], what: &str) -> Result<(), String> {
+    if text.len() <= MAX_NODES {
+        return Ok(());
+    }
+    nodes_within(text, MAX_NODES).map(|_| ()).map_err(|_| {
+        format!(
+            "{what} holds more than {MAX_NODES} JSON values and members ({} bytes); toolcost \
+             does not build a tree that large (it would take some 50 times the text's size)",
+            text.len()
+        )
+    })
 }
 
 /// Why text could not be read as JSON, in words: JSON nested deeper than the 128 levels

@@ -223,6 +223,7 @@ impl Request {
     /// the body, where every reader of a request finds it (the URL's wins over any `model`
     /// the body names).
     pub fn parse_routed(format: Format, body: &[u8], model: Option<&str>) -> Result<Request> {
+        crate::json::check_nodes(body, "request body").map_err(Error::input)?;
         let mut body: Value = serde_json::from_slice(body).map_err(|e| {
             Error::input(format!("request body: {}", crate::json::why_unreadable(&e)))
         })?;

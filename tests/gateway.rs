@@ -271,6 +271,12 @@ async fn provider() -> String {
                 "{}".into_response()
             }
             "garbage" => ([("content-type", "application/json")], "<html>not json").into_response(),
+            // A valid answer of more tiny JSON nodes than the gateway builds a tree of.
+            "fan" => (
+                [("content-type", "application/json")],
+                fan(toolcost::json::MAX_NODES + 1),
+            )
+                .into_response(),
             // The first events, then nothing for a minute: a stream still going when the
             // gateway is killed.
             "hold" => {
@@ -493,6 +499,43 @@ async fn faults_are_clear_logged_and_survived() {
         "server_error"
     );
     assert_eq!(dead.rows()[0].status, 502);
+}
+
+/// A Messages body whose `messages` array holds `n` zeros: `n` JSON nodes in about `2n` bytes.
+fn fan(n: usize) -> String {
+    let mut s = String::with_capacity(2 * n + 64);
+    s.push_str(r#"{"model":"claude-sonnet-4.6","max_tokens":1,"messages":["#);
+    for i in 0..n {
+        s.push_str(if i == 0 { "0" } else { ",0" });
+    }
+    s.push_str("]}");
+    s
+}
+
+/// A body of tiny JSON nodes would take some 50 times its size as a tree: a client's such body
+/// and an upstream's such answer are both refused before they are parsed, in words that say
+/// why, and the gateway goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_of_too_many_json_nodes_are_refused_unparsed() {
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let (st, t) = g
+        .post("/v1/messages", &fan(toolcost::json::MAX_NODES + 1), &[])
+        .await;
+    assert_eq!(st, 400, "{t}");
+    assert!(t.contains("more than 16777216 JSON values"), "{t}");
+    let (st, _) = g
+        .post("/v1/messages", &turn("claude-cli", 5).wire(), &[])
+        .await;
+    assert_eq!(st, 200, "the gateway keeps serving");
+
+    let up = provider().await;
+    let g = start(Upstream::Url(up), Duration::from_secs(5)).await;
+    let body = turn("claude-cli", 5).wire();
+    let (st, t) = g.post("/v1/messages", &body, &[("x-mode", "fan")]).await;
+    assert_eq!(st, 502, "{t}");
+    assert!(t.contains("the upstream's answer holds more than"), "{t}");
+    let (st, _) = g.post("/v1/messages", &body, &[]).await;
+    assert_eq!(st, 200, "the gateway keeps serving");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1155,6 +1155,13 @@ async fn weigh_says_what_an_unreadable_answer_held() {
             "encoded as `gzip`",
         ),
         (Vec::new(), "application/json", vec![], "was an empty body"),
+        // More tiny nodes than toolcost builds a tree of (some 50 times the text's size).
+        (
+            format!("[{}0]", "0,".repeat(toolcost::json::MAX_NODES)).into_bytes(),
+            "application/json",
+            vec![],
+            "holds more than 16777216 JSON values",
+        ),
     ];
     for (body, ct, headers, want) in cases {
         let err = weigh_answer(body, ct, headers).await;

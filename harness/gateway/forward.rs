@@ -10,7 +10,6 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use futures_util::StreamExt;
 use log::LogRow;
-use serde_json::Value;
 use std::sync::Arc;
 
 /// toolcost's estimate of a forwarded request: still being made, or made.
@@ -347,11 +346,26 @@ async fn forward_whole(
         }
     };
     flight.size = body.len();
+    // An answer too large to build as a tree (a hostile or broken upstream) is refused
+    // before anything parses it.
+    if let Err(why) = crate::json::check_nodes(&body, "the upstream's answer") {
+        return flight.fail(502, &why).await;
+    }
     let text = String::from_utf8_lossy(&body).into_owned();
     if !(200..300).contains(&status) {
-        let own = serde_json::from_str::<Value>(&text)
-            .ok()
-            .is_some_and(|v| v.get("error").is_some());
+        /// The provider's own error JSON: an object with an `error` member, whatever it holds
+        /// (`null` included), read without building the rest.
+        #[derive(serde::Deserialize)]
+        struct Own {
+            #[serde(default, deserialize_with = "present")]
+            error: bool,
+        }
+        fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+            <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| true)
+        }
+        // Serde would read the struct from an array too; the error JSON is an object.
+        let own = text.trim_start().starts_with('{')
+            && serde_json::from_str::<Own>(&text).is_ok_and(|o| o.error);
         if !own {
             let snippet: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
             return flight
@@ -374,7 +388,7 @@ async fn forward_whole(
         return r;
     }
     let observed = flight.p.format.spec().observed_usage(&text, false);
-    if observed.is_none() && serde_json::from_str::<Value>(&text).is_err() {
+    if observed.is_none() && serde_json::from_str::<serde::de::IgnoredAny>(&text).is_err() {
         return flight
             .fail(502, "the upstream answered with malformed JSON")
             .await;

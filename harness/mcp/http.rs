@@ -88,6 +88,11 @@ impl Http {
     }
 
     fn push(&mut self, text: &str) {
+        // An answer too large to build as a tree is not parsed at all.
+        if let Err(why) = crate::json::check_nodes(text.as_bytes(), "the answer") {
+            self.last_problem = Some(why);
+            return;
+        }
         if let Some(m) = Incoming::parse(text) {
             if m.value.get("method").is_none() {
                 if let Some(id) = m.value.get("id") {

@@ -116,6 +116,10 @@ impl Line {
         if trimmed.is_empty() {
             return Line::Blank;
         }
+        // A line too large to build as a tree is noise, and says why.
+        if let Err(why) = crate::json::check_nodes(trimmed.as_bytes(), "the line") {
+            return Line::Noise(why);
+        }
         match Incoming::parse(trimmed) {
             Some(m) => Line::Message(m),
             None => Line::Noise(trimmed.chars().take(120).collect()),
