@@ -412,6 +412,8 @@ fn require_messages(body: &Value) -> Result<(), String> {
 fn sse_documents(text: &str) -> Vec<Value> {
     text.lines()
         .filter_map(|l| l.strip_prefix("data:"))
+        // An event too large to build as a tree is read as no document.
+        .filter(|d| crate::json::check_nodes(d.as_bytes(), "an event").is_ok())
         .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
         .collect()
 }
