@@ -5,33 +5,52 @@ use super::super::tools::ToolEntry;
 use super::MAX_NAME;
 use serde_json::Value;
 
-/// Keywords the OpenAPI-subset `parameters` schema refuses (a request with one is refused
-/// whole). From Google's `Schema` reference (the fields it lists; read 2026-12-03) and public
-/// 400 reports of the refusals (docs/notes/gemini.md). `parametersJsonSchema` takes JSON Schema
-/// as it is and is not checked.
-const SUBSET_REFUSES: &[&str] = &[
-    "$ref",
-    "$defs",
-    "definitions",
-    "$schema",
-    "$id",
-    "const",
-    "oneOf",
-    "allOf",
-    "not",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "propertyNames",
-    "patternProperties",
-    "unevaluatedProperties",
-    "if",
-    "then",
-    "else",
-    "dependentRequired",
-    "dependentSchemas",
-    "contains",
-    "prefixItems",
+/// The fields of Gemini's OpenAPI-subset `Schema`, the only keywords `parameters` takes: the
+/// request is parsed as a protocol buffer, so any other member is an unknown field and the
+/// whole request is refused (the 400 names it). From the Developer API's v1beta `Schema`
+/// (`@google-ai/generativelanguage` 3.7.0 `ISchema`, read 2026-12-04 through the stored docs
+/// corpus): anyOf, default, description, enum, example, format, items, maximum, maxItems,
+/// maxLength, maxProperties, minimum, minItems, minLength, minProperties, nullable, pattern,
+/// properties, propertyOrdering, required, title, type. Vertex AI's `Schema` and recent SDKs
+/// add additionalProperties, defs and ref (docs/notes/gemini.md); they are taken here too
+/// (assumed: whether the Developer API takes them is not settled, and a refusal that is not
+/// real would be worse than one missed). A protocol-buffer JSON parser takes each field by its
+/// original snake_case name as well.
+const SUBSET_FIELDS: &[&str] = &[
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "example",
+    "default",
+    "items",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "propertyOrdering",
+    "anyOf",
+    "additionalProperties",
+    "defs",
+    "ref",
+    "min_items",
+    "max_items",
+    "min_length",
+    "max_length",
+    "min_properties",
+    "max_properties",
+    "property_ordering",
+    "any_of",
+    "additional_properties",
 ];
 
 /// What the OpenAPI-subset schema at `path` refuses, if anything: a keyword it lacks, a list of
@@ -42,9 +61,14 @@ pub fn subset_fault(schema: &Value, path: &str, budget: &mut usize) -> Option<St
     }
     *budget -= 1;
     let o = schema.as_object()?;
-    if let Some(k) = o.keys().find(|k| SUBSET_REFUSES.contains(&k.as_str())) {
+    if let Some(k) = o.keys().find(|k| !SUBSET_FIELDS.contains(&k.as_str())) {
         return Some(format!(
             "{path}: `{k}` is not a field of Gemini's Schema (send JSON Schema in `parametersJsonSchema` instead)"
+        ));
+    }
+    if o.get("items").is_some_and(Value::is_array) {
+        return Some(format!(
+            "{path}.items: a list of item schemas is not accepted (one schema for every item)"
         ));
     }
     if o.get("type").is_some_and(Value::is_array) {

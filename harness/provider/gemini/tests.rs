@@ -134,6 +134,19 @@ fn the_subset_schema_refusals_and_names() {
     let mut budget = 100;
     let ok = json!({"type": "OBJECT", "properties": {"a": {"type": "STRING", "enum": ["x"]}}});
     assert_eq!(subset_fault(&ok, "f", &mut budget), None);
+    // Every field of the Schema, by either of its names, and a property named like a keyword.
+    let all = json!({
+        "type": "object", "title": "t", "description": "d", "nullable": false,
+        "required": ["$ref"], "minProperties": 0, "max_properties": 3,
+        "propertyOrdering": ["$ref"], "additionalProperties": false, "example": {"$ref": 1},
+        "properties": {
+            "$ref": {"type": "string", "format": "date-time", "pattern": "^a", "min_length": 1,
+                     "maxLength": 9, "default": "a", "enum": ["a"]},
+            "n": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 9}, {"type": "null"}]},
+            "l": {"type": "array", "items": {"type": "string"}, "minItems": 0, "max_items": 2}
+        }
+    });
+    assert_eq!(subset_fault(&all, "f", &mut budget), None);
     for (bad, why) in [
         (json!({"type": "object", "$defs": {}}), "`$defs`"),
         (
@@ -145,6 +158,21 @@ fn the_subset_schema_refusals_and_names() {
             "must be strings",
         ),
         (json!({"type": "array", "items": {"oneOf": []}}), "`oneOf`"),
+        // Any member that is not a field of the Schema, not only the keywords known to be
+        // refused.
+        (
+            json!({"type": "object", "properties": {"a": {"type": "string", "examples": ["x"]}}}),
+            "`examples`",
+        ),
+        (json!({"type": "object", "x-origin": "mcp"}), "`x-origin`"),
+        (
+            json!({"type": "array", "uniqueItems": true}),
+            "`uniqueItems`",
+        ),
+        (
+            json!({"type": "array", "items": [{"type": "string"}]}),
+            "list of item schemas",
+        ),
     ] {
         let mut budget = 100;
         let f = subset_fault(&bad, "f", &mut budget).unwrap();
