@@ -538,6 +538,55 @@ async fn bodies_of_too_many_json_nodes_are_refused_unparsed() {
     assert_eq!(st, 200, "the gateway keeps serving");
 }
 
+/// Images, documents and inline data are billed by their size, which no text count sees: the
+/// mock's count of a request that holds them says how many it left out, in every format.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn media_parts_left_out_of_a_count_are_named_in_its_label() {
+    let g = start(Upstream::Mock, Duration::from_secs(5)).await;
+    let png = json!({"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="});
+    let anthropic = json!({"model": "claude-sonnet-4.6", "max_tokens": 16, "messages": [
+        {"role": "user", "content": [{"type": "image", "source": png}, {"type": "text", "text": "what is this?"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "look", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "image", "source": png}, {"type": "text", "text": "a screenshot"}]}]}
+    ]});
+    let (st, t) = g.post("/v1/messages", &anthropic.to_string(), &[]).await;
+    assert_eq!(st, 200, "{t}");
+    let chat = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]});
+    let (st, t) = g.post("/v1/chat/completions", &chat.to_string(), &[]).await;
+    assert_eq!(st, 200, "{t}");
+    let plain = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hello"}]});
+    let (st, t) = g
+        .post("/v1/chat/completions", &plain.to_string(), &[])
+        .await;
+    assert_eq!(st, 200, "{t}");
+    let rows = g.rows();
+    let labels: Vec<(&str, Option<&str>)> = rows
+        .iter()
+        .map(|r| (r.usage_source.as_str(), r.estimate_label.as_deref()))
+        .collect();
+    assert!(
+        labels[0].0.ends_with("; 2 media part(s) not counted"),
+        "{labels:?}"
+    );
+    assert_eq!(Some(labels[0].0), labels[0].1, "{labels:?}");
+    assert!(
+        labels[1].0.ends_with("; 1 media part(s) not counted"),
+        "{labels:?}"
+    );
+    assert!(!labels[2].0.contains("media"), "{labels:?}");
+    // Gemini's inline and file data (snake_case too), read from `contents`.
+    let parts = json!([
+        {"inline_data": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+        {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/f.pdf"}},
+        {"text": "summarise"}
+    ]);
+    let media = toolcost::tokens::render::media_parts(&[json!({"role": "user", "parts": parts})]);
+    assert_eq!(media, 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn five_thousand_requests_leave_five_thousand_rows() {
     let g = Arc::new(start(Upstream::Mock, Duration::from_secs(5)).await);

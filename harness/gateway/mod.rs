@@ -170,12 +170,13 @@ impl Gateway {
     /// render model and tokenizer of the model's card, the cache split under the card's rule
     /// over the requests this gateway has seen), or the total alone when the mock refuses it.
     fn estimate(&self, req: &Request, when: &mock::When, commit: bool) -> Option<log::Estimate> {
+        let label = |tok| estimate_label(req, tok);
         match self.mock.bill(req, when, commit) {
             Ok((_, tok, u)) => Some(log::Estimate {
                 input_tokens: u.total_input(),
                 cached_input_tokens: u.cached_input,
                 cache_write_tokens: u.cache_write,
-                label: tok.label(),
+                label: label(tok),
             }),
             Err(_) => {
                 let model = req.body.get("model").and_then(Value::as_str).unwrap_or("");
@@ -187,7 +188,7 @@ impl Gateway {
                 Some(log::Estimate {
                     input_tokens: crate::tokens::billed_input(req, card.render_model(), tok)
                         .input_tokens,
-                    label: tok.label(),
+                    label: label(tok),
                     ..Default::default()
                 })
             }
@@ -497,6 +498,15 @@ fn when(headers: &HeaderMap) -> mock::When {
     }
 }
 
+/// The evidence label of toolcost's count of a request under `tok`. Media parts are billed by
+/// their size, which no text count sees: the label says how many the count leaves out.
+fn estimate_label(req: &Request, tok: crate::tokens::Tokenizer) -> String {
+    match crate::tokens::render::media_parts(req.messages()) {
+        0 => tok.label(),
+        n => format!("{}; {n} media part(s) not counted", tok.label()),
+    }
+}
+
 async fn mock_answer(
     gw: &Gateway,
     p: &Pending,
@@ -510,18 +520,16 @@ async fn mock_answer(
             Err(e) => return p.fail(gw, 400, &e).await,
         };
         let body = crate::json::compact(&p.format.spec().count_answer(usage.total_input()));
+        let label = estimate_label(req, tok);
         let row = p.row(
             200,
             body.len(),
             Some((Usage { output: 0, ..usage }, 0.0)),
-            &tok.label(),
+            &label,
             None,
         );
-        gw.record(
-            p,
-            row.with_estimate(Some(&mock_estimate(&usage, &tok.label()))),
-        )
-        .await;
+        gw.record(p, row.with_estimate(Some(&mock_estimate(&usage, &label))))
+            .await;
         return json_response(200, body, "application/json");
     }
     let step = match headers.get("x-toolcost-next").map(|v| v.to_str().map(serde_json::from_str::<Value>)) {
@@ -535,7 +543,7 @@ async fn mock_answer(
     };
     let id = gw.mock.next_id();
     let cost = answer.card.cost(&answer.usage);
-    let label = answer.tokenizer.label();
+    let label = estimate_label(req, answer.tokenizer);
     let spec = p.format.spec();
     if p.stream {
         let (events, content_type) =

@@ -153,6 +153,48 @@ fn parts_text(content: &Value, out: &mut String) {
     }
 }
 
+/// Media parts in a conversation, which no text count covers: images, documents, audio and
+/// files, as Anthropic blocks (`image`, `document`, in tool results too), Chat Completions
+/// parts (`image_url`, `input_audio`, `file`), Responses parts (`input_image`, `input_file`,
+/// `input_audio`, in function outputs too) and Gemini parts (`inlineData`, `fileData`).
+/// Providers bill them by their size or duration, which toolcost does not read; an estimate of
+/// a request that holds some says how many it left out.
+pub fn media_parts(messages: &[Value]) -> usize {
+    fn in_blocks(blocks: &Value) -> usize {
+        blocks
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|b| match b["type"].as_str() {
+                Some(
+                    "image" | "document" | "image_url" | "input_audio" | "file" | "input_image"
+                    | "input_file",
+                ) => 1,
+                Some("tool_result") => in_blocks(&b["content"]),
+                _ => 0,
+            })
+            .sum()
+    }
+    messages
+        .iter()
+        .map(|m| {
+            let gemini = m
+                .get("parts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                // A received body is read in camelCase; a built one may not have been.
+                .filter(|p| {
+                    ["inlineData", "fileData", "inline_data", "file_data"]
+                        .iter()
+                        .any(|k| p.get(k).is_some())
+                })
+                .count();
+            in_blocks(&m["content"]) + in_blocks(&m["output"]) + gemini
+        })
+        .sum()
+}
+
 fn block_text(b: &Value, out: &mut String) {
     match b["type"].as_str() {
         Some("text") | Some("input_text") | Some("output_text") => {
