@@ -294,6 +294,18 @@ mod tests {
         ] {
             assert_eq!(compact_len(&v), compact(&v).len());
         }
+        // Nested values whose strings and keys need escapes, and numbers of every kind.
+        let mut rng = crate::rng::Rng::new(11);
+        for _ in 0..300 {
+            let v = json!([
+                random_value(&mut rng, 5),
+                -0.5,
+                1e300,
+                u64::MAX,
+                "\u{1}\u{7f}"
+            ]);
+            assert_eq!(compact_len(&v), compact(&v).len(), "{v}");
+        }
     }
 
     #[test]
