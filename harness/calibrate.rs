@@ -88,6 +88,9 @@ enum Unusable {
     NoPair,
     /// Observed and estimated input more than [`MAX_RATIO`] apart.
     OutOfBounds,
+    /// An estimate that leaves out media parts the provider billed: the gap is the media's,
+    /// not the count's.
+    Media,
 }
 
 /// Whether a row can calibrate: a successful request with observed usage and an estimate
@@ -103,6 +106,12 @@ fn pair(r: &LogRow) -> Result<Pair, Unusable> {
         && r.input_tokens > 0;
     if !both {
         return Err(Unusable::NoPair);
+    }
+    if r.estimate_label
+        .as_deref()
+        .is_some_and(|l| l.ends_with(crate::tokens::render::MEDIA_NOT_COUNTED))
+    {
+        return Err(Unusable::Media);
     }
     if !plausible(r.input_tokens as f64 / est as f64) {
         return Err(Unusable::OutOfBounds);
@@ -120,6 +129,14 @@ pub struct LeftOut {
     pub without_both: usize,
     /// Rows whose observed input is more than [`MAX_RATIO`] times off the estimate.
     pub out_of_bounds: usize,
+    /// Rows whose request held media parts its estimate leaves out.
+    pub with_media: usize,
+}
+
+impl LeftOut {
+    pub fn total(&self) -> usize {
+        self.without_both + self.out_of_bounds + self.with_media
+    }
 }
 
 /// The widest ratio of observed to estimated input tokens a row may show and still count: a
@@ -191,6 +208,10 @@ pub fn calibrate_counting(log_path: &Path) -> Result<(Vec<CalibrationRow>, LeftO
             }
             Err(Unusable::OutOfBounds) => {
                 left.out_of_bounds += 1;
+                continue;
+            }
+            Err(Unusable::Media) => {
+                left.with_media += 1;
                 continue;
             }
         };

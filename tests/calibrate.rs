@@ -566,11 +566,26 @@ fn rows_left_out_are_counted_and_named() {
     let mut failed = observed_row(GPT, "openai-chat", 1_100, 1_000);
     failed.status = 500;
     log::insert(&conn, &failed).unwrap();
+    // A request whose images the estimate left out: its gap is the images', not the count's.
+    let mut media = observed_row(GPT, "openai-chat", 3_000, 1_000);
+    media.estimate_label = Some(format!(
+        "estimated:o200k; 2 {}",
+        toolcost::tokens::render::MEDIA_NOT_COUNTED
+    ));
+    log::insert(&conn, &media).unwrap();
     drop(conn);
     let (rows, left) = toolcost::calibrate::calibrate_counting(&db).unwrap();
     assert_eq!(rows.iter().find(|r| r.surface == "all").unwrap().n, 1);
-    assert_eq!((left.without_both, left.out_of_bounds), (1, 2));
+    assert!(
+        rows.iter().all(|r| !r.estimate_label.contains("media")),
+        "{rows:?}"
+    );
+    assert_eq!(
+        (left.without_both, left.out_of_bounds, left.with_media),
+        (1, 2, 1)
+    );
     let (code, _, err) = toolcost(&["calibrate", "--log", db.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("left out 3 row(s)"), "{err}");
+    assert!(err.contains("left out 4 row(s)"), "{err}");
+    assert!(err.contains("1 whose request held media parts"), "{err}");
 }

@@ -25,13 +25,14 @@ pub struct CalibrateArgs {
 
 pub(super) fn run(a: CalibrateArgs) -> Result<i32> {
     let (rows, left) = calibrate::calibrate_counting(&a.log)?;
-    if left.without_both + left.out_of_bounds > 0 {
+    if left.total() > 0 {
         eprintln!(
-            "toolcost calibrate: left out {} row(s): {} without both observed usage and an estimate (failed or mock requests), {} with the two more than {}x apart",
-            left.without_both + left.out_of_bounds,
+            "toolcost calibrate: left out {} row(s): {} without both observed usage and an estimate (failed or mock requests), {} with the two more than {}x apart, {} whose request held media parts the estimate does not count",
+            left.total(),
             left.without_both,
             left.out_of_bounds,
-            calibrate::MAX_RATIO
+            calibrate::MAX_RATIO,
+            left.with_media
         );
     }
     emit(

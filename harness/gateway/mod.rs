@@ -503,7 +503,11 @@ fn when(headers: &HeaderMap) -> mock::When {
 fn estimate_label(req: &Request, tok: crate::tokens::Tokenizer) -> String {
     match crate::tokens::render::media_parts(req.messages()) {
         0 => tok.label(),
-        n => format!("{}; {n} media part(s) not counted", tok.label()),
+        n => format!(
+            "{}; {n} {}",
+            tok.label(),
+            crate::tokens::render::MEDIA_NOT_COUNTED
+        ),
     }
 }
 

@@ -35,7 +35,7 @@ use super::claude_exact::Family;
 use claude::exact_claude;
 pub use claude::{overhead_label, CLAUDE_5_TOOL_PROMPT, CLAUDE_PER_MESSAGE};
 use text::{calls_from_code, message_text_beside};
-pub use text::{media_parts, message_text, system_text};
+pub use text::{media_parts, message_text, system_text, MEDIA_NOT_COUNTED};
 
 /// How a provider turns a request into billed input tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -158,7 +158,7 @@ fn parts_text(content: &Value, out: &mut String) {
 /// parts (`image_url`, `input_audio`, `file`), Responses parts (`input_image`, `input_file`,
 /// `input_audio`, in function outputs too) and Gemini parts (`inlineData`, `fileData`).
 /// Providers bill them by their size or duration, which toolcost does not read; an estimate of
-/// a request that holds some says how many it left out.
+/// a request that holds some says how many it left out ([`MEDIA_NOT_COUNTED`]).
 pub fn media_parts(messages: &[Value]) -> usize {
     fn in_blocks(blocks: &Value) -> usize {
         blocks
@@ -194,6 +194,9 @@ pub fn media_parts(messages: &[Value]) -> usize {
         })
         .sum()
 }
+
+/// How the label of a count ends, after the number of media parts it left out.
+pub const MEDIA_NOT_COUNTED: &str = "media part(s) not counted";
 
 fn block_text(b: &Value, out: &mut String) {
     match b["type"].as_str() {
