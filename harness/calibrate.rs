@@ -237,6 +237,16 @@ pub fn calibrate_counting(log_path: &Path) -> Result<(Vec<CalibrationRow>, LeftO
             rows.len()
         )));
     }
+    if groups.is_empty() && left.with_media > 0 {
+        return Err(Error::input(format!(
+            "{}: {} row(s) have both observed usage and an estimate, but their requests held \
+             media parts (images, documents, audio) the estimate does not count, so nothing is \
+             fitted ({} rows read); calibrate on requests of text and tools",
+            log_path.display(),
+            left.with_media,
+            rows.len()
+        )));
+    }
     if groups.is_empty() {
         return Err(Error::input(format!(
             "{}: no row has both observed usage and an estimate ({} rows read); calibrate reads \

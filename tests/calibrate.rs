@@ -589,3 +589,21 @@ fn rows_left_out_are_counted_and_named() {
     assert!(err.contains("left out 4 row(s)"), "{err}");
     assert!(err.contains("1 whose request held media parts"), "{err}");
 }
+
+/// A log whose every pair held media parts the estimate does not count says so, not that no
+/// row has both figures.
+#[test]
+fn a_log_of_media_requests_alone_says_why_nothing_is_fitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("log.sqlite");
+    let conn = log::open(&db).unwrap();
+    let mut media = observed_row(GPT, "openai-chat", 3_000, 1_000);
+    media.estimate_label = Some(format!(
+        "estimated:o200k; 1 {}",
+        toolcost::tokens::render::MEDIA_NOT_COUNTED
+    ));
+    log::insert(&conn, &media).unwrap();
+    drop(conn);
+    let err = toolcost::calibrate::calibrate(&db).unwrap_err().to_string();
+    assert!(err.contains("held media parts"), "{err}");
+}

@@ -585,6 +585,16 @@ async fn media_parts_left_out_of_a_count_are_named_in_its_label() {
     ]);
     let media = toolcost::tokens::render::media_parts(&[json!({"role": "user", "parts": parts})]);
     assert_eq!(media, 2);
+    // A function response's own parts, and a Responses screenshot.
+    let response = json!({"role": "user", "parts": [{"functionResponse": {"name": "shot",
+        "response": {}, "parts": [{"inlineData": {"mimeType": "image/png", "data": "AA=="}}]}}]});
+    let screenshot = json!({"type": "computer_call_output", "call_id": "c1",
+        "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,AA=="}});
+    let text = json!({"type": "function_call_output", "call_id": "c2", "output": "done"});
+    assert_eq!(
+        toolcost::tokens::render::media_parts(&[response, screenshot, text]),
+        2
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

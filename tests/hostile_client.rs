@@ -1155,6 +1155,15 @@ async fn weigh_says_what_an_unreadable_answer_held() {
             "encoded as `gzip`",
         ),
         (Vec::new(), "application/json", vec![], "was an empty body"),
+        // A batch inside a batch is no JSON-RPC message: an item is never read as a batch again
+        // (each level would build the whole tree once more).
+        (
+            br#"[[{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}]]"#
+                .to_vec(),
+            "application/json",
+            vec![],
+            "not a JSON-RPC message",
+        ),
         // More tiny nodes than toolcost builds a tree of (some 50 times the text's size).
         (
             format!("[{}0]", "0,".repeat(toolcost::json::MAX_NODES)).into_bytes(),

@@ -93,31 +93,46 @@ impl Http {
             self.last_problem = Some(why);
             return;
         }
-        if let Some(m) = Incoming::parse(text) {
-            if m.value.get("method").is_none() {
-                if let Some(id) = m.value.get("id") {
-                    self.answered.push(id.clone());
+        // Parsed once: a message, or a batch whose items are messages (one level: an item of a
+        // batch is taken as it is, never parsed again or read as a batch itself).
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Array(batch)) => {
+                for item in batch {
+                    let item_text = crate::json::compact(&item);
+                    match Incoming::of(item_text.clone(), item) {
+                        Some(m) => self.take(m),
+                        None => self.unreadable(&item_text),
+                    }
                 }
             }
-            if m.value.pointer("/result/protocolVersion").is_some() {
-                self.protocol = m
-                    .value
-                    .pointer("/result/protocolVersion")
-                    .and_then(Value::as_str)
-                    .map(String::from);
-            }
-            self.queue.push_back(m);
-        } else if let Ok(Value::Array(batch)) = serde_json::from_str::<Value>(text) {
-            for item in batch {
-                self.push(&crate::json::compact(&item));
-            }
-        } else {
-            self.last_problem = Some(unreadable(
-                text,
-                &self.last_type,
-                self.last_encoding.as_deref(),
-            ));
+            Ok(value) => match Incoming::of(text.to_string(), value) {
+                Some(m) => self.take(m),
+                None => self.unreadable(text),
+            },
+            Err(_) => self.unreadable(text),
         }
+    }
+
+    /// Note what an answer that is not a message held.
+    fn unreadable(&mut self, text: &str) {
+        self.last_problem = Some(unreadable(
+            text,
+            &self.last_type,
+            self.last_encoding.as_deref(),
+        ));
+    }
+
+    /// Queue a message, noting the id it answers and the version it negotiates.
+    fn take(&mut self, m: Incoming) {
+        if m.value.get("method").is_none() {
+            if let Some(id) = m.value.get("id") {
+                self.answered.push(id.clone());
+            }
+        }
+        if let Some(v) = m.value.pointer("/result/protocolVersion") {
+            self.protocol = v.as_str().map(String::from);
+        }
+        self.queue.push_back(m);
     }
 }
 

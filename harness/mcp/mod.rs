@@ -183,10 +183,13 @@ pub struct Incoming {
 impl Incoming {
     pub fn parse(text: &str) -> Option<Incoming> {
         let value: Value = serde_json::from_str(text).ok()?;
-        (value.is_object() && value.get("jsonrpc").is_some()).then(|| Incoming {
-            text: text.to_string(),
-            value,
-        })
+        Incoming::of(text.to_string(), value)
+    }
+
+    /// A message already parsed, with its text: a JSON-RPC message is an object that names
+    /// `jsonrpc`.
+    pub fn of(text: String, value: Value) -> Option<Incoming> {
+        (value.is_object() && value.get("jsonrpc").is_some()).then_some(Incoming { text, value })
     }
 }
 

@@ -413,6 +413,7 @@ impl Provider for Gemini {
         // Only a candidate's own finish reason ends the stream (a call's arguments may hold a
         // key of that name): read where it is, in an event that mentions it at all.
         data.contains("\"finishReason\"")
+            && crate::json::check_nodes(data.as_bytes(), "an event").is_ok()
             && serde_json::from_str::<Value>(data).is_ok_and(|v| {
                 v["candidates"]
                     .as_array()

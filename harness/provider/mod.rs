@@ -264,6 +264,10 @@ fn openai_error(status: u16, message: &str) -> Value {
 /// would pass it on).
 fn arguments(v: &Value) -> Value {
     match v {
+        // Text too large to build as a tree stays a string too.
+        Value::String(s) if crate::json::check_nodes(s.as_bytes(), "arguments").is_err() => {
+            v.clone()
+        }
         Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
         Value::Null => Value::Object(Default::default()),
         other => other.clone(),
@@ -410,10 +414,12 @@ fn require_messages(body: &Value) -> Result<(), String> {
 
 /// Read server-sent `data:` lines as JSON documents.
 fn sse_documents(text: &str) -> Vec<Value> {
+    // Events too large to build as trees, together, are read as no documents.
+    if crate::json::check_nodes(text.as_bytes(), "the events").is_err() {
+        return Vec::new();
+    }
     text.lines()
         .filter_map(|l| l.strip_prefix("data:"))
-        // An event too large to build as a tree is read as no document.
-        .filter(|d| crate::json::check_nodes(d.as_bytes(), "an event").is_ok())
         .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
         .collect()
 }

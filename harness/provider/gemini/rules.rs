@@ -11,10 +11,11 @@ use serde_json::Value;
 /// (`@google-ai/generativelanguage` 3.7.0 `ISchema`, read 2026-12-04 through the stored docs
 /// corpus): anyOf, default, description, enum, example, format, items, maximum, maxItems,
 /// maxLength, maxProperties, minimum, minItems, minLength, minProperties, nullable, pattern,
-/// properties, propertyOrdering, required, title, type. Vertex AI's `Schema` and recent SDKs
-/// add additionalProperties, defs and ref (docs/notes/gemini.md); they are taken here too
-/// (assumed: whether the Developer API takes them is not settled, and a refusal that is not
-/// real would be worse than one missed). A protocol-buffer JSON parser takes each field by its
+/// properties, propertyOrdering, required, title, type. Vertex AI's `Schema` adds
+/// additionalProperties, defs and ref, which the Developer API does not have: public 400s
+/// from it name `additionalProperties` an unknown field, at the top of `parameters` and in
+/// `items` (nanbingxyz/5ire issue 42, 2025-01; openswarm-ai/openswarm issue 24; read
+/// 2026-12-04 through the stored issues corpus; docs/notes/gemini.md). A protocol-buffer JSON parser takes each field by its
 /// original snake_case name as well.
 const SUBSET_FIELDS: &[&str] = &[
     "type",
@@ -39,9 +40,6 @@ const SUBSET_FIELDS: &[&str] = &[
     "maxProperties",
     "propertyOrdering",
     "anyOf",
-    "additionalProperties",
-    "defs",
-    "ref",
     "min_items",
     "max_items",
     "min_length",
@@ -50,7 +48,6 @@ const SUBSET_FIELDS: &[&str] = &[
     "max_properties",
     "property_ordering",
     "any_of",
-    "additional_properties",
 ];
 
 /// What the OpenAPI-subset schema at `path` refuses, if anything: a keyword it lacks, a list of

@@ -138,7 +138,7 @@ fn the_subset_schema_refusals_and_names() {
     let all = json!({
         "type": "object", "title": "t", "description": "d", "nullable": false,
         "required": ["$ref"], "minProperties": 0, "max_properties": 3,
-        "propertyOrdering": ["$ref"], "additionalProperties": false, "example": {"$ref": 1},
+        "propertyOrdering": ["$ref"], "example": {"$ref": 1},
         "properties": {
             "$ref": {"type": "string", "format": "date-time", "pattern": "^a", "min_length": 1,
                      "maxLength": 9, "default": "a", "enum": ["a"]},
@@ -165,6 +165,11 @@ fn the_subset_schema_refusals_and_names() {
             "`examples`",
         ),
         (json!({"type": "object", "x-origin": "mcp"}), "`x-origin`"),
+        // Vertex AI's, not the Developer API's.
+        (
+            json!({"type": "object", "additionalProperties": false}),
+            "`additionalProperties`",
+        ),
         (
             json!({"type": "array", "uniqueItems": true}),
             "`uniqueItems`",

@@ -156,7 +156,8 @@ fn parts_text(content: &Value, out: &mut String) {
 /// Media parts in a conversation, which no text count covers: images, documents, audio and
 /// files, as Anthropic blocks (`image`, `document`, in tool results too), Chat Completions
 /// parts (`image_url`, `input_audio`, `file`), Responses parts (`input_image`, `input_file`,
-/// `input_audio`, in function outputs too) and Gemini parts (`inlineData`, `fileData`).
+/// `input_audio`, in function outputs too, and a computer call's screenshot) and Gemini parts
+/// (`inlineData`, `fileData`, in a function response's parts too).
 /// Providers bill them by their size or duration, which toolcost does not read; an estimate of
 /// a request that holds some says how many it left out ([`MEDIA_NOT_COUNTED`]).
 pub fn media_parts(messages: &[Value]) -> usize {
@@ -175,22 +176,35 @@ pub fn media_parts(messages: &[Value]) -> usize {
             })
             .sum()
     }
+    /// Gemini parts: inline or file data, in a function response's own parts too. A received
+    /// body is read in camelCase; a built one may not have been.
+    fn in_parts(parts: Option<&Value>) -> usize {
+        parts
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                let data = ["inlineData", "fileData", "inline_data", "file_data"]
+                    .iter()
+                    .any(|k| p.get(k).is_some());
+                let response = ["functionResponse", "function_response"]
+                    .iter()
+                    .filter_map(|k| p.get(k))
+                    .map(|r| in_parts(r.get("parts")))
+                    .sum::<usize>();
+                usize::from(data) + response
+            })
+            .sum()
+    }
     messages
         .iter()
         .map(|m| {
-            let gemini = m
-                .get("parts")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                // A received body is read in camelCase; a built one may not have been.
-                .filter(|p| {
-                    ["inlineData", "fileData", "inline_data", "file_data"]
-                        .iter()
-                        .any(|k| p.get(k).is_some())
-                })
-                .count();
-            in_blocks(&m["content"]) + in_blocks(&m["output"]) + gemini
+            // A computer-use screenshot: the Responses `computer_call_output`'s one image.
+            let screenshot = usize::from(m["type"] == "computer_call_output");
+            in_blocks(&m["content"])
+                + in_blocks(&m["output"])
+                + in_parts(m.get("parts"))
+                + screenshot
         })
         .sum()
 }
