@@ -1615,3 +1615,40 @@ async fn tokenless_peers_do_not_push_out_token_holders() {
         .unwrap();
     assert_eq!(r.status(), 200, "the token holder's session survived");
 }
+
+/// With `--max-body` raised past 16 MB, a body of more tiny JSON nodes than toolcost builds a
+/// tree of (some 50 times its size) is refused unparsed on the MCP endpoint and the HTTP API,
+/// and the server goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_of_too_many_json_nodes_are_refused_unparsed() {
+    let s = start_full(rows(10), vec![], None, 64 << 20, Limits::default()).await;
+    let mut fan = String::from("[0");
+    fan.push_str(&",0".repeat(toolcost::json::MAX_NODES));
+    fan.push(']');
+    for path in ["/mcp", "/api/dispatch", "/api/directory"] {
+        let r = s
+            .http
+            .post(format!("{}{path}", s.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .body(fan.clone())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let text = r.text().await.unwrap();
+        assert_eq!(status, 413, "{path}: {text}");
+        assert!(
+            text.contains("more than 16777216 JSON values"),
+            "{path}: {text}"
+        );
+    }
+    let r = s
+        .http
+        .get(format!("{}/api/dispatch", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "the server keeps serving");
+}

@@ -329,6 +329,9 @@ pub async fn dispatch_post(Extract(st): Shared, headers: HeaderMap, body: Bytes)
     if let Some(denied) = require_token(&st, &headers) {
         return denied;
     }
+    if let Err(why) = crate::json::check_nodes(&body, "the body") {
+        return error(StatusCode::PAYLOAD_TOO_LARGE, "too_many_nodes", why);
+    }
     let v: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -421,6 +424,9 @@ pub fn parse_invoke(v: &Value) -> Result<InvokeRequest, String> {
 pub async fn directory_post(Extract(st): Shared, headers: HeaderMap, body: Bytes) -> Response {
     if let Some(denied) = require_token(&st, &headers) {
         return denied;
+    }
+    if let Err(why) = crate::json::check_nodes(&body, "the body") {
+        return error(StatusCode::PAYLOAD_TOO_LARGE, "too_many_nodes", why);
     }
     let row: Row = match serde_json::from_slice(&body) {
         Ok(r) => r,

@@ -468,6 +468,11 @@ async fn mcp_post(
             }
         },
     };
+    // A body too large to build as a tree (`--max-body` raised past 16 MB) is refused unparsed.
+    if let Err(why) = crate::json::check_nodes(&body, "the body") {
+        let msg = mcp::rpc_error(Value::Null, mcp::PARSE_ERROR, why);
+        return rpc_response(StatusCode::PAYLOAD_TOO_LARGE, crate::json::compact(&msg));
+    }
     let msg: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
