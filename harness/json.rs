@@ -70,6 +70,22 @@ impl Write for ByteCounter {
     }
 }
 
+/// Where the JSON string whose text begins at `i` (the byte after its opening quote) ends: the
+/// index after its closing quote, found with memchr, or `None` where the text ends inside it.
+/// A backslash takes the byte after it (a later byte of a longer character is never a quote
+/// or a backslash).
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    // An escape that ends the text leaves `i` past its end: `get` finds nothing there.
+    while let Some(k) = memchr::memchr2(b'"', b'\\', b.get(i..)?) {
+        let at = i + k;
+        if b[at] == b'"' {
+            return Some(at + 1);
+        }
+        i = at + 2;
+    }
+    None
+}
+
 /// Python `json.dumps(value)` with default arguments.
 pub fn python_spaced(value: &Value) -> String {
     let mut out = Vec::new();
@@ -156,27 +172,8 @@ pub fn minify(text: &str) -> String {
     let (mut start, mut i) = (0, 0);
     while i < b.len() {
         match b[i] {
-            b'"' => {
-                // To the quote that closes the string; a backslash takes the byte after it (a
-                // later byte of a longer character is never a quote or a backslash).
-                i += 1;
-                let mut closed = false;
-                while let Some(k) = memchr::memchr2(b'"', b'\\', &b[i..]) {
-                    let at = i + k;
-                    if b[at] == b'"' {
-                        (i, closed) = (at + 1, true);
-                        break;
-                    }
-                    i = at + 2;
-                    if i >= b.len() {
-                        break;
-                    }
-                }
-                if !closed {
-                    // An unterminated string: kept to the end.
-                    i = b.len();
-                }
-            }
+            // An unterminated string is kept to the end.
+            b'"' => i = string_end(b, i + 1).unwrap_or(b.len()),
             b' ' | b'\n' | b'\r' | b'\t' => {
                 out.extend_from_slice(&b[start..i]);
                 i += 1;
@@ -486,25 +483,14 @@ pub fn nodes_within(text: &[u8], limit: usize) -> Result<usize, usize> {
     let mut i = 0;
     while i < text.len() {
         match text[i] {
-            b'"' => {
-                // Skip the string: to its closing quote, stepping over each escaped byte.
-                i += 1;
-                loop {
-                    // An escape that ends the text leaves `i` past it: nothing left to scan.
-                    let Some(rest) = text.get(i..) else {
-                        return Ok(n);
-                    };
-                    match memchr::memchr2(b'"', b'\\', rest) {
-                        Some(k) if text[i + k] == b'\\' => i += k + 2,
-                        Some(k) => {
-                            i += k + 1;
-                            break;
-                        }
-                        None => return Ok(n),
-                    }
+            b'"' => match string_end(text, i + 1) {
+                Some(end) => {
+                    i = end;
+                    continue;
                 }
-                continue;
-            }
+                // A string the text ends inside: nothing left to count.
+                None => return Ok(n),
+            },
             b'[' | b'{' | b',' | b':' => {
                 n += 1;
                 if n > limit {

@@ -474,6 +474,16 @@ fn observed_row(model: &str, format: &str, observed: u64, estimated: u64) -> log
     }
 }
 
+/// A row whose request held `parts` media parts its estimate left out.
+fn media_row(parts: usize) -> log::LogRow {
+    let mut row = observed_row(GPT, "openai-chat", 3_000, 1_000);
+    row.estimate_label = Some(format!(
+        "estimated:o200k; {parts} {}",
+        toolcost::tokens::render::MEDIA_NOT_COUNTED
+    ));
+    row
+}
+
 /// The class "a correction filed under another model's card": a log of models without a card
 /// of their own (a local model, a name that only contains a card's) yields no correction, and a
 /// hand-made file that files one under another card is never applied to that card's rows.
@@ -567,12 +577,7 @@ fn rows_left_out_are_counted_and_named() {
     failed.status = 500;
     log::insert(&conn, &failed).unwrap();
     // A request whose images the estimate left out: its gap is the images', not the count's.
-    let mut media = observed_row(GPT, "openai-chat", 3_000, 1_000);
-    media.estimate_label = Some(format!(
-        "estimated:o200k; 2 {}",
-        toolcost::tokens::render::MEDIA_NOT_COUNTED
-    ));
-    log::insert(&conn, &media).unwrap();
+    log::insert(&conn, &media_row(2)).unwrap();
     drop(conn);
     let (rows, left) = toolcost::calibrate::calibrate_counting(&db).unwrap();
     assert_eq!(rows.iter().find(|r| r.surface == "all").unwrap().n, 1);
@@ -597,12 +602,7 @@ fn a_log_of_media_requests_alone_says_why_nothing_is_fitted() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("log.sqlite");
     let conn = log::open(&db).unwrap();
-    let mut media = observed_row(GPT, "openai-chat", 3_000, 1_000);
-    media.estimate_label = Some(format!(
-        "estimated:o200k; 1 {}",
-        toolcost::tokens::render::MEDIA_NOT_COUNTED
-    ));
-    log::insert(&conn, &media).unwrap();
+    log::insert(&conn, &media_row(1)).unwrap();
     drop(conn);
     let err = toolcost::calibrate::calibrate(&db).unwrap_err().to_string();
     assert!(err.contains("held media parts"), "{err}");
