@@ -422,7 +422,15 @@ impl Calibration {
     pub fn apply(&self, name: &str, rows: &mut [MeasureRow]) -> Result<usize> {
         let mut changed = 0;
         for r in rows.iter_mut() {
-            let Some((_, c)) = self.entry(&r.model, &r.label)? else {
+            // The estimate's own label: a row may add where its tool-use prompt comes from.
+            let estimate = r
+                .label
+                .split("; tool-use prompt")
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let estimate = estimate.as_str();
+            let Some((_, c)) = self.entry(&r.model, estimate)? else {
                 continue;
             };
             let f = c.correction;
@@ -468,7 +476,7 @@ impl Calibration {
                 "calibrated:{name}(x{f:.3} ±{:.1}%, n={})",
                 c.spread_pct, c.n
             );
-            r.cost_label = r.cost_label.replacen(&r.label, &label, 1);
+            r.cost_label = r.cost_label.replacen(estimate, &label, 1);
             r.label = label;
             changed += 1;
         }

@@ -187,6 +187,50 @@ fn too_large(path: &Path, len: u64, max: u64) -> Error {
     ))
 }
 
+/// JSON values, one per line, from plain text or its gzip (as the recorded sets are shipped):
+/// at most `max_bytes` unpacked and `max_rows` values, each bounded in nodes
+/// ([`crate::json::check_nodes`]); `what` names the input in errors.
+pub fn json_lines(
+    bytes: &[u8],
+    what: &str,
+    max_bytes: u64,
+    max_rows: usize,
+) -> Result<Vec<serde_json::Value>> {
+    let mut text = String::new();
+    let read = match bytes.starts_with(&[0x1f, 0x8b]) {
+        true => flate2::read::GzDecoder::new(bytes)
+            .take(max_bytes + 1)
+            .read_to_string(&mut text)
+            .map(|_| ()),
+        false => std::str::from_utf8(bytes)
+            .map(|s| text.push_str(s))
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+    };
+    read.map_err(|e| Error::input(format!("{what} could not be read: {e}")))?;
+    if text.len() as u64 > max_bytes {
+        return Err(Error::input(format!(
+            "{what} hold more than {max_bytes} bytes of text"
+        )));
+    }
+    let mut out = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        if out.len() >= max_rows {
+            return Err(Error::input(format!(
+                "{what} hold more than {max_rows} rows"
+            )));
+        }
+        let at = |e: String| Error::input(format!("{what}, line {}: {e}", i + 1));
+        crate::json::check_nodes(line.as_bytes(), "a line").map_err(at)?;
+        let v = serde_json::from_str(line).map_err(|e| at(crate::json::why_unreadable(&e)))?;
+        out.push(v);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

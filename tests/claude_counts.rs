@@ -187,3 +187,34 @@ fn labels_name_the_fit() {
             < 1e-9
     );
 }
+
+/// Whole recorded requests: the committed report is current, every one-message and multi-turn
+/// request is exact on both families it holds, and the v3 family stays as close as it is.
+#[test]
+fn the_recorded_requests_report_is_current() {
+    use toolcost::claude_counts::requests;
+    let (rows, summary) = requests::check(&requests::load(requests::EMBEDDED).unwrap()).unwrap();
+    let md = toolcost::report::render(toolcost::report::OutputFormat::Markdown, &rows);
+    let committed = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("reports/claude-counts/claude-requests.md"),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(md).unwrap(),
+        committed,
+        "run `toolcost claude-counts --requests --out reports/claude-counts`"
+    );
+    let line = |g: &str| summary.iter().find(|s| s.group == g).unwrap().clone();
+    for shape in ["one message", "turns"] {
+        let s = line(shape);
+        assert_eq!(s.exact, s.requests, "{s:?}");
+    }
+    let v3 = line("claude-v3");
+    assert!(
+        v3.requests >= 300 && v3.exact_pct >= 75.0 && v3.mape_pct <= 0.5,
+        "{v3:?}"
+    );
+    let tools = line("tools");
+    assert!(tools.exact_pct >= 85.0, "{tools:?}");
+}

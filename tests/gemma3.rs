@@ -155,8 +155,48 @@ fn the_recorded_gemini_counts_report_regenerates() {
     );
     let dev = toolcost::gemini_counts::summary(&rows, "developer");
     assert!(dev.requests >= 20, "{dev:?}");
+    // The 2024 notebook counts of Gemini 1.5 bill a token per role, which the later recorded
+    // requests of 1.5 and 2.0 do not ([`toolcost::tokens::render::gemini`] follows those): the
+    // 1.5 rows of this older set are off by their roles.
     assert!(
-        dev.mape_pct < 5.0 && dev.exact * 4 >= dev.requests * 3,
+        dev.mape_pct < 7.0 && dev.exact * 2 >= dev.requests,
         "{dev:?}"
     );
+}
+
+/// The whole recorded requests: the committed report is current, and the rules hold where they
+/// were found (Gemini 3 on the Developer API, with the earlier answers' thinking where the set
+/// holds them, and Vertex's text requests).
+#[test]
+fn the_recorded_gemini_requests_report_regenerates() {
+    if !common::gemma3_installed() {
+        return;
+    }
+    use toolcost::gemini_counts::requests;
+    let (rows, summary) = requests::check(&requests::load(requests::EMBEDDED).unwrap()).unwrap();
+    let md = toolcost::report::render(toolcost::report::OutputFormat::Markdown, &rows);
+    let committed = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("reports/gemini-counts/gemini-requests.md"),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(md).unwrap(),
+        committed,
+        "run `toolcost gemini-counts --requests --out reports/gemini-counts`"
+    );
+    let g3: Vec<_> = rows
+        .iter()
+        .filter(|r| {
+            r.api == "developer" && r.left_out.is_empty() && r.model.starts_with("gemini-3")
+        })
+        .collect();
+    let exact = g3.iter().filter(|r| r.estimate == r.recorded).count();
+    assert!(
+        g3.len() >= 40 && exact * 10 >= g3.len() * 8,
+        "{exact} of {}",
+        g3.len()
+    );
+    let vertex_text = summary.iter().find(|s| s.group == "vertex text").unwrap();
+    assert_eq!(vertex_text.exact, vertex_text.requests, "{vertex_text:?}");
 }

@@ -410,7 +410,57 @@ async fn requests_the_provider_refuses_are_refused() {
         {"type": "function_call", "call_id": "c1", "name": "a", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "c1", "output": "x"}]});
     assert_eq!(g.post(&ok.to_string(), None).await.0, 200);
-    let later = json!({"model": "gpt-5.6", "previous_response_id": "resp_1",
-        "input": [{"type": "function_call_output", "call_id": "c9", "output": "x"}]});
+    // The mock answers with a call of `a`; the next request answers it by reference.
+    let calls = json!({"model": "gpt-5.6", "tools": [f("a")], "input": [user]});
+    let (status, answer) = g
+        .post(&calls.to_string(), Some(r#"{"tool": "a", "input": {}}"#))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let call = answer["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call")
+        .unwrap_or_else(|| panic!("{answer}"));
+    let later = json!({"model": "gpt-5.6", "previous_response_id": answer["id"], "tools": [f("a")],
+        "input": [{"type": "function_call_output", "call_id": call["call_id"], "output": "x"}]});
     assert_eq!(g.post(&later.to_string(), None).await.0, 200);
+    // A response the gateway never served is refused, as the API refuses it.
+    let unknown = json!({"model": "gpt-5.6", "previous_response_id": "resp_never",
+        "input": "go on"});
+    let (status, text) = g.post(&unknown.to_string(), None).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("resp_never"), "{text}");
+}
+
+/// A continuation is billed with the context it continues: a 3,000-word first turn, then a
+/// `previous_response_id` request of two words, costs the first turn's input, its answer and the
+/// two words, not the two words alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continuation_is_billed_with_its_prior_context() {
+    let g = start().await;
+    let words: Vec<String> = (0..3000).map(|i| format!("word{}", i % 97)).collect();
+    let first = json!({"model": "gpt-5.6", "input": words.join(" ")});
+    let (status, answer) = g.post(&first.to_string(), None).await;
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let first_input = answer["usage"]["input_tokens"].as_u64().unwrap();
+    assert!(first_input > 3000, "{first_input}");
+    let next = json!({"model": "gpt-5.6", "input": "go on",
+        "previous_response_id": answer["id"]});
+    let (status, text) = g.post(&next.to_string(), None).await;
+    assert_eq!(status, 200, "{text}");
+    let next_input = serde_json::from_str::<Value>(&text).unwrap()["usage"]["input_tokens"]
+        .as_u64()
+        .unwrap();
+    let alone = json!({"model": "gpt-5.6", "input": "go on"});
+    let (_, text) = g.post(&alone.to_string(), None).await;
+    let alone_input = serde_json::from_str::<Value>(&text).unwrap()["usage"]["input_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        next_input >= first_input + alone_input,
+        "continued {next_input}, first {first_input}, alone {alone_input}"
+    );
 }

@@ -57,8 +57,10 @@ fn anthropic_tool_prompt_is_added_once_per_request() {
         Tokenizer::O200k,
     );
     assert_eq!(none.overhead_tokens, 0);
-    assert_eq!(one.overhead_tokens, 496);
-    assert_eq!(any.overhead_tokens, 588);
+    // claude-sonnet-4-5's fitted prompts (489 and 581) with the tools block's 8 tokens, as an
+    // estimate that does not count the block bills them.
+    assert_eq!(one.overhead_tokens, 497);
+    assert_eq!(any.overhead_tokens, 589);
     // The marginal cost of a definition excludes the overhead.
     assert_eq!(two.input_tokens - one.input_tokens, one.tool_tokens);
 }

@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 mod renderings;
+pub mod requests;
 mod text;
 pub use renderings::{renderings, RenderingFit, RENDERINGS};
 pub use text::{check_texts, TextRow};

@@ -24,6 +24,15 @@ pub struct ClaudeCountsArgs {
     /// left out when it is not there.
     #[arg(long, value_name = "DIR")]
     pub texts: Option<PathBuf>,
+    /// Whole recorded requests instead: Claude's billed input of each beside toolcost's count,
+    /// by tokenizer family and shape, with the leave-one-out error of every fitted constant.
+    /// Default set: the one shipped in fixtures/claude-requests.
+    #[arg(long)]
+    pub requests: bool,
+    /// A set of recorded requests for --requests: JSON lines (or gzip of them) of
+    /// {row, model, recorded, source, notes, body}.
+    #[arg(long, value_name = "FILE", requires = "requests")]
+    pub requests_file: Option<PathBuf>,
     /// Write claude-counts.md, .csv and .json to this folder (reports/claude-counts).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -32,6 +41,9 @@ pub struct ClaudeCountsArgs {
 }
 
 pub(super) fn run(a: ClaudeCountsArgs) -> Result<i32> {
+    if a.requests {
+        return requests(&a);
+    }
     let dir = a.dir.clone().unwrap_or_else(claude_counts::default_dir);
     let set = claude_counts::load(&dir)?;
     let name = match &a.dir {
@@ -99,4 +111,41 @@ pub(super) fn run(a: ClaudeCountsArgs) -> Result<i32> {
 /// A line for the person running the command, on stderr, fitted to the terminal.
 fn say(line: String) {
     eprint!("{}", crate::report::fit_to_terminal(&(line + "\n")));
+}
+
+/// `--requests`: whole recorded requests beside toolcost's count.
+fn requests(a: &ClaudeCountsArgs) -> Result<i32> {
+    use claude_counts::requests;
+    let bytes = match &a.requests_file {
+        Some(f) => crate::input::read(f, 256 << 20)?,
+        None => requests::EMBEDDED.to_vec(),
+    };
+    let set = requests::load(&bytes)?;
+    let (rows, summary) = requests::check(&set)?;
+    emit(None, &report::render(a.format.format(), &rows))?;
+    let left = rows.iter().filter(|r| !r.left_out.is_empty()).count();
+    for s in &summary {
+        say(format!(
+            "toolcost claude-counts --requests: {}: {} requests, {} exact ({:.1}%), mean absolute error {:.3}% (leave-one-out {:.3}%)",
+            s.group, s.requests, s.exact, s.exact_pct, s.mape_pct, s.loo_mape_pct
+        ));
+    }
+    say(format!(
+        "toolcost claude-counts --requests: {left} of {} requests left out of the bar (server tools, media, thinking, duplicates: each row says why); estimated:claude-v* against recorded, tool-use and structured-output prompts calibrated",
+        rows.len()
+    ));
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
+        for (f, ext) in [
+            (report::OutputFormat::Markdown, "md"),
+            (report::OutputFormat::Csv, "csv"),
+            (report::OutputFormat::Json, "json"),
+        ] {
+            write_atomic(
+                &dir.join(format!("claude-requests.{ext}")),
+                &report::render(f, &rows),
+            )?;
+        }
+    }
+    Ok(0)
 }

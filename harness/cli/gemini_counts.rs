@@ -14,6 +14,14 @@ pub struct GeminiCountsArgs {
     /// set shipped with toolcost.
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
+    /// Whole recorded requests instead (Developer API and Vertex AI, with function calls and
+    /// thought signatures): Google's billed prompt beside toolcost's count, by API and shape.
+    /// Default set: the one shipped in fixtures/gemini-requests.
+    #[arg(long)]
+    pub requests: bool,
+    /// A set of recorded requests for --requests: JSON lines (or gzip of them).
+    #[arg(long, value_name = "FILE", requires = "requests")]
+    pub requests_file: Option<PathBuf>,
     /// Write gemini-counts.md, .csv and .json to this folder (reports/gemini-counts).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -22,6 +30,9 @@ pub struct GeminiCountsArgs {
 }
 
 pub(super) fn run(a: GeminiCountsArgs) -> Result<i32> {
+    if a.requests {
+        return requests(&a);
+    }
     let text = match &a.file {
         Some(f) => crate::input::read_text(f, 64 << 20)?,
         None => gemini_counts::EMBEDDED.to_string(),
@@ -54,6 +65,43 @@ pub(super) fn run(a: GeminiCountsArgs) -> Result<i32> {
             };
             write_atomic(
                 &dir.join(format!("gemini-counts.{ext}")),
+                &report::render(f, &rows),
+            )?;
+        }
+    }
+    Ok(0)
+}
+
+/// `--requests`: whole recorded requests beside toolcost's count.
+fn requests(a: &GeminiCountsArgs) -> Result<i32> {
+    use gemini_counts::requests;
+    let bytes = match &a.requests_file {
+        Some(f) => crate::input::read(f, 256 << 20)?,
+        None => requests::EMBEDDED.to_vec(),
+    };
+    let (rows, summary) = requests::check(&requests::load(&bytes)?)?;
+    emit(None, &report::render(a.format.format(), &rows))?;
+    for s in &summary {
+        let line = format!(
+            "toolcost gemini-counts --requests: {}: {} requests, {} exact ({:.1}%), mean absolute error {:.2}%\n",
+            s.group, s.requests, s.exact, s.exact_pct, s.mape_pct
+        );
+        eprint!("{}", report::fit_to_terminal(&line));
+    }
+    let left = rows.iter().filter(|r| !r.left_out.is_empty()).count();
+    eprintln!(
+        "toolcost gemini-counts --requests: {left} of {} requests left out (media, or thinking of earlier turns the set does not hold: each row says why); estimated:gemma3 against recorded, nothing fitted",
+        rows.len()
+    );
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        for (f, ext) in [
+            (report::OutputFormat::Markdown, "md"),
+            (report::OutputFormat::Csv, "csv"),
+            (report::OutputFormat::Json, "json"),
+        ] {
+            write_atomic(
+                &dir.join(format!("gemini-requests.{ext}")),
                 &report::render(f, &rows),
             )?;
         }

@@ -150,6 +150,17 @@ impl Flight {
     }
 
     async fn log_stream(&mut self, status: u16, error: Option<String>) {
+        // A Responses stream's last event holds the whole response: its context is kept.
+        if self.p.remember.is_some() {
+            let done = self.usage_docs.iter().rev().find_map(|d| {
+                serde_json::from_str::<serde_json::Value>(d.trim())
+                    .ok()
+                    .filter(|v| v["type"] == "response.completed")
+            });
+            if let Some(v) = done {
+                self.gw.remember(&self.p, &v["response"]);
+            }
+        }
         let text = self.usage_docs.concat();
         self.log(status, &text, true, error).await;
     }
@@ -394,6 +405,11 @@ async fn forward_whole(
             .await;
     }
     flight.settle().await;
+    if flight.p.remember.is_some() {
+        if let Ok(answer) = serde_json::from_str::<serde_json::Value>(&text) {
+            flight.gw.remember(&flight.p, &answer);
+        }
+    }
     flight.log_observed(status, observed, None).await;
     let mut r = json_response(status, body, content_type);
     r.headers_mut().extend(passed);

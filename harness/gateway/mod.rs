@@ -6,6 +6,7 @@
 //! carries toolcost's own estimate of the request ([`log::Estimate`]), computed on a blocking
 //! thread while the upstream answers, so that `toolcost calibrate` can compare the two.
 
+mod continuation;
 mod forward;
 pub mod log;
 pub mod mock;
@@ -70,6 +71,8 @@ pub struct Gateway {
     /// Requests being served now (the log writer groups about as many rows in a commit).
     inflight: Arc<std::sync::atomic::AtomicUsize>,
     mock: mock::Mock,
+    /// The contexts of the Responses answers served or forwarded, for continuations.
+    continuations: continuation::Continuations,
     http: reqwest::Client,
     /// Upstream URLs by base and path, parsed once.
     urls: Mutex<std::collections::HashMap<(String, String), reqwest::Url>>,
@@ -93,6 +96,7 @@ impl Gateway {
             log: writer::Writer::new(db, inflight.clone())?,
             inflight,
             mock: mock::Mock::default(),
+            continuations: continuation::Continuations::default(),
             http,
             urls: Mutex::default(),
             opts,
@@ -163,6 +167,13 @@ impl Gateway {
                 UpstreamUrl::Parsed(u)
             }
             Err(_) => UpstreamUrl::Text(text),
+        }
+    }
+
+    /// Keep the context of a Responses answer, for the requests that continue it.
+    fn remember(&self, p: &Pending, answer: &Value) {
+        if let Some(req) = &p.remember {
+            self.continuations.remember(req, answer);
         }
     }
 
@@ -325,6 +336,9 @@ struct Pending {
     estimate: Option<log::Estimate>,
     /// The row written when a forwarded stream began, which its end completes.
     provisional: Option<i64>,
+    /// A Responses request as the provider bills it (its continued context included), whose
+    /// answer's context is kept for the requests that continue it.
+    remember: Option<Arc<Request>>,
 }
 
 impl Pending {
@@ -422,6 +436,7 @@ async fn handle(
         body: None,
         estimate: None,
         provisional: None,
+        remember: None,
     };
     let bytes = match body {
         Ok(b) => b,
@@ -459,6 +474,38 @@ async fn handle(
         .unwrap_or("")
         .to_string();
     p.warning = mock::card_warning(format, &p.model);
+    // A request that continues an earlier one is counted whole; one whose earlier context the
+    // gateway does not have is flagged and not estimated (the mock, like the API, refuses a
+    // response id it does not know).
+    let mut unknown_context = false;
+    let req = match gw.continuations.read(&req) {
+        continuation::Read::Alone => req,
+        continuation::Read::Continued(whole) => whole,
+        continuation::Read::Unknown(why) => {
+            if matches!(gw.opts.upstream, Upstream::Mock)
+                && req.body.get("previous_response_id").is_some()
+            {
+                let id = req.body["previous_response_id"].as_str().unwrap_or("");
+                let id: String = id.chars().take(80).collect();
+                return p
+                    .fail(
+                        &gw,
+                        400,
+                        &format!("Previous response with id '{id}' not found."),
+                    )
+                    .await;
+            }
+            unknown_context = true;
+            p.warning = Some(match p.warning.take() {
+                Some(w) => format!("{w}; request {why}"),
+                None => format!("request {why}"),
+            });
+            req
+        }
+    };
+    if format == Format::OpenaiResponses && !endpoint.count_only {
+        p.remember = Some(Arc::new(req.clone()));
+    }
     p.stream = route.stream.unwrap_or_else(|| {
         req.body
             .get("stream")
@@ -469,7 +516,10 @@ async fn handle(
         Upstream::Mock => mock_answer(&gw, &p, endpoint, &req, &headers).await,
         Upstream::Url(base) => {
             let (est_gw, when, commit) = (gw.clone(), when(&headers), !endpoint.count_only);
-            let make = move || est_gw.estimate(&req, &when, commit);
+            let make = move || match unknown_context {
+                true => None,
+                false => est_gw.estimate(&req, &when, commit),
+            };
             let estimate = match bytes.len() <= ESTIMATE_HERE_BYTES {
                 true => forward::Estimating::Here(Box::new(make)),
                 false => forward::Estimating::Beside(tokio::task::spawn_blocking(make)),
@@ -550,6 +600,7 @@ async fn mock_answer(
     let label = estimate_label(req, answer.tokenizer);
     let spec = p.format.spec();
     if p.stream {
+        gw.remember(p, &spec.answer(&p.model, id, answer.reply()));
         let (events, content_type) =
             spec.stream_answer(&p.model, id, answer.reply(), &req.body, &p.path);
         let size = events.iter().map(String::len).sum();
@@ -569,7 +620,9 @@ async fn mock_answer(
             .insert(header::CONTENT_TYPE, content_type.parse().unwrap());
         return r;
     }
-    let body = crate::json::compact(&spec.answer(&p.model, id, answer.reply()));
+    let answered = spec.answer(&p.model, id, answer.reply());
+    gw.remember(p, &answered);
+    let body = crate::json::compact(&answered);
     let row = p.row(200, body.len(), Some((answer.usage, cost)), &label, None);
     gw.record(
         p,

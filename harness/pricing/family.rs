@@ -61,9 +61,13 @@ pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
     assumed.extend(parent.assumed.iter().cloned());
     // OpenAI's cookbook constants depend on the model (func_init 10 for gpt-4 and gpt-3.5);
     // a model it does not name renders as its parent does.
-    let render = match parent.render.starts_with("openai") && lower.starts_with("gpt-") {
-        true => format!("openai:{lower}"),
-        false => parent.render.clone(),
+    // A Claude model the tool-use prompt table names renders with its own prompt.
+    let render = match parent.render.split_once(':').map(|(k, _)| k) {
+        Some("openai") if lower.starts_with("gpt-") => format!("openai:{lower}"),
+        Some("anthropic") if crate::tokens::render::claude::tool_prompt(&lower).is_some() => {
+            format!("anthropic:{lower}")
+        }
+        _ => parent.render.clone(),
     };
     // gpt-4 (not 4o or 4.1) and gpt-3.5 count with cl100k.
     let cl100k = lower.starts_with("gpt-3")

@@ -26,14 +26,15 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
-mod claude;
+pub mod claude;
 mod framed;
 pub mod functions;
+pub mod gemini;
 use framed::Framed;
 mod text;
+pub mod turns;
 use super::claude_exact::Family;
-use claude::exact_claude;
-pub use claude::{overhead_label, CLAUDE_5_TOOL_PROMPT, CLAUDE_PER_MESSAGE};
+pub use claude::{overhead_label, CLAUDE_5_TOOL_PROMPT};
 use text::{calls_from_code, message_text_beside};
 pub use text::{media_parts, message_text, system_text, MEDIA_NOT_COUNTED};
 
@@ -55,11 +56,13 @@ pub enum RenderModel {
         func_init: i64,
     },
     Kimi,
-    Gemini,
+    /// Gemini, by model generation and API ([`gemini::Gemini`]).
+    Gemini(gemini::Gemini),
 }
 
 impl RenderModel {
-    /// Parse `anthropic:<family>`, `openai:<model>`, `kimi` or `gemini`.
+    /// Parse `anthropic:<model or family>`, `openai:<model>`, `kimi`, `gemini[:<model>]` (the
+    /// Developer API) or `vertex:<model>` (Gemini on Vertex AI).
     pub fn parse(spec: &str) -> Option<RenderModel> {
         let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
         match kind {
@@ -76,7 +79,8 @@ impl RenderModel {
                 },
             }),
             "kimi" => Some(RenderModel::Kimi),
-            "gemini" => Some(RenderModel::Gemini),
+            "gemini" => Some(RenderModel::Gemini(gemini::Gemini::of_model(arg, false))),
+            "vertex" => Some(RenderModel::Gemini(gemini::Gemini::of_model(arg, true))),
             _ => None,
         }
     }
@@ -86,57 +90,61 @@ impl RenderModel {
             RenderModel::Anthropic { family, .. } => format!("anthropic:{family}"),
             RenderModel::Openai { func_init } => format!("openai(func_init={func_init})"),
             RenderModel::Kimi => "kimi".into(),
-            RenderModel::Gemini => "gemini".into(),
+            RenderModel::Gemini(g) => format!(
+                "{}:{}.{}",
+                if g.vertex { "vertex" } else { "gemini" },
+                g.generation / 10,
+                g.generation % 10
+            ),
         }
     }
 }
 
-/// Anthropic tool-use system prompt tokens (auto|none, any|tool) of the families Anthropic's
-/// docs list, FACTS section 3. Their request framing is not published and is taken as 0
-/// (assumed), as toolcost has always billed them.
-pub const ANTHROPIC_OVERHEAD: &[(&str, u32, u32)] = &[
-    ("claude-4", 346, 313),
-    ("claude-4.5", 496, 588),
-    ("claude-4.6", 497, 589),
-    ("claude-haiku-3.5", 264, 340),
-];
-
-/// The family of Claude's current tokenizer (the 5.x models). Its tool prompt and framing are
-/// the recorded claude-opus-5 probes less the fitted estimate of what they carry
+/// The render model of an Anthropic model or family, if toolcost knows its tool-use prompt
+/// ([`claude::tool_prompt`]). Counted with an estimate rather than Claude's exact tokenizer, the
+/// prompt is taken with its tools block, as Anthropic's pricing page gives it (8 tokens more than
+/// the table's), and no request frame (assumed, as toolcost has always billed them); the models of
+/// the current tokenizer keep the `claude-est` estimator's own constants
 /// ([`super::claude::current_tool_prompt`], [`super::claude::current_framing`]): calibrated.
-/// For `tool_choice` any/tool the prompt is taken as the auto one plus the 92 tokens by which
-/// the 4.6 family's two differ (assumed: no record for 5.x).
-pub const CURRENT_CLAUDE_FAMILY: &str = "claude-5";
-
-/// The render model of an Anthropic family, if toolcost knows it.
 pub fn anthropic_family(family: &str) -> Option<RenderModel> {
-    if family == CURRENT_CLAUDE_FAMILY {
-        let auto = super::claude::current_tool_prompt();
-        return Some(RenderModel::Anthropic {
-            family: CURRENT_CLAUDE_FAMILY,
-            auto,
-            any: auto + 92.0,
-            framing: super::claude::current_framing(),
-        });
-    }
-    ANTHROPIC_OVERHEAD
-        .iter()
-        .find(|(f, _, _)| *f == family)
-        .map(|&(family, auto, any)| RenderModel::Anthropic {
-            family,
-            auto: auto as f64,
-            any: any as f64,
+    let prompt = claude::tool_prompt(family)?;
+    let current = matches!(
+        Family::of_model(prompt.model),
+        Some(Family::V4_7 | Family::V5)
+    );
+    Some(match current {
+        true => {
+            let auto = super::claude::current_tool_prompt();
+            RenderModel::Anthropic {
+                family: prompt.model,
+                auto,
+                any: auto + (prompt.any - prompt.auto),
+                framing: super::claude::current_framing(),
+            }
+        }
+        false => RenderModel::Anthropic {
+            family: prompt.model,
+            auto: prompt.auto + claude::BLOCK_TOKENS,
+            any: prompt.any + claude::BLOCK_TOKENS,
             framing: 0.0,
-        })
+        },
+    })
 }
 
-/// Tokens Gemini bills for each Content (a turn, or the system instruction) that names its
-/// role: recorded, not fitted. Google's JavaScript SDK sample prints `roleTokens: 1` beside a
-/// count, and the cookbook's recorded counts of a two-turn history (10) and of it with a third
-/// turn (17) are the Gemma 3 tokens of their texts plus one per turn with a role
-/// (fixtures/gemini-counts; a Content without a role, as the older Python SDK sent a bare
-/// string, adds nothing).
-pub const GEMINI_PER_ROLE: f64 = 1.0;
+/// The Claude family and tool-use prompt of an Anthropic request counted with Claude's exact
+/// tokenizer; None for any other tokenizer or provider, whose constants are the render model's
+/// own. A model the prompt table does not name takes its family's newest model's.
+fn claude_exact(
+    render: RenderModel,
+    tok: Tokenizer,
+) -> Option<(Family, &'static claude::ToolPrompt)> {
+    let RenderModel::Anthropic { family, .. } = render else {
+        return None;
+    };
+    let f = tok.claude_family()?;
+    let prompt = claude::tool_prompt(family).unwrap_or_else(|| claude::tool_prompt_of_family(f));
+    Some((f, prompt))
+}
 
 /// Billed input tokens of one request, and where they come from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -153,6 +161,10 @@ pub struct Billing {
     pub prefix_tokens: u64,
     pub tools_billed: usize,
     pub tools_deferred: usize,
+    /// Earlier model turns whose thinking this request bills again (a Gemini 3 `thoughtSignature`
+    /// sent back), not in `input_tokens`: how much each bills is in the answer it came from,
+    /// which a count of the request alone cannot see.
+    pub thoughts_resent: usize,
     /// The tool side these figures were made with.
     #[serde(skip)]
     pub tools: ToolsBilling,
@@ -223,31 +235,46 @@ pub fn tools_billing(req: &Request, render: RenderModel, tok: Tokenizer) -> Tool
     // included).
     let deferred = deferred_by_name(tools).len();
     seen_tokens += defs_tokens(&seen, render, tok);
-    let exact = exact_claude(render, tok);
     let overhead = match render {
         RenderModel::Anthropic { auto, any, .. } if !tools.is_empty() => {
-            // The exact tokenizer's prompt, and the tools block's open and close.
-            let (auto, any, block) = match exact {
-                Some((_, auto, any)) => (
-                    auto,
-                    any,
-                    tok.count_inline(functions::OPEN)
-                        + tok.count_inline(functions::BETWEEN)
-                        + tok.count_inline(functions::CLOSE),
-                ),
-                None => (auto, any, 0.0),
-            };
             let choice = req
                 .body
                 .pointer("/tool_choice/type")
                 .and_then(Value::as_str)
                 .unwrap_or("auto");
-            block
-                + if matches!(choice, "any" | "tool") {
-                    any
-                } else {
-                    auto
+            match claude_exact(render, tok) {
+                // The model's own prompt for the choice (a named tool's name is in it), the
+                // tools block's open and close when a definition is seen, and on the v5 family
+                // the prompt deferred tools add.
+                Some((f, prompt)) => {
+                    let block = match seen.is_empty() {
+                        true => 0.0,
+                        false => {
+                            tok.count_inline(functions::OPEN)
+                                + tok.count_inline(functions::BETWEEN)
+                                + tok.count_inline(functions::CLOSE)
+                        }
+                    };
+                    let chosen = match choice {
+                        "any" => prompt.any,
+                        "tool" => {
+                            let name = req.body.pointer("/tool_choice/name");
+                            prompt.tool
+                                + tok.count_inline(name.and_then(Value::as_str).unwrap_or(""))
+                        }
+                        _ => prompt.auto,
+                    };
+                    let deferred_prompt = match (f, deferred > 0) {
+                        (Family::V5, true) => claude::V5_DEFERRED_PROMPT,
+                        _ => 0.0,
+                    };
+                    block + chosen + deferred_prompt
                 }
+                None => match matches!(choice, "any" | "tool") {
+                    true => any,
+                    false => auto,
+                },
+            }
         }
         _ => 0.0,
     };
@@ -286,6 +313,10 @@ impl ToolsBilling {
             true => deferred_by_name(tools),
         };
         let mut expanded: Vec<ToolRef> = Vec::new();
+        // Claude counted exactly writes what a tool result loads into the result's own text
+        // ([`turns`]): those definitions are counted there, not here.
+        let mut in_results = 0;
+        let claude = claude_exact(render, tok).is_some();
         for m in messages {
             for block in m
                 .get("content")
@@ -293,9 +324,12 @@ impl ToolsBilling {
                 .into_iter()
                 .flatten()
             {
+                let in_text = claude && block["type"] != "tool_addition";
                 for r in references(block) {
-                    if let Some(d) = deferred.get(r.as_str()) {
-                        expanded.push(*d);
+                    match (deferred.get(r.as_str()), in_text) {
+                        (Some(_), true) => in_results += 1,
+                        (Some(d), false) => expanded.push(*d),
+                        (None, _) => {}
                     }
                 }
                 // An Anthropic `tool_addition` that carries its definition by value bills it
@@ -314,7 +348,7 @@ impl ToolsBilling {
             };
         ToolsBilling {
             expanded_tokens,
-            expanded: expanded.len(),
+            expanded: expanded.len() + in_results,
             ..self
         }
     }
@@ -329,9 +363,14 @@ pub fn billed_with(
     tok: Tokenizer,
     tools: &ToolsBilling,
 ) -> Billing {
+    if let Some((f, _)) = claude_exact(render, tok) {
+        return claude_billed(req, f, tok, tools);
+    }
+    if let RenderModel::Gemini(g) = render {
+        return gemini_billed(req, g, tok, tools);
+    }
     let system = system_text(&req.body);
     let openai = matches!(render, RenderModel::Openai { .. });
-    let exact = exact_claude(render, tok);
     // OpenAI frames every message with 3 tokens and its role (the cookbook's
     // `num_tokens_from_messages`: tokens_per_message 3, and each value of the message, the
     // role's included, counted), and primes the reply with 3.
@@ -339,17 +378,7 @@ pub fn billed_with(
         true => 3.0 + tok.count(role),
         false => 0.0,
     };
-    // Claude's exact count frames each message with its role's marker; Gemini bills one token
-    // for each Content that names a role ([`GEMINI_PER_ROLE`]).
-    let gemini = matches!(render, RenderModel::Gemini);
-    let message_frame = |role: &str| match exact {
-        Some(_) => CLAUDE_PER_MESSAGE,
-        None if gemini => match role.is_empty() {
-            true => 0.0,
-            false => GEMINI_PER_ROLE,
-        },
-        None => frame(role),
-    };
+    let message_frame = frame;
     // With a top-level system prompt (Anthropic `system`, Responses `instructions`), system
     // messages in the conversation are billed where they appear (Anthropic's mid-conversation
     // system messages); without one they are the system text (Chat Completions).
@@ -368,14 +397,7 @@ pub fn billed_with(
             .count()
             .max(usize::from(!system.is_empty())),
     };
-    let system_tokens = tok.count(&system)
-        + match gemini {
-            true => match req.body.pointer("/systemInstruction/role") {
-                Some(Value::String(r)) if !r.is_empty() => GEMINI_PER_ROLE,
-                _ => 0.0,
-            },
-            false => system_messages as f64 * frame("system"),
-        };
+    let system_tokens = tok.count(&system) + system_messages as f64 * frame("system");
     let mut message_tokens = 0.0;
     let mut last_user = 0.0;
     // Calls made from running code, and their results, are not in the model's context.
@@ -403,13 +425,11 @@ pub fn billed_with(
         message_tokens += 3.0; // the reply primer
     }
     if let RenderModel::Anthropic { framing, .. } = render {
-        // The exact tokenizer's request frame is measured: one message bills the family's frame.
-        message_tokens += match (exact, tok) {
-            (Some((f, _, _)), _) => f.message_frame() as f64 - CLAUDE_PER_MESSAGE,
+        message_tokens += match tok {
             // The earlier tokenizer's estimate frames a request as that tokenizer's own
             // one-message requests measure (7 on claude-opus-4-5), not with nothing.
-            (None, Tokenizer::ClaudeLegacyEst) => Family::V3.message_frame() as f64,
-            (None, _) => framing,
+            Tokenizer::ClaudeLegacyEst => Family::V3.message_frame() as f64,
+            _ => framing,
         };
     }
     let total = system_tokens + message_tokens + tools.seen_tokens + tools.overhead;
@@ -422,8 +442,161 @@ pub fn billed_with(
         prefix_tokens: (total - last_user).round().max(0.0) as u64,
         tools_billed: tools.seen + tools.expanded,
         tools_deferred: tools.deferred,
+        thoughts_resent: 0,
         tools: tools.clone(),
     }
+}
+
+/// [`billed_with`] for an Anthropic request counted with Claude's exact tokenizer: the prompt as
+/// Claude reads it ([`turns`], [`claude`]). The system text is followed by the tool-use prompt
+/// (one token joins them when both are there); the conversation is its turns, each after the
+/// first with its role's marker, the last assistant turn being the frame's own.
+fn claude_billed(req: &Request, f: Family, tok: Tokenizer, tools: &ToolsBilling) -> Billing {
+    let system = system_text(&req.body);
+    let join = match !system.is_empty() && tools.seen > 0 {
+        true => 1.0,
+        false => 0.0,
+    };
+    let system_tokens = tok.count(&system) + join;
+    let from_code = calls_from_code(req.messages());
+    let deferred = match req.messages().is_empty() || tools.deferred == 0 {
+        true => HashMap::new(),
+        false => deferred_by_name(req.tools()),
+    };
+    let cx = turns::Context {
+        deferred: &deferred,
+        from_code: &from_code,
+        ascii: f == Family::V3,
+    };
+    let turns = turns::turns(req.messages(), &cx);
+    let mut message_tokens = f.message_frame() as f64 + tools.expanded_tokens;
+    let mut last_user = 0.0;
+    let mut calls = 0;
+    for (i, t) in turns.iter().enumerate() {
+        let marker = match i {
+            0 => 0.0,
+            _ => claude::turn_tokens(f, t.speaker == turns::Speaker::System),
+        };
+        let n = marker + tok.count(&t.text);
+        message_tokens += n;
+        calls += t.calls;
+        last_user = match t.speaker {
+            turns::Speaker::User => n,
+            turns::Speaker::System => last_user + n,
+            turns::Speaker::Assistant => 0.0,
+        };
+    }
+    // A last assistant turn (a prefill, or calls and their results) is the frame's own.
+    if turns.len() > 1
+        && turns
+            .last()
+            .is_some_and(|t| t.speaker == turns::Speaker::Assistant)
+    {
+        message_tokens -= claude::turn_tokens(f, false);
+    }
+    if matches!(f, Family::V5 | Family::V4_7) {
+        message_tokens += claude::V5_CALL_ADJUST * calls as f64;
+    }
+    let structured = structured_output(&req.body).map_or(0.0, |schema| {
+        let text = serde_json::to_string_pretty(schema).unwrap_or_default();
+        claude::STRUCTURED_OUTPUT_PROMPT
+            + tok.count_inline(&text)
+            + if tools.seen > 0 { 1.0 } else { 0.0 }
+    });
+    let overhead = tools.overhead + structured;
+    let total = system_tokens + message_tokens + tools.seen_tokens + overhead;
+    Billing {
+        input_tokens: total.round().max(0.0) as u64,
+        system_tokens: system_tokens.round() as u64,
+        message_tokens: message_tokens.round().max(0.0) as u64,
+        tool_tokens: tools.seen_tokens.round() as u64,
+        overhead_tokens: overhead.round() as u64,
+        prefix_tokens: (total - last_user).round().max(0.0) as u64,
+        tools_billed: tools.seen + tools.expanded,
+        tools_deferred: tools.deferred,
+        thoughts_resent: 0,
+        tools: tools.clone(),
+    }
+}
+
+/// [`billed_with`] for a Gemini request ([`gemini`]): the system instruction and each Content
+/// with its role's token where the generation and API bill one, text parts counted as one text
+/// and, from 2.5 on, calls and results as the template writes them.
+fn gemini_billed(
+    req: &Request,
+    g: gemini::Gemini,
+    tok: Tokenizer,
+    tools: &ToolsBilling,
+) -> Billing {
+    let role = |c: &Value| match c["role"].as_str() {
+        Some(r) if !r.is_empty() => g.role_tokens(),
+        _ => 0.0,
+    };
+    let system_tokens = req
+        .body
+        .get("systemInstruction")
+        .map_or(0.0, |si| role(si) + tok.count(&system_text(&req.body)));
+    let mut message_tokens = tools.expanded_tokens;
+    let mut last_user = 0.0;
+    for c in req.messages() {
+        let mut text = String::new();
+        let mut marked = 0.0;
+        for p in c["parts"].as_array().into_iter().flatten() {
+            if let Some(t) = p["text"].as_str() {
+                text.push_str(t);
+            }
+            match (g.templated(), gemini::call_or_result(p)) {
+                (true, Some(m)) => marked += marked_tokens(&m, tok),
+                (false, Some(_)) => {
+                    for (key, payload) in
+                        [("functionCall", "args"), ("functionResponse", "response")]
+                    {
+                        if let Some(v) = p.get(key) {
+                            text.push_str(v["name"].as_str().unwrap_or(""));
+                            text.push_str(&crate::json::compact(&v[payload]));
+                        }
+                    }
+                }
+                (_, None) => {}
+            }
+        }
+        let n = role(c) + marked + tok.count(&text);
+        message_tokens += n;
+        last_user = match c["role"].as_str() {
+            Some("model") => 0.0,
+            _ => n,
+        };
+    }
+    let resent = match g.resends_thoughts() {
+        true => gemini::resent_thoughts(req.messages()).len(),
+        false => 0,
+    };
+    let total = system_tokens + message_tokens + tools.seen_tokens + tools.overhead;
+    Billing {
+        input_tokens: total.round() as u64,
+        system_tokens: system_tokens.round() as u64,
+        message_tokens: message_tokens.round() as u64,
+        tool_tokens: tools.seen_tokens.round() as u64,
+        overhead_tokens: tools.overhead.round() as u64,
+        prefix_tokens: (total - last_user).round().max(0.0) as u64,
+        tools_billed: tools.seen + tools.expanded,
+        tools_deferred: tools.deferred,
+        thoughts_resent: resent,
+        tools: tools.clone(),
+    }
+}
+
+/// Tokens of text between template marks: each mark one, each piece counted on its own.
+fn marked_tokens(m: &gemini::Marked, tok: Tokenizer) -> f64 {
+    m.marks as f64 + m.texts.iter().map(|t| tok.count(t)).sum::<f64>()
+}
+
+/// The JSON schema of an Anthropic request's structured output (`output_format`, or the
+/// newer `output_config.format`), which Claude's hidden prompt carries.
+pub fn structured_output(body: &Value) -> Option<&Value> {
+    body.pointer("/output_format/schema")
+        .or_else(|| body.pointer("/output_config/format/schema"))
+        .filter(|s| !s.is_null())
 }
 
 /// The deferred definitions that can be loaded, by name (namespaces' members included).
@@ -511,7 +684,7 @@ fn defs_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> f64 {
             let between = tok.count_inline(functions::BETWEEN);
             super::tokenizer::on_cores(defs, |d| {
                 kept(*d, Rendering::ClaudeFunctions, tok, || {
-                    tok.count_inline(&functions::function(*d))
+                    tok.count_inline(&functions::function(*d, tok == Tokenizer::ClaudeV3))
                 })
             })
             .into_iter()
@@ -525,9 +698,20 @@ fn defs_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> f64 {
         })
         .into_iter()
         .sum(),
-        RenderModel::Kimi | RenderModel::Gemini => {
+        // Vertex AI bills a declaration's name; the Developer API from 2.5 on, the template's
+        // declaration ([`gemini`]).
+        RenderModel::Gemini(g) if g.vertex => defs
+            .iter()
+            .map(|d| tok.count(d.parts().map_or("", |p| p.name)))
+            .sum(),
+        RenderModel::Gemini(g) if g.templated() => {
+            super::tokenizer::on_cores(defs, |d| marked_tokens(&gemini::declaration(*d, g), tok))
+                .into_iter()
+                .sum()
+        }
+        RenderModel::Kimi | RenderModel::Gemini(_) => {
             let frame = match render {
-                RenderModel::Gemini => Framed::gemini,
+                RenderModel::Gemini(_) => Framed::gemini,
                 _ => Framed::kimi,
             };
             let framed: Vec<Framed> = crate::sync::map_on_cores(defs, |d| frame(*d));
@@ -595,7 +779,7 @@ fn kept(d: ToolRef, rendering: Rendering, tok: Tokenizer, count: impl FnOnce() -
 
 fn fixed_defs_tokens(render: RenderModel) -> f64 {
     match render {
-        RenderModel::Anthropic { .. } | RenderModel::Kimi | RenderModel::Gemini => 0.0,
+        RenderModel::Anthropic { .. } | RenderModel::Kimi | RenderModel::Gemini(_) => 0.0,
         RenderModel::Openai { .. } => 12.0,
     }
 }

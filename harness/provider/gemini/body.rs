@@ -66,6 +66,11 @@ pub(super) fn normalise(body: &mut Map<String, Value>) {
     if let Some(c @ Value::Object(_)) = body.get_mut("contents") {
         *c = Value::Array(vec![std::mem::take(c)]);
     }
+    // One Tool object in place of the list is taken as a list of one (recorded: a client sent
+    // `tools` so, and Gemini answered it).
+    if let Some(t @ Value::Object(_)) = body.get_mut("tools") {
+        *t = Value::Array(vec![std::mem::take(t)]);
+    }
     if let Some(Value::String(text)) = body.get("systemInstruction") {
         let si = json!({"parts": [{"text": text}]});
         body.insert("systemInstruction".into(), si);

@@ -78,7 +78,7 @@ fn bad_shapes_are_refused() {
             "needs a `parts` list",
         ),
         (
-            json!({"contents": [{"parts": []}], "tools": {"a": 1}}),
+            json!({"contents": [{"parts": []}], "tools": "search"}),
             "list of Tool objects",
         ),
     ] {
@@ -86,6 +86,16 @@ fn bad_shapes_are_refused() {
         let e = Gemini.check_shape(&mut b).unwrap_err();
         assert!(e.contains(why), "{e}");
     }
+}
+
+/// One Tool object where the list is due is read as a list of one, as the API reads it.
+#[test]
+fn a_tools_object_is_a_list_of_one() {
+    let mut b = json!({"contents": [{"parts": [{"text": "hi"}]}],
+        "tools": {"function_declarations": [{"name": "f", "parameters": {"type": "object"}}]}});
+    Gemini.check_shape(&mut b).unwrap();
+    assert_eq!(b["tools"].as_array().map(Vec::len), Some(1));
+    assert_eq!(b["tools"][0]["name"], "f");
 }
 
 #[test]

@@ -102,6 +102,8 @@ impl Family {
             .next()
             .unwrap_or(model)
             .to_ascii_lowercase();
+        // Bedrock names its models `anthropic.claude-...`.
+        let id = id.strip_prefix("anthropic.").unwrap_or(&id);
         let rest = id.strip_prefix("claude-")?;
         // The version is the first run of numbers joined by `-` or `.` (a date is not one).
         let mut nums: Vec<u32> = Vec::new();
@@ -279,6 +281,7 @@ mod tests {
             ("claude-opus-5", Family::V5),
             ("claude-sonnet-5-5", Family::V5),
             ("claude-fable-5-1", Family::V5),
+            ("anthropic.claude-sonnet-4-20250514-v1:0", Family::V3),
         ] {
             assert_eq!(Family::of_model(m), Some(f), "{m}");
         }

@@ -26,22 +26,29 @@ pub const OPEN: &str = "<functions>";
 pub const BETWEEN: &str = "\n";
 pub const CLOSE: &str = "</functions>";
 
-/// One definition as the block carries it. A server tool (no name, description and schema of a
-/// function) is written as it was sent, sorted the same way.
-pub fn function(d: ToolRef) -> String {
+/// One definition as the block carries it: an empty description is left out, and on the v3
+/// family (`ascii`) text that is not ASCII is escaped as `\uXXXX` (recorded: a description with an
+/// emoji bills its escapes on claude-sonnet-4-0; claude-opus-5 bills it as written). A server
+/// tool (no name, description and schema of a function) is written as it was sent, sorted the
+/// same way.
+pub fn function(d: ToolRef, ascii: bool) -> String {
     let mut out = String::from("<function>");
     match d.parts() {
         Some(p) => {
             let schema = p.schema.value();
-            out.push_str("{\"description\": ");
-            push_string(p.description, &mut out);
-            out.push_str(", \"name\": ");
-            push_string(p.name, &mut out);
+            out.push('{');
+            if !p.description.is_empty() {
+                out.push_str("\"description\": ");
+                push_text(p.description, ascii, &mut out);
+                out.push_str(", ");
+            }
+            out.push_str("\"name\": ");
+            push_text(p.name, ascii, &mut out);
             out.push_str(", \"parameters\": ");
-            push_sorted(&schema, &mut out);
+            push_json_as(&schema, true, true, ascii, &mut out);
             out.push('}');
         }
-        None => push_sorted(&d.value(), &mut out),
+        None => push_json_as(&d.value(), true, true, ascii, &mut out),
     }
     out.push_str("</function>");
     out
@@ -54,6 +61,11 @@ pub fn push_sorted(v: &Value, out: &mut String) {
 
 /// JSON with its keys sorted or as given, and `", "` / `": "` separators or compact ones.
 pub fn push_json(v: &Value, sort: bool, spaced: bool, out: &mut String) {
+    push_json_as(v, sort, spaced, false, out)
+}
+
+/// [`push_json`], with text that is not ASCII escaped when `ascii` is set.
+pub fn push_json_as(v: &Value, sort: bool, spaced: bool, ascii: bool, out: &mut String) {
     let (item, key) = match spaced {
         true => (", ", ": "),
         false => (",", ":"),
@@ -69,9 +81,9 @@ pub fn push_json(v: &Value, sort: bool, spaced: bool, out: &mut String) {
                 if i > 0 {
                     out.push_str(item);
                 }
-                push_string(k, out);
+                push_text(k, ascii, out);
                 out.push_str(key);
-                push_json(&m[k.as_str()], sort, spaced, out);
+                push_json_as(&m[k.as_str()], sort, spaced, ascii, out);
             }
             out.push('}');
         }
@@ -81,12 +93,12 @@ pub fn push_json(v: &Value, sort: bool, spaced: bool, out: &mut String) {
                 if i > 0 {
                     out.push_str(item);
                 }
-                push_json(x, sort, spaced, out);
+                push_json_as(x, sort, spaced, ascii, out);
             }
             out.push(']');
         }
         Value::Number(n) => out.push_str(&number(n)),
-        Value::String(s) => push_string(s, out),
+        Value::String(s) => push_text(s, ascii, out),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Null => out.push_str("null"),
     }
@@ -116,16 +128,42 @@ fn number(n: &serde_json::Number) -> String {
     format!("{mantissa}e{sign}{:02}", exp.abs())
 }
 
-fn push_string(s: &str, out: &mut String) {
+fn push_text(s: &str, ascii: bool, out: &mut String) {
     // serde_json escapes what a Python serializer escapes with non-ASCII kept: the quote, the
     // backslash and the controls below U+0020.
-    out.push_str(&serde_json::to_string(s).expect("a string serializes"));
+    let quoted = serde_json::to_string(s).expect("a string serializes");
+    if !ascii || s.is_ascii() {
+        out.push_str(&quoted);
+        return;
+    }
+    // As Python's `ensure_ascii`: each UTF-16 unit past ASCII as a lower-case `\uxxxx`.
+    for c in quoted.chars() {
+        match c.is_ascii() {
+            true => out.push(c),
+            false => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn empty_descriptions_are_left_out_and_ascii_escapes() {
+        let d = json!({"name": "n", "description": "", "input_schema": {"type": "object", "title": "caf\u{e9} \u{1f4dc}"}});
+        assert_eq!(
+            function(ToolRef::Json(&d), true),
+            "<function>{\"name\": \"n\", \"parameters\": {\"title\": \"caf\\u00e9 \\ud83d\\udcdc\", \"type\": \"object\"}}</function>"
+        );
+        assert!(function(ToolRef::Json(&d), false).contains("caf\u{e9} \u{1f4dc}"));
+    }
 
     #[test]
     fn floats_are_written_as_python_writes_them() {
@@ -150,7 +188,7 @@ mod tests {
         let d = json!({"name": "get", "description": "Get \"it\"\n", "input_schema":
             {"type": "object", "properties": {"b": {"type": "number", "minimum": 1e-5}, "a": {}}}});
         assert_eq!(
-            function(ToolRef::Json(&d)),
+            function(ToolRef::Json(&d), false),
             "<function>{\"description\": \"Get \\\"it\\\"\\n\", \"name\": \"get\", \"parameters\": \
              {\"properties\": {\"a\": {}, \"b\": {\"minimum\": 1e-05, \"type\": \"number\"}}, \
              \"type\": \"object\"}}</function>"

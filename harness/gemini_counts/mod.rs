@@ -4,15 +4,18 @@
 //! render model, the Gemma 3 vocabulary). Nothing is fitted to these figures: the error is the
 //! estimate's, out of sample.
 
+pub mod requests;
+
 use crate::error::{Error, Result};
 use crate::report::{Column, Tabular};
+use crate::tokens::render::gemini::Gemini;
 use crate::tokens::{billed_input, RenderModel, Tokenizer};
 use crate::wire::{Format, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// The recorded set shipped with toolcost.
-pub const EMBEDDED: &str = include_str!("../fixtures/gemini-counts/recorded.json");
+pub const EMBEDDED: &str = include_str!("../../fixtures/gemini-counts/recorded.json");
 
 /// One recorded request, as the fixture writes it.
 #[derive(Debug, Clone, Deserialize)]
@@ -108,12 +111,23 @@ pub fn check(text: &str) -> Result<Vec<Row>> {
     Tokenizer::Gemma3.ready()?;
     let set: Vec<Recorded> = serde_json::from_str(text)
         .map_err(|e| Error::input(format!("recorded Gemini counts: {e}")))?;
+    let mut ids = std::collections::HashSet::new();
+    for r in &set {
+        sound(&r.id, &r.model, &r.api, r.total_tokens)?;
+        if !ids.insert(r.id.as_str()) {
+            return Err(Error::input(format!(
+                "recorded Gemini counts: the id `{}` is on two rows",
+                r.id
+            )));
+        }
+    }
     set.iter()
         .map(|r| {
             let bytes = serde_json::to_vec(&body(r)).expect("JSON serialises");
             let req = Request::parse_routed(Format::Gemini, &bytes, Some(&r.model))
                 .map_err(|e| Error::input(format!("{}: {e}", r.id)))?;
-            let estimate = billed_input(&req, RenderModel::Gemini, Tokenizer::Gemma3).input_tokens;
+            let render = RenderModel::Gemini(Gemini::of_model(&r.model, r.api == "vertex"));
+            let estimate = billed_input(&req, render, Tokenizer::Gemma3).input_tokens;
             let mut carries = Vec::new();
             if r.system.is_some() {
                 carries.push("system");
@@ -140,6 +154,25 @@ pub fn check(text: &str) -> Result<Vec<Row>> {
             })
         })
         .collect()
+}
+
+/// Refuse a recorded row that is not a count of a Gemini request: a count of zero or past any
+/// request's size, a model that is not Gemini's, an API other than the two.
+pub(crate) fn sound(id: &str, model: &str, api: &str, tokens: u64) -> Result<()> {
+    let what = |why: String| Err(Error::input(format!("recorded Gemini count `{id}`: {why}")));
+    if tokens == 0 || tokens > 100_000_000 {
+        return what(format!("{tokens} tokens is not a count of a request"));
+    }
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    if !(bare.starts_with("gemini-") || bare.starts_with("gemma-")) {
+        return what(format!("`{model}` is not a Gemini model"));
+    }
+    if !matches!(api, "developer" | "vertex") {
+        return what(format!(
+            "the API `{api}` is neither `developer` (the Gemini Developer API) nor `vertex`"
+        ));
+    }
+    Ok(())
 }
 
 /// The summary of the rows of one API.
