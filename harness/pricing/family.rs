@@ -67,6 +67,9 @@ pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
         Some("anthropic") if crate::tokens::render::claude::tool_prompt(&lower).is_some() => {
             format!("anthropic:{lower}")
         }
+        // A Gemini model bills by its generation's rules (the Developer API's: the format
+        // toolcost speaks for Gemini).
+        _ if parent.render.starts_with("gemini") => format!("gemini:{lower}"),
         _ => parent.render.clone(),
     };
     // gpt-4 (not 4o or 4.1) and gpt-3.5 count with cl100k.

@@ -153,7 +153,9 @@ pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<
                 card.render.starts_with("anthropic")
             }
             // Gemma 3 stands in for Gemini's tokenizer only.
-            Tokenizer::Gemma3 => card.render == "gemini",
+            Tokenizer::Gemma3 => {
+                card.render.starts_with("gemini") || card.render.starts_with("vertex")
+            }
             Tokenizer::O200k | Tokenizer::Cl100k => true,
         })
         .collect()
