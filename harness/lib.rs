@@ -34,6 +34,7 @@ pub mod resolve;
 pub mod rng;
 pub mod sandbox;
 pub mod schema;
+pub mod secret;
 pub mod server;
 pub mod sse;
 pub mod surface;

@@ -74,6 +74,10 @@ fn every_hosts_file_is_weighed_and_a_failing_server_is_a_row() {
                 .find(|r| r.server == name && r.tool.is_empty())
                 .unwrap_or_else(|| panic!("{}: no row for {name}: {stdout}", f.display()))
         };
+        assert!(
+            !rows.iter().any(|r| r.server == "stranger"),
+            "another project's server is read: {stdout}"
+        );
         let broken = server("broken");
         assert!(
             broken.status.starts_with("failed: could not start"),
@@ -127,7 +131,7 @@ fn audit_speaks_markdown_and_refuses_unknown_files_clearly() {
     // Without --fail-on-error a failing server is reported, not fatal.
     assert!(out.status.success());
     let md = String::from_utf8_lossy(&out.stdout);
-    assert!(md.starts_with("| host | server | tool |"), "{md}");
+    assert!(md.starts_with("| host | server | scope | tool |"), "{md}");
     assert!(md.contains("| claude-desktop | broken |"), "{md}");
     let odd = dir.path().join("servers.json");
     std::fs::write(&odd, "{}").unwrap();

@@ -14,7 +14,8 @@ pub struct AuditArgs {
     /// A host's MCP configuration file: Claude Code `~/.claude.json` or `.mcp.json`, Claude
     /// Desktop `claude_desktop_config.json`, Cursor `.cursor/mcp.json`, VS Code
     /// `.vscode/mcp.json`, Windsurf `mcp_config.json`, Codex `~/.codex/config.toml`, Gemini CLI
-    /// `.gemini/settings.json`. Repeatable. Default: those of this user and folder that exist.
+    /// `.gemini/settings.json`. Repeatable; a file named here is trusted (its servers are
+    /// started). Default: the user's files that exist (this folder's with --include-folder).
     #[arg(long, value_name = "FILE")]
     pub config: Vec<PathBuf>,
     /// The host a --config file belongs to, when its name does not say: claude-code,
@@ -30,20 +31,41 @@ pub struct AuditArgs {
     /// Seconds each server has to answer initialize and every tools/list page.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    /// Servers weighed at once.
+    #[arg(long, default_value_t = audit::DEFAULT_JOBS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
+    pub jobs: usize,
+    /// Also start the servers of this folder's configurations (`.mcp.json`, `.cursor/`,
+    /// `.vscode/`, `.gemini/`, `.codex/`). Without it they are listed and not started: a
+    /// cloned repository's configuration may name any program.
+    #[arg(long)]
+    pub include_folder: bool,
     /// Write the report here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
-/// The host files of this user and folder that exist.
-fn default_files() -> Vec<PathBuf> {
+/// Where a configuration file was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// The user's own (under the home folder).
+    User,
+    /// In the current folder: a cloned repository's may name any program.
+    Folder,
+}
+
+/// The host files of this user and folder that exist, and where each was found.
+fn default_files() -> Vec<(PathBuf, Found)> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let mut out = vec![
-        PathBuf::from(".mcp.json"),
-        PathBuf::from(".cursor/mcp.json"),
-        PathBuf::from(".vscode/mcp.json"),
-        PathBuf::from(".gemini/settings.json"),
-    ];
+    let mut out: Vec<(PathBuf, Found)> = [
+        ".mcp.json",
+        ".cursor/mcp.json",
+        ".vscode/mcp.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+    ]
+    .into_iter()
+    .map(|p| (PathBuf::from(p), Found::Folder))
+    .collect();
     if let Some(h) = home {
         for p in [
             ".claude.json",
@@ -53,11 +75,18 @@ fn default_files() -> Vec<PathBuf> {
             ".codeium/windsurf/mcp_config.json",
             ".codex/config.toml",
             ".gemini/settings.json",
+            ".config/Code/User/mcp.json",
         ] {
-            out.push(h.join(p));
+            out.push((h.join(p), Found::User));
         }
     }
-    out.into_iter().filter(|p| p.is_file()).collect()
+    // The home folder's own files are the user's even when toolcost runs there.
+    let mut seen = std::collections::HashSet::new();
+    out.sort_by_key(|(_, f)| *f == Found::Folder);
+    out.into_iter()
+        .filter(|(p, _)| p.is_file())
+        .filter(|(p, _)| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
+        .collect()
 }
 
 pub(super) fn run(a: AuditArgs) -> Result<i32> {
@@ -71,19 +100,35 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
             )))
         }
     };
-    let files = match a.config.is_empty() {
-        true => default_files(),
-        false => a.config.clone(),
+    let files: Vec<(PathBuf, bool)> = match a.config.is_empty() {
+        true => {
+            let found = default_files();
+            for (f, _) in found
+                .iter()
+                .filter(|(_, w)| *w == Found::Folder && !a.include_folder)
+            {
+                eprintln!(
+                    "toolcost audit: {}: found in this folder, not started (a cloned repository's configuration may name any program): pass --include-folder, or name it with --config",
+                    f.display()
+                );
+            }
+            found
+                .into_iter()
+                .filter(|(_, w)| *w == Found::User || a.include_folder)
+                .map(|(f, _)| (f, false))
+                .collect()
+        }
+        false => a.config.iter().map(|f| (f.clone(), true)).collect(),
     };
     if files.is_empty() {
         return Err(Error::input(
-            "no host configuration found here or in your home folder: name one with --config FILE",
+            "no host configuration to audit here or in your home folder: name one with --config FILE (or --include-folder for this folder's)",
         ));
     }
     let forced = a.host.as_deref().map(Host::parse).transpose()?;
-    let rt = super::runtime()?;
-    let mut rows = Vec::new();
-    for f in &files {
+    let cx = audit::entry::Context::here();
+    let mut by_host: Vec<(Host, Vec<audit::HostFile>)> = Vec::new();
+    for (f, named) in &files {
         let host = forced.or_else(|| Host::of_file(f)).ok_or_else(|| {
             Error::input(format!(
                 "{}: which host's file is this? name it with --host ({})",
@@ -92,17 +137,30 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
             ))
         })?;
         let text = crate::input::read_text(f, 16 << 20)?;
-        let servers = audit::servers(host, &text)
+        let parsed = audit::HostFile::parse(host, f, &text, *named)
             .map_err(|e| Error::input(format!("{}: {e}", f.display())))?;
+        match by_host.iter_mut().find(|(h, _)| *h == host) {
+            Some((_, list)) => list.push(parsed),
+            None => by_host.push((host, vec![parsed])),
+        }
+    }
+    let mut hosts = Vec::new();
+    for (host, list) in &by_host {
+        let servers = audit::servers(*host, list, &cx)?;
         eprintln!(
-            "toolcost audit: {} ({}): {} server(s)",
-            f.display(),
+            "toolcost audit: {} ({} file(s)): {} server(s)",
             host.name(),
+            list.len(),
             servers.len()
         );
-        rows.extend(rt.block_on(audit::audit(host, &servers, Duration::from_secs(a.timeout)))?);
+        hosts.push((*host, servers));
     }
-    let failed = rows.iter().filter(|r| r.status != "ok").count();
+    let rt = super::runtime()?;
+    let rows = rt.block_on(audit::audit(&hosts, Duration::from_secs(a.timeout), a.jobs));
+    let failed = rows
+        .iter()
+        .filter(|r| r.tool.is_empty() && r.server != "(all)" && r.status.starts_with("failed"))
+        .count();
     let bytes = report::render(format, &rows);
     let bytes = match format {
         OutputFormat::Table => {

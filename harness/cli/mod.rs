@@ -252,7 +252,7 @@ impl TargetArgs {
         } else if !self.command.is_empty() {
             Ok(Target::Command {
                 argv: self.command.clone(),
-                env: Vec::new(),
+                launch: crate::mcp::Launch::default(),
                 timeout,
                 opts,
             })

@@ -13,7 +13,7 @@ mod stdio;
 mod target;
 
 pub use http::Http;
-pub use stdio::Stdio;
+pub use stdio::{Launch, Stdio};
 pub use target::Target;
 
 use crate::catalogue::{capture, Tool};

@@ -15,6 +15,15 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 const STDERR_TAIL: usize = 2_000;
 
+/// How a server is started: the variables it gets (on top of toolcost's environment, or, when
+/// `clean`, alone) and the folder it runs in (toolcost's when none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Launch {
+    pub env: Vec<(String, String)>,
+    pub clean: bool,
+    pub cwd: Option<std::path::PathBuf>,
+}
+
 pub struct Stdio {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -40,11 +49,26 @@ impl Stdio {
     /// The same, with these variables added to its environment and lines on stdout bounded to
     /// `max_line` bytes.
     pub fn spawn_with(argv: &[String], env: &[(String, String)], max_line: usize) -> Result<Stdio> {
+        let launch = Launch {
+            env: env.to_vec(),
+            ..Launch::default()
+        };
+        Stdio::spawn_in(argv, &launch, max_line)
+    }
+
+    /// Start `argv` as `launch` says: in its folder, with its environment.
+    pub fn spawn_in(argv: &[String], launch: &Launch, max_line: usize) -> Result<Stdio> {
         let (prog, args) = argv
             .split_first()
             .ok_or_else(|| Error::input("no command given after `--`"))?;
         let mut cmd = Command::new(prog);
-        cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        if launch.clean {
+            cmd.env_clear();
+        }
+        cmd.envs(launch.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &launch.cwd {
+            cmd.current_dir(dir);
+        }
         cmd.args(args)
             .stdin(P::piped())
             .stdout(P::piped())

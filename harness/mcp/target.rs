@@ -20,11 +20,11 @@ pub enum Target {
         timeout: Duration,
         opts: Options,
     },
-    /// A stdio server to start: the program and its arguments, and variables added to its
-    /// environment (a host's `env`: passed on, never printed).
+    /// A stdio server to start: the program and its arguments, and how (a host's `env`: passed
+    /// on, never printed; the folder it runs in).
     Command {
         argv: Vec<String>,
-        env: Vec<(String, String)>,
+        launch: super::stdio::Launch,
         timeout: Duration,
         opts: Options,
     },
@@ -92,11 +92,11 @@ impl Target {
             }
             Target::Command {
                 argv,
-                env,
+                launch,
                 timeout,
                 opts,
             } => {
-                let mut ch = Stdio::spawn_with(argv, env, opts.max_line)?;
+                let mut ch = Stdio::spawn_in(argv, launch, opts.max_line)?;
                 (
                     argv.join(" "),
                     listed_or_signalled(&mut ch, *timeout, opts).await?,

@@ -5,6 +5,8 @@ Modes (argv[1]):
   noisy    prints banners on stdout, sends list_changed, pings the client, pages tools/list
   exit     writes to stderr and exits 3 before answering
   hang     starts a child process, records both pids in argv[2], then never answers
+  env      lists one tool per variable of its environment (ENV_<name>) and one naming the
+           folder it runs in (CWD_<folder name>)
 """
 import json
 import os
@@ -37,6 +39,20 @@ if mode == "hang":
         f.write(f"{os.getpid()} {child.pid}\n")
     while True:
         time.sleep(1)
+
+if mode == "env":
+    import re
+    names = ["ENV_" + re.sub(r"[^A-Za-z0-9_]", "_", k) for k in sorted(os.environ)]
+    names.append("CWD_" + re.sub(r"[^A-Za-z0-9_]", "_", os.path.basename(os.getcwd())))
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("method") == "initialize":
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "env", "version": "1"}}})
+        elif msg.get("method") == "tools/list":
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [tool(n, 1) for n in names]}})
+    sys.exit(0)
 
 print("Starting fake server v1 ...", flush=True)
 print("WARNING: this is not JSON", flush=True)

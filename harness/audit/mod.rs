@@ -1,0 +1,418 @@
+//! `toolcost audit`: the MCP servers a host is configured with, each reached as `weigh` reaches
+//! one, and what a session's first request carries of them on that host: per server and per
+//! tool, rendered in the host's API format and counted with its default model's tokenizer.
+//!
+//! Each host's files are read as that host reads them, one file per host under [`hosts`]
+//! (scopes and which wins, disabled servers and tool filters, placeholders, what a relative path
+//! means, how a server is reached); [`entry`] holds what they share, the environment a started
+//! server gets among it (a minimal base and the entry's own `env`, never toolcost's).
+//!
+//! Secrets stay where they are: `env` values and headers are passed to the server and never
+//! printed; a server is named by its configured name and its program or URL host alone, and any
+//! text a row quotes (a server's error) has its URLs' credentials redacted.
+
+pub mod entry;
+pub mod hosts;
+
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::mcp::{Launch, Options, Target};
+use crate::pricing::PriceCard;
+use crate::report::{Column, Tabular};
+use crate::tokens::Tokenizer;
+use crate::wire;
+use entry::Context;
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A host whose MCP configuration toolcost reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Host {
+    ClaudeCode,
+    ClaudeDesktop,
+    Cursor,
+    Vscode,
+    Windsurf,
+    Codex,
+    GeminiCli,
+}
+
+impl Host {
+    pub const NAMES: [&'static str; 7] = [
+        "claude-code",
+        "claude-desktop",
+        "cursor",
+        "vscode",
+        "windsurf",
+        "codex",
+        "gemini-cli",
+    ];
+
+    pub fn parse(name: &str) -> Result<Host> {
+        Ok(match name.trim() {
+            "claude-code" => Host::ClaudeCode,
+            "claude-desktop" => Host::ClaudeDesktop,
+            "cursor" => Host::Cursor,
+            "vscode" => Host::Vscode,
+            "windsurf" => Host::Windsurf,
+            "codex" => Host::Codex,
+            "gemini-cli" => Host::GeminiCli,
+            other => return Err(Error::unknown("host", other, &Self::NAMES)),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude-code",
+            Host::ClaudeDesktop => "claude-desktop",
+            Host::Cursor => "cursor",
+            Host::Vscode => "vscode",
+            Host::Windsurf => "windsurf",
+            Host::Codex => "codex",
+            Host::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// The host a configuration file belongs to, from its name and place.
+    pub fn of_file(path: &Path) -> Option<Host> {
+        let name = path.file_name()?.to_str()?;
+        let parent = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|p| p.to_str())
+            .unwrap_or("");
+        Some(match (parent, name) {
+            (_, ".claude.json" | ".mcp.json") => Host::ClaudeCode,
+            (_, "claude_desktop_config.json") => Host::ClaudeDesktop,
+            (".cursor", "mcp.json") => Host::Cursor,
+            (".vscode" | "User", "mcp.json") => Host::Vscode,
+            (_, "mcp_config.json") => Host::Windsurf,
+            (".codex", "config.toml") => Host::Codex,
+            (".gemini", "settings.json") => Host::GeminiCli,
+            _ => return None,
+        })
+    }
+
+    /// The client profile and default model a host's first request is priced on, and whether
+    /// the pairing is toolcost's assumption (no profile of that host's own).
+    pub fn profile(self) -> (&'static str, &'static str, bool) {
+        match self {
+            Host::ClaudeCode => ("claude-cli", "claude-sonnet-5-5", false),
+            Host::ClaudeDesktop => ("claude-cli", "claude-sonnet-5-5", true),
+            Host::GeminiCli => ("gemini-cli", "gemini-3.5-flash", false),
+            Host::Codex => ("openai-responses-agent", "gpt-5.6", true),
+            Host::Cursor | Host::Vscode | Host::Windsurf => ("openai-agent", "gpt-5.6", true),
+        }
+    }
+}
+
+/// One configured server: how to reach it and what the host keeps of its tools.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub name: String,
+    /// The scope or file it comes from (`user`, `project`, `local`, `workspace`, ...).
+    pub scope: String,
+    /// The program or the URL's host: what the report says of where it runs.
+    pub shown: String,
+    pub reach: Reach,
+    /// The tools the host keeps (only these, when set) and drops.
+    pub include: Option<Vec<String>>,
+    pub exclude: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Reach {
+    /// A process to start: its argv, its whole environment, and its folder.
+    Stdio {
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: PathBuf,
+    },
+    Http {
+        url: String,
+        headers: Vec<String>,
+    },
+    /// A server the file names but toolcost cannot reach (an SSE-only transport, an entry the
+    /// host refuses, a placeholder that cannot be expanded here): why.
+    Unreachable(String),
+    /// A server the host does not start (disabled, not approved, not allowed): why.
+    Off(String),
+}
+
+/// One configuration file, parsed.
+#[derive(Debug, Clone)]
+pub struct HostFile {
+    pub path: PathBuf,
+    pub root: Value,
+    /// Named by the user with `--config` (which approves what it holds).
+    pub named: bool,
+}
+
+impl HostFile {
+    /// Parse a host's file.
+    pub fn parse(host: Host, path: &Path, text: &str, named: bool) -> Result<HostFile> {
+        let root: Value = match host {
+            Host::Codex => {
+                let t: toml::Value = toml::from_str(text)
+                    .map_err(|e| Error::input(format!("codex config.toml: {e}")))?;
+                serde_json::to_value(t).map_err(|e| Error::input(e.to_string()))?
+            }
+            _ => serde_json::from_str(text)
+                .map_err(|e| Error::input(format!("{} config: {e}", host.name())))?,
+        };
+        Ok(HostFile {
+            path: path.to_path_buf(),
+            root,
+            named,
+        })
+    }
+}
+
+/// The servers a host's files configure, as that host reads them together.
+pub fn servers(host: Host, files: &[HostFile], cx: &Context) -> Result<Vec<Server>> {
+    let out = match host {
+        Host::ClaudeCode => hosts::claude_code::servers(files, cx),
+        Host::ClaudeDesktop => hosts::claude_desktop::servers(files, cx),
+        Host::Cursor => hosts::cursor::servers(files, cx),
+        Host::Vscode => hosts::vscode::servers(files, cx),
+        Host::Windsurf => hosts::windsurf::servers(files, cx),
+        Host::Codex => hosts::codex::servers(files, cx),
+        Host::GeminiCli => hosts::gemini_cli::servers(files, cx),
+    };
+    if out.len() > MAX_SERVERS {
+        return Err(Error::input(format!(
+            "{} servers configured: more than toolcost audits at once ({MAX_SERVERS})",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// The most servers audited at once.
+pub const MAX_SERVERS: usize = 1000;
+
+/// Servers weighed at once by default.
+pub const DEFAULT_JOBS: usize = 16;
+
+/// One row of the audit: a host's total (`server` `(all)`), a server's total (`tool` empty), or
+/// one of its tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRow {
+    pub host: String,
+    pub server: String,
+    /// The scope it was configured in.
+    pub scope: String,
+    /// The tool as the host names it to the model; empty on a server's and a host's row.
+    pub tool: String,
+    /// `ok`, or why the server was not weighed.
+    pub status: String,
+    pub tools: usize,
+    /// Compact bytes of the definitions as the host's API format writes them.
+    pub bytes: usize,
+    /// Tokens of those definitions with the host's default model's tokenizer.
+    pub tokens: u64,
+    /// What those tokens cost as uncached input on the model's card, once per session start
+    /// (derived).
+    pub cost_usd: f64,
+    pub model: String,
+    pub label: String,
+}
+
+impl Tabular for AuditRow {
+    const COLUMNS: &'static [Column] = &[Column::field("cost_usd").places(6)];
+    const BRIEF: &'static [&'static str] = &[
+        "host", "server", "tool", "status", "tools", "bytes", "tokens", "cost_usd",
+    ];
+}
+
+/// What one host is weighed with.
+struct Pricing {
+    client: Client,
+    card: PriceCard,
+    tok: Tokenizer,
+    label: String,
+}
+
+fn pricing(host: Host) -> Result<Pricing> {
+    let (profile, model, assumed) = host.profile();
+    let client = Client::named(profile)?;
+    let card = PriceCard::named(model)?;
+    let tok: Tokenizer = card.tokenizer();
+    tok.ready()?;
+    let label = format!(
+        "bytes derived from the server's observed tools/list; tokens {}; client {profile}{}; dollars derived at {}'s input price, once per session start",
+        tok.label(),
+        match assumed {
+            true => " (assumed for this host)",
+            false => "",
+        },
+        card.id
+    );
+    Ok(Pricing {
+        client,
+        card,
+        tok,
+        label,
+    })
+}
+
+/// Weigh every server of every host, `jobs` at a time: a host that cannot be priced (its
+/// tokenizer missing, say) has rows that say so, and the others are weighed as ever. Rows come
+/// in the order given: per host its total, then per server its total and its tools.
+pub async fn audit(hosts: &[(Host, Vec<Server>)], timeout: Duration, jobs: usize) -> Vec<AuditRow> {
+    let priced: Vec<std::result::Result<Pricing, String>> = hosts
+        .iter()
+        .map(|(h, _)| pricing(*h).map_err(|e| e.to_string()))
+        .collect();
+    let work: Vec<(usize, &Server)> = hosts
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, servers))| servers.iter().map(move |s| (i, s)))
+        .collect();
+    let weighed: Vec<Vec<AuditRow>> = futures_util::stream::iter(work.iter().map(|(i, s)| {
+        let (host, _) = &hosts[*i];
+        weigh(*host, &priced[*i], s, timeout)
+    }))
+    .buffered(jobs.max(1))
+    .collect()
+    .await;
+    let mut out = Vec::new();
+    let mut rows = weighed.into_iter();
+    for (i, (host, servers)) in hosts.iter().enumerate() {
+        let mine: Vec<AuditRow> = rows.by_ref().take(servers.len()).flatten().collect();
+        let (model, label) = match &priced[i] {
+            Ok(p) => (p.card.id.clone(), p.label.clone()),
+            Err(why) => (String::new(), format!("not priced: {why}")),
+        };
+        let totals: Vec<&AuditRow> = mine.iter().filter(|r| r.tool.is_empty()).collect();
+        out.push(AuditRow {
+            host: host.name().into(),
+            server: "(all)".into(),
+            scope: String::new(),
+            tool: String::new(),
+            status: format!(
+                "{} of {} server(s) weighed",
+                totals.iter().filter(|r| r.status == "ok").count(),
+                totals.len()
+            ),
+            tools: totals.iter().map(|r| r.tools).sum(),
+            bytes: totals.iter().map(|r| r.bytes).sum(),
+            tokens: totals.iter().map(|r| r.tokens).sum(),
+            cost_usd: totals.iter().map(|r| r.cost_usd).sum(),
+            model,
+            label,
+        });
+        out.extend(mine);
+    }
+    out
+}
+
+/// One server's rows: its total, then its tools.
+async fn weigh(
+    host: Host,
+    priced: &std::result::Result<Pricing, String>,
+    s: &Server,
+    timeout: Duration,
+) -> Vec<AuditRow> {
+    let row = |tool: String, status: String, tools, bytes, tokens: u64| AuditRow {
+        host: host.name().into(),
+        server: s.name.clone(),
+        scope: s.scope.clone(),
+        tool,
+        status: crate::secret::redact(&status),
+        tools,
+        bytes,
+        tokens,
+        cost_usd: match priced {
+            Ok(p) => tokens as f64 * p.card.input / 1e6,
+            Err(_) => 0.0,
+        },
+        model: priced
+            .as_ref()
+            .map(|p| p.card.id.clone())
+            .unwrap_or_default(),
+        label: priced.as_ref().map(|p| p.label.clone()).unwrap_or_default(),
+    };
+    let p = match priced {
+        Ok(p) => p,
+        Err(why) => return vec![row(String::new(), format!("not weighed: {why}"), 0, 0, 0)],
+    };
+    let target = match &s.reach {
+        Reach::Stdio { argv, env, cwd } => Target::Command {
+            argv: argv.clone(),
+            launch: Launch {
+                env: env.clone(),
+                clean: true,
+                cwd: Some(cwd.clone()),
+            },
+            timeout,
+            opts: Options::default(),
+        },
+        Reach::Http { url, headers } => Target::Http {
+            url: url.clone(),
+            headers: headers.clone(),
+            timeout,
+            opts: Options::default(),
+        },
+        Reach::Unreachable(why) => {
+            return vec![row(String::new(), format!("not weighed: {why}"), 0, 0, 0)]
+        }
+        Reach::Off(why) => return vec![row(String::new(), format!("not started: {why}"), 0, 0, 0)],
+    };
+    let cat = match target.fetch().await {
+        Ok((cat, _)) => cat,
+        // The error may quote what the server printed: never the env or headers.
+        Err(e) => {
+            return vec![row(
+                String::new(),
+                format!("failed: {}", first_line(&e.to_string())),
+                0,
+                0,
+                0,
+            )]
+        }
+    };
+    let kept: Vec<&crate::catalogue::Tool> = cat
+        .tools
+        .iter()
+        .filter(|t| {
+            s.include.as_ref().is_none_or(|i| {
+                i.iter().any(|n| {
+                    *n == t.name
+                        || n.strip_prefix(t.name.as_str())
+                            .is_some_and(|r| r.starts_with('('))
+                })
+            })
+        })
+        .filter(|t| !s.exclude.contains(&t.name))
+        .collect();
+    let mut tools = Vec::new();
+    for t in &kept {
+        let name = p.client.tool_name(&s.name, &t.name);
+        let def = wire::tool_definition(p.client.format, &name, t, false);
+        let text = crate::json::compact(&def);
+        let tokens = p.tok.count(&text).round() as u64;
+        tools.push(row(name, "ok".into(), 1, text.len(), tokens));
+    }
+    let mut out = vec![row(
+        String::new(),
+        "ok".into(),
+        tools.len(),
+        tools.iter().map(|r| r.bytes).sum(),
+        tools.iter().map(|r| r.tokens).sum(),
+    )];
+    out.extend(tools);
+    out
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    match line.chars().count() > 300 {
+        true => line.chars().take(300).collect::<String>() + "…",
+        false => line.to_string(),
+    }
+}

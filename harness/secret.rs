@@ -1,0 +1,185 @@
+//! Secrets kept out of what toolcost writes: a URL's `user:password@` and the values of query
+//! parameters that carry credentials (`api_key`, `token`, `key`, `access_token`, ...), in any
+//! text a report, a log row or a comment holds (an error that quotes a URL included).
+
+/// Query parameter names whose values are credentials (compared without case, `-` read as `_`).
+/// `key` is the Gemini API's; `access_token` an OAuth bearer token (Google's among others);
+/// `sig` and `signature` sign a URL (Azure SAS, S3 presigned).
+const SECRET_PARAMS: &[&str] = &[
+    "api_key",
+    "apikey",
+    "key",
+    "token",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "auth",
+    "authorization",
+    "password",
+    "passwd",
+    "pass",
+    "secret",
+    "client_secret",
+    "sig",
+    "signature",
+    "x_amz_signature",
+    "x_amz_credential",
+    "x_goog_signature",
+    "x_goog_credential",
+    "session",
+    "sessionid",
+    "code",
+];
+
+/// What a redacted value is written as.
+pub const REDACTED: &str = "REDACTED";
+
+/// Whether a query parameter's name says it carries a credential.
+pub fn is_secret_param(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    SECRET_PARAMS.contains(&n.as_str())
+        || n.ends_with("_token")
+        || n.ends_with("_key")
+        || n.ends_with("_secret")
+        || n.ends_with("password")
+}
+
+/// `text` with every URL's credentials redacted: `user:password@` (or `token@`) becomes
+/// `REDACTED@`, and the value of every secret query parameter `REDACTED`. A bare path with a
+/// query (`/v1/models/x:generateContent?key=...`) is redacted the same way.
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = find_url(rest) {
+        out.push_str(&rest[..at]);
+        let end = rest[at..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+            .map_or(rest.len(), |e| at + e);
+        out.push_str(&redact_url(&rest[at..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    // A path with a query but no scheme (a logged request path).
+    match out.find('?') {
+        Some(q) if !out.contains("://") && !out[..q].contains(char::is_whitespace) => {
+            let (path, query) = out.split_at(q + 1);
+            format!("{path}{}", redact_query(query))
+        }
+        _ => out,
+    }
+}
+
+fn find_url(s: &str) -> Option<usize> {
+    let lower = s.to_ascii_lowercase();
+    [
+        "http://", "https://", "ws://", "wss://", "unix://", "ftp://",
+    ]
+    .iter()
+    .filter_map(|p| lower.find(p))
+    .min()
+}
+
+/// One URL redacted.
+fn redact_url(url: &str) -> String {
+    let (scheme, after) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => return url.to_string(),
+    };
+    let authority_end = after.find(['/', '?', '#']).unwrap_or(after.len());
+    let (authority, tail) = after.split_at(authority_end);
+    let authority = match authority.rfind('@') {
+        Some(i) => format!("{REDACTED}@{}", &authority[i + 1..]),
+        None => authority.to_string(),
+    };
+    let tail = match tail.find('?') {
+        Some(q) => {
+            let (path, query) = tail.split_at(q + 1);
+            format!("{path}{}", redact_query(query))
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}{authority}{tail}")
+}
+
+/// A query string (after its `?`, a `#fragment` kept) with secret values redacted.
+fn redact_query(query: &str) -> String {
+    let (q, fragment) = match query.find('#') {
+        Some(i) => query.split_at(i),
+        None => (query, ""),
+    };
+    let pairs: Vec<String> = q
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, v)) if is_secret_param(&percent_decoded(k)) && !v.is_empty() => {
+                format!("{k}={REDACTED}")
+            }
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{}{fragment}", pairs.join("&"))
+}
+
+/// A query name with its `%XX` escapes read (so `api%5Fkey` is `api_key`).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], b.get(i + 1..i + 3)) {
+            (b'%', Some(hex)) => match std::str::from_utf8(hex)
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                Some(v) => {
+                    out.push(v);
+                    i += 3;
+                }
+                None => {
+                    out.push(b'%');
+                    i += 1;
+                }
+            },
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_urls_are_redacted() {
+        for (text, want) in [
+            (
+                "https://u:p4ss@mcp.example.com/mcp?api_key=abc&x=1",
+                "https://REDACTED@mcp.example.com/mcp?api_key=REDACTED&x=1",
+            ),
+            (
+                "failed: could not reach https://h.example/mcp?access_token=ya29.x (timeout)",
+                "failed: could not reach https://h.example/mcp?access_token=REDACTED (timeout)",
+            ),
+            (
+                "/v1beta/models/gemini-3:generateContent?alt=sse&key=AIza",
+                "/v1beta/models/gemini-3:generateContent?alt=sse&key=REDACTED",
+            ),
+            (
+                "HTTPS://h/x?Api-Key=1#frag",
+                "HTTPS://h/x?Api-Key=REDACTED#frag",
+            ),
+            ("https://h/x?api%5Fkey=1", "https://h/x?api%5Fkey=REDACTED"),
+            (
+                "https://h/x?my_token=1&page=2",
+                "https://h/x?my_token=REDACTED&page=2",
+            ),
+            ("no url here", "no url here"),
+            ("https://h/x?q=cats", "https://h/x?q=cats"),
+        ] {
+            assert_eq!(redact(text), want, "{text}");
+        }
+    }
+}

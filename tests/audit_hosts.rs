@@ -1,0 +1,357 @@
+//! `toolcost audit` starts only what each host would start, with what the host would give it:
+//! transport precedence, disabled servers and tool filters, Claude Code's scopes, relative
+//! paths, the environment, this folder's files, placeholders, a bound on time, and no secret in
+//! any row (the hostile round's classes, each with inputs of its own).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A home folder and a project folder in a temporary directory.
+struct Place {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+fn place() -> Place {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    Place {
+        home,
+        project,
+        _dir: dir,
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn env_server() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers/fake_mcp.py")
+        .display()
+        .to_string()
+}
+
+/// Run `toolcost audit --format json` with `args` in `p.project`, HOME at `p.home` and a secret
+/// in toolcost's environment; the rows, and stderr.
+fn audit(p: &Place, args: &[&str]) -> (Vec<Value>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["audit", "--format", "json", "--timeout", "10"])
+        .args(args)
+        .current_dir(&p.project)
+        .env("HOME", &p.home)
+        .env("OPENAI_API_KEY", "sk-toolcost-test-never-passed")
+        .env("TOOLCOST_TEST_TOKEN", "tok-from-env")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.code() != Some(2), "{stderr}");
+    let rows: Vec<Value> = match stdout.trim().is_empty() {
+        true => Vec::new(),
+        false => serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}")),
+    };
+    assert!(!stdout.contains("sk-toolcost-test") && !stderr.contains("sk-toolcost-test"));
+    (rows, stderr)
+}
+
+fn server<'a>(rows: &'a [Value], name: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["server"] == name && r["tool"] == "")
+        .unwrap_or_else(|| panic!("no row for {name}: {rows:?}"))
+}
+
+fn tools(rows: &[Value], name: &str) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r["server"] == name && r["tool"] != "")
+        .map(|r| r["tool"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A stdio entry of the env server, in JSON.
+fn env_entry(extra: &str) -> String {
+    format!(
+        r#"{{"command": "python3", "args": ["{}", "env"]{extra}}}"#,
+        env_server()
+    )
+}
+
+#[test]
+fn a_server_gets_a_minimal_environment_its_env_and_its_folder() {
+    let p = place();
+    let cfg = p.home.join(".codeium/windsurf/mcp_config.json");
+    write(
+        &cfg,
+        &format!(
+            r#"{{"mcpServers": {{"envs": {}}}}}"#,
+            env_entry(r#", "env": {"GIVEN": "${env:TOOLCOST_TEST_TOKEN}"}"#)
+        ),
+    );
+    let (rows, err) = audit(&p, &[]);
+    assert_eq!(server(&rows, "envs")["status"], "ok", "{err}");
+    let names = tools(&rows, "envs");
+    let has = |n: &str| names.iter().any(|t| t.ends_with(n));
+    assert!(
+        has("ENV_PATH") && has("ENV_HOME") && has("ENV_GIVEN"),
+        "{names:?}"
+    );
+    assert!(
+        !has("ENV_OPENAI_API_KEY") && !has("ENV_TOOLCOST_TEST_TOKEN"),
+        "{names:?}"
+    );
+    // A user's configuration runs its server in the home folder.
+    assert!(has("CWD_home"), "{names:?}");
+}
+
+#[test]
+fn a_url_with_type_http_is_reached_over_http_and_codex_refuses_both() {
+    let p = place();
+    // Claude Code: `type: http` wins over a `command` the entry also names (the command would
+    // run a program; it must not).
+    let marker = p.project.join("ran");
+    write(
+        &p.home.join(".claude.json"),
+        &format!(
+            r#"{{"mcpServers": {{"remote": {{"type": "http", "url": "http://127.0.0.1:9/mcp", "command": "touch", "args": ["{}"]}}}}}}"#,
+            marker.display()
+        ),
+    );
+    write(
+        &p.home.join(".codex/config.toml"),
+        &format!(
+            "[mcp_servers.both]\ncommand = \"touch\"\nargs = [\"{}\"]\nurl = \"http://127.0.0.1:9/mcp\"\n",
+            marker.display()
+        ),
+    );
+    let (rows, _) = audit(&p, &[]);
+    assert!(!marker.exists(), "a command ran: {rows:?}");
+    let remote = server(&rows, "remote");
+    assert!(
+        remote["status"].as_str().unwrap().starts_with("failed"),
+        "{remote}"
+    );
+    let both = server(&rows, "both");
+    assert!(
+        both["status"].as_str().unwrap().contains("Codex refuses"),
+        "{both}"
+    );
+}
+
+#[test]
+fn disabled_servers_do_not_start_and_tool_filters_apply() {
+    let p = place();
+    let marker = p.project.join("ran");
+    let touch = format!(r#""command": "touch", "args": ["{}"]"#, marker.display());
+    write(
+        &p.home.join(".codeium/windsurf/mcp_config.json"),
+        &format!(
+            r#"{{"mcpServers": {{"off": {{{touch}, "disabled": true}}, "some": {}}}}}"#,
+            env_entry(r#", "disabledTools": ["ENV_PATH"]"#)
+        ),
+    );
+    write(
+        &p.home.join(".codex/config.toml"),
+        &format!(
+            "[mcp_servers.off2]\ncommand = \"touch\"\nargs = [\"{m}\"]\nenabled = false\n\n[mcp_servers.only]\ncommand = \"python3\"\nargs = [\"{s}\", \"env\"]\nenabled_tools = [\"ENV_PATH\", \"ENV_HOME\"]\ndisabled_tools = [\"ENV_HOME\"]\n",
+            m = marker.display(),
+            s = env_server()
+        ),
+    );
+    write(
+        &p.home.join(".claude.json"),
+        &format!(
+            r#"{{"projects": {{"{}": {{"disabledMcpServers": ["mine"], "mcpServers": {{"mine": {{{touch}}}}}}}}}}}"#,
+            p.project.canonicalize().unwrap().display()
+        ),
+    );
+    let (rows, _) = audit(&p, &[]);
+    assert!(!marker.exists(), "a disabled server ran: {rows:?}");
+    for name in ["off", "off2", "mine"] {
+        let r = server(&rows, name);
+        assert!(
+            r["status"].as_str().unwrap().starts_with("not started"),
+            "{r}"
+        );
+    }
+    assert!(!tools(&rows, "some").iter().any(|t| t.ends_with("ENV_PATH")));
+    let only = tools(&rows, "only");
+    assert_eq!(only.len(), 1, "{only:?}");
+    assert!(only[0].ends_with("ENV_PATH"));
+}
+
+#[test]
+fn claude_code_reads_this_folders_project_only_and_one_server_per_name() {
+    let p = place();
+    let here = p.project.canonicalize().unwrap();
+    write(
+        &p.home.join(".claude.json"),
+        &format!(
+            r#"{{"mcpServers": {{"dup": {{"command": "toolcost-user-scope-loses"}}}},
+               "projects": {{"{}": {{"mcpServers": {{"dup": {}}}}},
+                             "/somewhere/else": {{"mcpServers": {{"other": {{"command": "toolcost-other"}}}}}}}}}}"#,
+            here.display(),
+            env_entry("")
+        ),
+    );
+    let (rows, _) = audit(&p, &[]);
+    assert!(!rows.iter().any(|r| r["server"] == "other"), "{rows:?}");
+    let dups: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["server"] == "dup" && r["tool"] == "")
+        .collect();
+    assert_eq!(dups.len(), 1);
+    assert_eq!(dups[0]["status"], "ok", "{:?}", dups[0]);
+    assert_eq!(dups[0]["scope"], "local");
+}
+
+#[test]
+fn this_folders_configs_are_listed_not_started_unless_asked() {
+    let p = place();
+    let marker = p.project.join("ran");
+    write(
+        &p.project.join(".mcp.json"),
+        &format!(
+            r#"{{"mcpServers": {{"cloned": {{"command": "touch", "args": ["{}"]}}}}}}"#,
+            marker.display()
+        ),
+    );
+    write(
+        &p.project.join(".vscode/mcp.json"),
+        &format!(
+            r#"{{"servers": {{"cloned2": {{"command": "touch", "args": ["{}"]}}}}}}"#,
+            marker.display()
+        ),
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["audit", "--format", "json"])
+        .current_dir(&p.project)
+        .env("HOME", &p.home)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!marker.exists());
+    assert!(
+        err.contains(".mcp.json") && err.contains("--include-folder"),
+        "{err}"
+    );
+    // Named with --config, a project .mcp.json is the user's choice and runs (here: relative
+    // to its own folder).
+    write(&p.project.join("bin/tool.sh"), "#!/bin/sh\ntouch ran\n");
+    write(
+        &p.project.join(".mcp.json"),
+        r#"{"mcpServers": {"rel": {"command": "./bin/tool.sh"}}}"#,
+    );
+    std::process::Command::new("chmod")
+        .args(["+x"])
+        .arg(p.project.join("bin/tool.sh"))
+        .status()
+        .unwrap();
+    let elsewhere = p.home.clone();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["audit", "--format", "json", "--timeout", "5", "--config"])
+        .arg(p.project.join(".mcp.json"))
+        .current_dir(&elsewhere)
+        .env("HOME", &p.home)
+        .output()
+        .unwrap();
+    let _ = out;
+    assert!(
+        marker.exists(),
+        "the relative command did not run against its config's folder"
+    );
+    assert!(!elsewhere.join("ran").exists());
+}
+
+#[test]
+fn placeholders_expand_as_each_host_expands_them() {
+    let p = place();
+    write(
+        &p.project.join(".vscode/mcp.json"),
+        r#"{"inputs": [{"id": "key", "type": "promptString"}],
+            "servers": {"asks": {"command": "python3", "args": ["x"], "env": {"K": "${input:key}"}}}}"#,
+    );
+    write(
+        &p.home.join(".claude.json"),
+        r#"{"mcpServers": {"unset": {"command": "${TOOLCOST_NO_SUCH_VAR}/srv"}}}"#,
+    );
+    let (rows, _) = audit(&p, &["--include-folder"]);
+    let asks = server(&rows, "asks");
+    assert!(
+        asks["status"].as_str().unwrap().contains("input:key"),
+        "{asks}"
+    );
+    let unset = server(&rows, "unset");
+    assert!(
+        unset["status"]
+            .as_str()
+            .unwrap()
+            .contains("TOOLCOST_NO_SUCH_VAR"),
+        "{unset}"
+    );
+}
+
+#[test]
+fn many_hanging_servers_are_weighed_side_by_side() {
+    let p = place();
+    let hang: Vec<String> = (0..24)
+        .map(|i| format!(r#""h{i}": {{"command": "sleep", "args": ["30"]}}"#))
+        .collect();
+    write(
+        &p.home.join(".codeium/windsurf/mcp_config.json"),
+        &format!(r#"{{"mcpServers": {{{}}}}}"#, hang.join(",")),
+    );
+    let started = Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args([
+            "audit",
+            "--format",
+            "json",
+            "--timeout",
+            "1",
+            "--jobs",
+            "24",
+        ])
+        .current_dir(&p.project)
+        .env("HOME", &p.home)
+        .output()
+        .unwrap();
+    // One at a time this would be 24 timeouts; side by side it is about one.
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r["tool"] == "" && r["server"] != "(all)")
+            .count(),
+        24
+    );
+}
+
+#[test]
+fn secrets_in_urls_never_reach_a_row() {
+    let p = place();
+    write(
+        &p.home.join(".cursor/mcp.json"),
+        r#"{"mcpServers": {"leaky": {"url": "http://user:hunter2@127.0.0.1:9/mcp?api_key=topsecret&access_token=ya29tok"}}}"#,
+    );
+    let (rows, err) = audit(&p, &[]);
+    let text = serde_json::to_string(&rows).unwrap() + &err;
+    assert!(
+        !text.contains("hunter2") && !text.contains("topsecret") && !text.contains("ya29tok"),
+        "{text}"
+    );
+    assert!(server(&rows, "leaky")["status"]
+        .as_str()
+        .unwrap()
+        .starts_with("failed"));
+}
