@@ -37,16 +37,19 @@ if [ ! -f "$lock" ]; then
 fi
 
 report="$(mktemp)"
-trap 'rm -f "$report"' EXIT
+errors="$(mktemp)"
+trap 'rm -f "$report" "$errors"' EXIT
 set +e
-"$bin" check --config "$config" --lock "$lock" --format md >"$report"
+"$bin" check --config "$config" --lock "$lock" --format md >"$report" 2>"$errors"
 code=$?
 set -e
-# The report names the tools, which the server chose: no line of it may act as a workflow
-# command, so the log reads it between stop-commands markers with a token no one can guess.
+# The report names the tools, which the server chose, and the check's stderr may quote the
+# server: no line of either may act as a workflow command, so the log reads them between
+# stop-commands markers with a token no one can guess.
 token="toolcost-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 echo "::stop-commands::$token"
 cat "$report"
+cat "$errors" >&2
 echo "::$token::"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   if ! ( {
@@ -59,11 +62,18 @@ if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   fi
 fi
 if [ -n "${TOOLCOST_COMMENT_FILE:-}" ]; then
-  cp "$report" "$TOOLCOST_COMMENT_FILE"
+  if ! cp "$report" "$TOOLCOST_COMMENT_FILE" 2>/dev/null; then
+    echo "::warning::toolcost could not write the comment file (comment-file)" >&2
+  fi
 fi
 if [ -n "${TOOLCOST_GITHUB_TOKEN:-}" ]; then
+  # A check that could not run (exit 2, or no report) says so and keeps the last report.
+  args=("$report")
+  if [ "$code" -ge 2 ] || [ ! -s "$report" ]; then
+    args=(--failed "$(tail -c 2000 "$errors" | tr '\n' ' ')")
+  fi
   # Not a finding either way: a refused comment (a fork's read-only token) is a warning.
-  if ! why="$(python3 "$(dirname "$0")/comment.py" "$report" 2>&1)"; then
+  if ! why="$(python3 "$(dirname "$0")/comment.py" "${args[@]}" 2>&1)"; then
     echo "::warning::toolcost could not post the pull-request comment: ${why//$'\n'/ }" >&2
   else
     [ -z "$why" ] || echo "$why" >&2

@@ -2,6 +2,7 @@
 """Post toolcost's report as the pull request's comment, or update the one posted before.
 
 usage: comment.py REPORT_FILE
+       comment.py --failed WHY   (the check did not run: say so, and keep the last report)
 Environment: TOOLCOST_GITHUB_TOKEN (a token that may write issue comments), GITHUB_EVENT_PATH
 (the event; only pull_request events have a number to comment on), GITHUB_REPOSITORY (owner/name),
 GITHUB_API_URL (default https://api.github.com). Standard library only.
@@ -18,6 +19,7 @@ import urllib.error
 import urllib.request
 
 MARKER = "<!-- toolcost-check -->"
+FAILED_END = "<!-- toolcost-check-failed -->"
 
 
 def call(method, url, token, body=None):
@@ -33,6 +35,25 @@ def call(method, url, token, body=None):
         return json.loads(r.read() or b"null")
 
 
+def own_login(api, token):
+    """The login the token comments as: its user's, or the Actions bot's for GITHUB_TOKEN (whose
+    token cannot read /user)."""
+    try:
+        return call("GET", f"{api}/user", token).get("login")
+    except (urllib.error.URLError, OSError, ValueError, AttributeError):
+        return "github-actions[bot]"
+
+
+def cut(report, limit=60000):
+    """The report within GitHub's limit (65,536 characters), cut between rows, never inside one."""
+    if len(report) <= limit:
+        return report
+    head = report[:limit]
+    at = head.rfind("\n")
+    head = head[:at] if at > 0 else head
+    return head + "\n\n(cut: the whole report is in the job summary)\n"
+
+
 def main():
     token = os.environ.get("TOOLCOST_GITHUB_TOKEN", "")
     event_path = os.environ.get("GITHUB_EVENT_PATH", "")
@@ -45,20 +66,34 @@ def main():
     number = (event.get("pull_request") or {}).get("number")
     if not isinstance(number, int):
         return 0
-    with open(sys.argv[1], encoding="utf-8") as f:
-        report = f.read()
-    # GitHub takes comments up to 65,536 characters.
-    limit = 60000
-    if len(report) > limit:
-        report = report[:limit] + "\n\n(cut: the whole report is in the job summary)\n"
-    body = {"body": f"{MARKER}\n{report}"}
+    failed = None
+    if sys.argv[1] == "--failed":
+        failed = " ".join(sys.argv[2:]).strip() or "no reason given"
+        report = ""
+    else:
+        with open(sys.argv[1], encoding="utf-8") as f:
+            report = f.read()
+        if not report.strip():
+            failed = "the check wrote no report"
     try:
+        me = own_login(api, token)
         mine = None
         for page in range(1, 11):
             comments = call("GET", f"{api}/repos/{repo}/issues/{number}/comments?per_page=100&page={page}", token)
             if not comments:
                 break
-            mine = next((c for c in comments if MARKER in (c.get("body") or "")), mine)
+            for c in comments:
+                # Only toolcost's own comment: the token's user wrote it and it starts with the
+                # marker (someone else's comment quoting the marker is left alone).
+                if (c.get("user") or {}).get("login") == me and (c.get("body") or "").startswith(MARKER):
+                    mine = c
+        if failed is not None:
+            # Say the check failed; the last report stays below, never replaced by nothing.
+            last = (mine or {}).get("body", "")[len(MARKER):].lstrip("\n")
+            last = last.split(FAILED_END, 1)[-1].lstrip("\n")
+            note = f"### toolcost: check failed\n\n{failed[:2000]}\n{FAILED_END}\n"
+            report = note + ("\n" + last if last else "")
+        body = {"body": f"{MARKER}\n{cut(report)}"}
         if mine is not None:
             call("PATCH", f"{api}/repos/{repo}/issues/comments/{mine['id']}", token, body)
             print(f"toolcost: updated the pull request's comment {mine['id']}", file=sys.stderr)

@@ -135,7 +135,8 @@ fn hostile_tool_names_stay_text() {
         .filter(|l| l.starts_with("| ") && l.contains("grown"))
     {
         assert_eq!(cells(row), cells(header), "{row}");
-        assert!(!row.contains("<img"), "{row}");
+        // The name is a code span: text, not HTML.
+        assert!(!row.contains("<img") || row.contains("`<img"), "{row}");
     }
     assert!(written.matches("grown").count() >= 3, "{written}");
 }
@@ -160,6 +161,8 @@ fn an_unwritable_summary_does_not_change_the_verdict() {
 #[derive(Default)]
 struct FakeGithub {
     comments: Vec<(u64, String)>,
+    /// Comments someone else wrote (with the marker in them): never toolcost's to update.
+    foreign: Vec<(u64, String)>,
     calls: Vec<String>,
     refuse: Option<u16>,
 }
@@ -184,9 +187,12 @@ async fn fake_github(state: std::sync::Arc<std::sync::Mutex<FakeGithub>>) -> Str
             return (StatusCode::UNAUTHORIZED, "{}".into());
         }
         let all: Vec<_> = s
-            .comments
+            .foreign
             .iter()
-            .map(|(id, b)| serde_json::json!({"id": id, "body": b}))
+            .map(|(id, b)| serde_json::json!({"id": id, "body": b, "user": {"login": "mallory"}}))
+            .chain(s.comments.iter().map(|(id, b)| {
+                serde_json::json!({"id": id, "body": b, "user": {"login": "github-actions[bot]"}})
+            }))
             .collect();
         (StatusCode::OK, serde_json::json!(all).to_string())
     }
@@ -213,6 +219,9 @@ async fn fake_github(state: std::sync::Arc<std::sync::Mutex<FakeGithub>>) -> Str
         let mut s = s.lock().unwrap();
         s.calls.push(format!("PATCH {id}"));
         if let Some(c) = s.comments.iter_mut().find(|c| c.0 == id) {
+            c.1 = body_of(&body);
+        }
+        if let Some(c) = s.foreign.iter_mut().find(|c| c.0 == id) {
             c.1 = body_of(&body);
         }
         (StatusCode::OK, serde_json::json!({"id": id}).to_string())
@@ -258,8 +267,18 @@ async fn the_action_comments_on_the_pull_request_once_and_updates_it() {
             )
         })
     };
+    // Someone else's comment that quotes the marker is not toolcost's.
+    state
+        .lock()
+        .unwrap()
+        .foreign
+        .push((9, "<!-- toolcost-check -->\nplease ignore".into()));
     let (code, err) = run(dir.clone(), api.clone()).await.unwrap();
     assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        state.lock().unwrap().foreign[0].1,
+        "<!-- toolcost-check -->\nplease ignore"
+    );
     write_tools(
         &dir,
         &"Search issues by text, labels, authors, states and dates. ".repeat(8),
@@ -277,6 +296,20 @@ async fn the_action_comments_on_the_pull_request_once_and_updates_it() {
         let kept = std::fs::read_to_string(dir.join("comment.md")).unwrap();
         assert!(body.ends_with(&kept), "{kept}");
     }
+    // A check that cannot run says so and keeps the last report below.
+    std::fs::write(dir.join("tools.json"), "{not json").unwrap();
+    let (code, err) = run(dir.clone(), api.clone()).await.unwrap();
+    assert_eq!(code, 2, "{err}");
+    {
+        let s = state.lock().unwrap();
+        let body = &s.comments[0].1;
+        assert!(body.contains("check failed"), "{body}");
+        assert!(body.contains("search_issues"), "{body}");
+    }
+    write_tools(
+        &dir,
+        &"Search issues by text, labels, authors, states and dates. ".repeat(8),
+    );
     // A refused write: the gate's verdict stands, the log says why.
     state.lock().unwrap().refuse = Some(403);
     state.lock().unwrap().comments.clear();

@@ -355,3 +355,24 @@ fn secrets_in_urls_never_reach_a_row() {
         .unwrap()
         .starts_with("failed"));
 }
+
+#[test]
+fn markdown_output_escapes_what_a_config_names() {
+    let p = place();
+    write(
+        &p.home.join(".codeium/windsurf/mcp_config.json"),
+        r#"{"mcpServers": {"<img src=x onerror=alert(1)>|*x*": {"url": "ftp://nowhere"}}}"#,
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["audit", "--format", "markdown", "--timeout", "2"])
+        .current_dir(&p.project)
+        .env("HOME", &p.home)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(!md.contains("<img") && md.contains("&lt;img"), "{md}");
+    let row = md.lines().find(|l| l.contains("&lt;img")).unwrap();
+    let header = md.lines().next().unwrap();
+    let cells = |l: &str| l.matches('|').count() - l.matches("\\|").count();
+    assert_eq!(cells(row), cells(header), "{row}");
+}

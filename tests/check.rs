@@ -109,7 +109,7 @@ fn growth_over_budget_fails_with_annotations() {
         .unwrap();
     let md = String::from_utf8(md.stdout).unwrap();
     assert!(
-        md.starts_with("### toolcost: over budget") && md.contains("| gone | removed |"),
+        md.starts_with("### toolcost: over budget") && md.contains("| `gone` | removed |"),
         "{md}"
     );
     let js = toolcost()

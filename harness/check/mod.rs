@@ -30,6 +30,10 @@ pub struct Budget {
     pub tokenizer: Option<String>,
 }
 
+/// The total growth allowed when the budget names none: all tools together may grow by a
+/// quarter over the baseline (a renamed or added tool is growth like any other).
+pub const DEFAULT_MAX_GROWTH_PCT: f64 = 25.0;
+
 /// The per-definition gate's defaults: a definition may grow by 25% or 200 tokens, whichever
 /// it passes first is flagged.
 pub const DEFAULT_MAX_TOOL_GROWTH_PCT: f64 = 25.0;
@@ -124,6 +128,44 @@ pub const PROVIDER_TOKENIZERS: [ProviderTokens; 2] = [
     ("OpenAI", Tokenizer::O200k, |w| w.openai),
 ];
 
+/// How each provider of [`PROVIDER_TOKENIZERS`] bills one definition: its request format, render
+/// model and tokenizer (claude-opus-5's tools block; the OpenAI cookbook's walk for gpt-5.4).
+pub const PROVIDER_RENDERINGS: [(crate::wire::Format, &str, Tokenizer); 2] = [
+    (
+        crate::wire::Format::AnthropicMessages,
+        "anthropic:claude-opus-5",
+        Tokenizer::ClaudeV5,
+    ),
+    (
+        crate::wire::Format::OpenaiChat,
+        "openai:gpt-5.4",
+        Tokenizer::O200k,
+    ),
+];
+
+/// What a provider bills for one tool, as `weigh` counts it: the definition in the provider's
+/// own rendering, without the request's fixed parts (the tool-use prompt, the functions
+/// block's end).
+fn billed(t: &crate::catalogue::Tool, how: &(crate::wire::Format, &str, Tokenizer)) -> u64 {
+    let (format, render, tok) = *how;
+    let render = crate::tokens::RenderModel::parse(render).expect("a known render model");
+    let bill = |tools: Vec<serde_json::Value>| {
+        let mut body =
+            serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "."}]});
+        if !tools.is_empty() {
+            body["tools"] = serde_json::Value::Array(tools);
+        }
+        let req = crate::wire::Request::new(format, body);
+        crate::tokens::billed_input(&req, render, tok).tool_tokens
+    };
+    let def = crate::wire::tool_definition(format, &t.name, t, false);
+    // The walk's fixed end is in a set of one as in a set of two: a second copy's share is the
+    // tool's own.
+    let one = bill(vec![def.clone()]);
+    let two = bill(vec![def.clone(), def]);
+    two.saturating_sub(one)
+}
+
 /// `toolcost.lock.json`: the baseline, per tool.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -155,8 +197,8 @@ impl Lock {
                     Weight {
                         bytes: t.bytes(),
                         tokens: tok.count(t.raw()).round() as u64,
-                        anthropic: Some(Tokenizer::ClaudeV5.count(t.raw()).round() as u64),
-                        openai: Some(Tokenizer::O200k.count(t.raw()).round() as u64),
+                        anthropic: Some(billed(t, &PROVIDER_RENDERINGS[0])),
+                        openai: Some(billed(t, &PROVIDER_RENDERINGS[1])),
                     },
                 )
             })
@@ -327,6 +369,12 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
         });
     }
     violations.extend(growth_violations(&changes, &current.tokenizer, budget));
+    violations.extend(added_violations(
+        &changes,
+        baseline,
+        &current.tokenizer,
+        budget,
+    ));
     if let Some(max) = budget
         .max_total_tokens
         .filter(|m| current.total_tokens > *m)
@@ -350,7 +398,8 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
         (current.total_tokens as f64 - baseline.total_tokens as f64) / baseline.total_tokens as f64
             * 100.0
     };
-    if let Some(max) = budget.max_growth_pct.filter(|m| growth_pct > *m) {
+    let max_growth = budget.max_growth_pct.unwrap_or(DEFAULT_MAX_GROWTH_PCT);
+    if let Some(max) = Some(max_growth).filter(|m| growth_pct > *m) {
         violations.push(Violation {
             tool: String::new(),
             rule: "max_growth_pct".into(),
@@ -442,6 +491,37 @@ fn tool_violations(current: &Lock, budget: &Budget) -> Vec<Violation> {
     violations
 }
 
+/// Each tool that is new (added, or renamed from one the baseline had) and larger than the
+/// baseline's largest by more than the per-definition growth budget: a rename resets no
+/// definition's history, so a new tool is held to what any one definition may grow to.
+fn added_violations(
+    changes: &[ToolChange],
+    baseline: &Lock,
+    tokenizer: &str,
+    budget: &Budget,
+) -> Vec<Violation> {
+    let Some(largest) = baseline.tools.values().map(|w| w.tokens).max() else {
+        return Vec::new();
+    };
+    let by_pct = (largest as f64 * (1.0 + budget.tool_growth_pct() / 100.0)).floor() as u64;
+    let bound = by_pct.min(largest.saturating_add(budget.tool_growth_tokens()));
+    changes
+        .iter()
+        .filter(|c| c.change == Change::Added)
+        .filter_map(|c| {
+            let after = c.after?;
+            (after.tokens > bound).then(|| Violation {
+                tool: c.name.clone(),
+                rule: "max_tool_growth_tokens".into(),
+                message: format!(
+                    "{} is new at {} {tokenizer} tokens, more than the baseline's largest definition ({largest}) may grow to under the per-definition budget ({bound})",
+                    c.name, after.tokens
+                ),
+            })
+        })
+        .collect()
+}
+
 /// Each definition that grew past the per-definition budget (a share or a token count).
 fn growth_violations(changes: &[ToolChange], tokenizer: &str, budget: &Budget) -> Vec<Violation> {
     let mut violations = Vec::new();
@@ -529,6 +609,38 @@ mod tests {
             })
             .collect();
         Lock::new("o200k", tools)
+    }
+
+    /// Under the default budget no tool set can grow without bound: a rename to a huge tool, or
+    /// many tools added, is over it.
+    #[test]
+    fn renames_and_additions_cannot_walk_around_the_gate() {
+        let base = lock(&[("a", 100, 20), ("b", 200, 40)]);
+        let budget = Budget::default();
+        // `b` renamed to `b2`, and grown fifty times.
+        let renamed = lock(&[("a", 100, 20), ("b2", 10_000, 2_000)]);
+        let o = check(&renamed, &base, &budget).unwrap();
+        assert!(!o.passed());
+        assert!(
+            o.violations.iter().any(|v| v.tool == "b2"),
+            "{:?}",
+            o.violations
+        );
+        // Many small tools added: each within the per-definition bound, the total not.
+        let mut many: Vec<(String, usize, u64)> =
+            vec![("a".into(), 100, 20), ("b".into(), 200, 40)];
+        for i in 0..400 {
+            many.push((format!("t{i}"), 150, 30));
+        }
+        let many: Vec<(&str, usize, u64)> =
+            many.iter().map(|(n, b, t)| (n.as_str(), *b, *t)).collect();
+        let o = check(&lock(&many), &base, &budget).unwrap();
+        assert!(o.growth_pct > 15_000.0);
+        assert!(
+            o.violations.iter().any(|v| v.rule == "max_growth_pct"),
+            "{:?}",
+            o.violations
+        );
     }
 
     #[test]

@@ -69,6 +69,13 @@ fn gh_property(s: &str) -> String {
 /// Render the outcome; `label` names what was checked.
 pub fn render(o: &Outcome, label: &str, format: Format) -> String {
     let tok = &o.tokenizer;
+    // The source may be a URL with a credential in it.
+    let label = crate::secret::redact(label);
+    // In a comment the source is a code span: a domain in it does not link.
+    let label = match format {
+        Format::Markdown => markdown::code(&label),
+        Format::Json | Format::Table | Format::Github => label,
+    };
     let summary = format!(
         "{label}: {} tools, {} bytes, {} {tok} tokens ({:+.2}% against the baseline's {}); {} added, {} removed, {} grown, {} shrunk; {}",
         o.tools,
@@ -135,7 +142,7 @@ fn github(o: &Outcome, tok: &str, summary: &str) -> String {
 
 /// A pull-request comment: the verdict, the violations and the changes as tables.
 fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
-    let summary = markdown::text(summary);
+    // The summary is toolcost's words and numbers around the source's code span.
     let mut out = format!(
         "### toolcost: {}\n\n{summary}\n\n",
         if o.passed() {
@@ -153,12 +160,13 @@ fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
             ],
             o.violations.iter().map(|v| {
                 vec![
-                    markdown::text(&v.rule),
+                    markdown::code(&v.rule),
                     match v.tool.is_empty() {
                         true => "(all)".to_string(),
-                        false => markdown::text(&v.tool),
+                        false => markdown::code(&v.tool),
                     },
-                    markdown::text(&v.message),
+                    // The message quotes the tool's name: the whole of it as code.
+                    markdown::code(&v.message),
                 ]
             }),
         ));
@@ -200,7 +208,7 @@ fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
                     )
                 };
                 let mut row = vec![
-                    markdown::text(&c.name),
+                    markdown::code(&c.name),
                     format!("{:?}", c.change).to_lowercase(),
                     fmt(&|w| Some(w.bytes.to_string())),
                     fmt(&|w| Some(w.tokens.to_string())),

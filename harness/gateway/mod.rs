@@ -356,7 +356,8 @@ impl Pending {
             created_at: clock::now_rfc3339(),
             provider_format: self.format.name().into(),
             model: self.model.clone(),
-            path: self.path.clone(),
+            // A credential in the query (Gemini's `key`, an OAuth `access_token`) is not logged.
+            path: crate::secret::redact(&self.path),
             status,
             duration_ms: self.started.elapsed().as_secs_f64() * 1000.0,
             request_bytes: self.request_bytes,

@@ -89,11 +89,39 @@ pub fn text(s: &str) -> String {
     out
 }
 
+/// Text from outside as a code span: nothing in it is markup, so `@user`, `@org/team`, `#1` and
+/// a bare domain neither notify nor link. The fence is one backtick longer than the longest run
+/// inside; `|` is escaped for a table cell and line breaks are spaces.
+pub fn code(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| match c {
+            '\n' | '\r' => ' ',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = match s.starts_with('`') || s.ends_with('`') || s.is_empty() {
+        true => " ",
+        false => "",
+    };
+    format!("{fence}{pad}{}{pad}{fence}", s.replace('|', "\\|"))
+}
+
 /// Result rows as a table (cells escaped by [`table`]).
 pub fn render<T: Tabular>(rows: &[T]) -> Vec<u8> {
     let columns: Vec<(String, Align)> = record::headers::<T>()
         .into_iter()
         .map(|h| (h, Align::Spaced))
         .collect();
-    table(&columns, rows.iter().map(record::cells)).into_bytes()
+    // Row values may come from outside (a server's tool names, its error): HTML and Markdown in
+    // them are text.
+    table(
+        &columns,
+        rows.iter()
+            .map(|r| record::cells(r).iter().map(|c| text(c)).collect()),
+    )
+    .into_bytes()
 }
