@@ -122,6 +122,37 @@ fn a_broken_set_is_refused_with_the_reason() {
         let err = load(dir.path()).unwrap_err().to_string();
         assert!(err.contains(says), "{row}: {err}");
     }
+    // A server on two rows, or a capture whose tools have no names, is not a count.
+    std::fs::write(
+        dir.path().join("a.tools.json"),
+        r#"{"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("counts.csv"),
+        "server,model,claude_tools_delta
+a,claude-opus-5,10
+a,claude-opus-5,11
+",
+    )
+    .unwrap();
+    let err = load(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("earlier row"), "{err}");
+    std::fs::write(
+        dir.path().join("counts.csv"),
+        "server,model,claude_tools_delta
+a,claude-opus-5,10
+",
+    )
+    .unwrap();
+    for capture in [
+        r#"{"tools": []}"#,
+        r#"{"tools": [{"description": "no name"}]}"#,
+    ] {
+        std::fs::write(dir.path().join("a.tools.json"), capture).unwrap();
+        let err = load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("have a name"), "{capture}: {err}");
+    }
 }
 
 /// The gateway's `count_tokens` on claude-opus-5 answers the recorded probes and the

@@ -256,3 +256,21 @@ fn http_errors_are_clear() {
     // https is supported (tests/tls.rs); other schemes are refused by name.
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected an http:// or https:// URL"));
 }
+
+/// A server that fails at once is reported by what it said, every time: its stderr and exit
+/// status, whether the request meets its closed stdin or its end first (the race a write into a
+/// dead pipe used to lose, 20 of 20 times for a server this quick).
+#[test]
+fn a_server_that_fails_at_once_is_quoted_every_time() {
+    for i in 0..20 {
+        let line = format!("fatal-toolcost-{i}: no config here");
+        let out = toolcost()
+            .args(["weigh", "--timeout", "10", "--", "sh", "-c"])
+            .arg(format!("echo '{line}' >&2; exit 3"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&line), "run {i}: {err}");
+    }
+}

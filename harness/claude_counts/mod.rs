@@ -346,11 +346,27 @@ pub fn load(dir: &Path) -> Result<Vec<Recorded>> {
             .or_else(|| capture.pointer("/result/tools"))
             .and_then(Value::as_array)
             .ok_or_else(|| Error::input(format!("{}: no `tools` array", path.display())))?;
+        if out.iter().any(|r: &Recorded| r.server == server) {
+            return Err(Error::input(format!(
+                "{} row {}: server `{server}` is on an earlier row too: one count per server",
+                csv_path.display(),
+                i + 2
+            )));
+        }
+        let tools: Vec<Value> = listed.iter().filter_map(project).collect();
+        if tools.is_empty() || tools.len() < listed.len() {
+            return Err(Error::input(format!(
+                "{}: {} of its {} tools have a name; a tools delta of a capture without (named) tools is not a count of its tools",
+                path.display(),
+                tools.len(),
+                listed.len()
+            )));
+        }
         out.push(Recorded {
             server,
             model,
             recorded,
-            tools: listed.iter().filter_map(project).collect(),
+            tools,
         });
     }
     if out.is_empty() {

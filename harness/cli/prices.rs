@@ -180,6 +180,25 @@ fn update(u: UpdateArgs) -> Result<i32> {
         .map(|(card, field, old, new)| format!("{card} {field}: {} -> {}\n", f(*old), f(*new)))
         .collect();
     super::print_bytes(moved.as_bytes())?;
+    // Every entry that moved, cards or not (the first 50 by name; the count says how many).
+    let entry_moves: Vec<String> = up
+        .changes
+        .iter()
+        .map(|c| format!("entry {} {}: {} -> {}", c.key, c.field, f(c.old), f(c.new)))
+        .collect();
+    for line in entry_moves.iter().take(50) {
+        eprintln!("toolcost prices: {line}");
+    }
+    if entry_moves.len() > 50 {
+        eprintln!(
+            "toolcost prices: ... and {} more entry figures moved",
+            entry_moves.len() - 50
+        );
+    }
+    eprintln!(
+        "toolcost prices: {} figures moved across the table's entries",
+        entry_moves.len()
+    );
     eprintln!(
         "toolcost prices: wrote {} entries to {} ({} left out); {} figures moved on the {} cards the commands and reports use. Rebuild, then regenerate the committed reports.",
         next.keys().len(),

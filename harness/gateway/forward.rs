@@ -428,7 +428,10 @@ async fn forward_stream(
     passed: Passed,
 ) -> Response {
     // The row is written before the first byte goes out, so a gateway killed mid-stream
-    // leaves a row for it (marked incomplete when the log is next opened).
+    // leaves a row for it (marked incomplete when the log is next opened), with the request's
+    // own estimate: a stream whose usage comes only at its end (OpenAI Chat's) keeps it.
+    flight.settle().await;
+    flight.take_estimate();
     flight.p.provisional = flight.gw.begin(&flight.p, status);
     let cap = flight.gw.opts.max_response;
     let state = StreamState {
@@ -548,13 +551,17 @@ impl StreamState {
             None => mock::card_for(self.flight.p.format, &self.flight.p.model).cost(&u),
             Some(_) => 0.0,
         };
-        let row = self.flight.p.row(
-            self.status,
-            self.flight.size,
-            Some((u, cost)),
-            log::IN_FLIGHT,
-            Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
-        );
+        let row = self
+            .flight
+            .p
+            .row(
+                self.status,
+                self.flight.size,
+                Some((u, cost)),
+                log::IN_FLIGHT,
+                Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
+            )
+            .with_estimate(self.flight.p.estimate.as_ref());
         if let Err(e) = self.flight.gw.log.write_now(Some(id), row, None) {
             eprintln!("toolcost gateway: could not note the stream's usage: {e}");
         }

@@ -37,6 +37,28 @@ pub const LOG_DDL: &str = "CREATE TABLE IF NOT EXISTS log (
     estimate_label TEXT
 )";
 
+/// The columns every toolcost `log` table has had since the first (later ones are added by
+/// [`open`]).
+const BASE_COLUMNS: [&str; 17] = [
+    "id",
+    "created_at",
+    "provider_format",
+    "model",
+    "path",
+    "status",
+    "duration_ms",
+    "request_bytes",
+    "response_bytes",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "cost_usd",
+    "usage_source",
+    "stream",
+    "metadata",
+];
+
 /// The request bodies, one per log row, kept only with `--log-bodies`.
 pub const BODY_DDL: &str = "CREATE TABLE IF NOT EXISTS request_body (
     log_id INTEGER PRIMARY KEY REFERENCES log(id),
@@ -115,8 +137,31 @@ impl LogRow {
     }
 }
 
+/// Open (or create) a gateway log; a file whose `log` table is not toolcost's is refused.
 pub fn open(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
+    // A `log` table someone else made is refused before anything is written to the file (the
+    // journal mode included): its rows are theirs, and toolcost's would not fit them.
+    let have = columns(&conn).map_err(|e| {
+        crate::error::Error::input(format!(
+            "{}: not an SQLite database toolcost can use: {e}",
+            path.display()
+        ))
+    })?;
+    if !have.is_empty() {
+        let missing: Vec<&str> = BASE_COLUMNS
+            .iter()
+            .copied()
+            .filter(|c| !have.iter().any(|h| h == c))
+            .collect();
+        if !missing.is_empty() {
+            return Err(crate::error::Error::input(format!(
+                "{}: its `log` table is not toolcost's (it has no {} column), so nothing was written to it; give another --log path",
+                path.display(),
+                missing.join(", ")
+            )));
+        }
+    }
     conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
     conn.execute_batch(LOG_DDL)?;
     let have = columns(&conn)?;

@@ -70,6 +70,8 @@ pub struct Gateway {
     log: writer::Writer,
     /// Requests being served now (the log writer groups about as many rows in a commit).
     inflight: Arc<std::sync::atomic::AtomicUsize>,
+    /// Bytes of the request bodies being served now ([`MAX_INFLIGHT_BYTES`]).
+    inflight_bytes: std::sync::atomic::AtomicUsize,
     mock: mock::Mock,
     /// The contexts of the Responses answers served or forwarded, for continuations.
     continuations: continuation::Continuations,
@@ -97,6 +99,7 @@ impl Gateway {
             inflight,
             mock: mock::Mock::default(),
             continuations: continuation::Continuations::default(),
+            inflight_bytes: std::sync::atomic::AtomicUsize::new(0),
             http,
             urls: Mutex::default(),
             opts,
@@ -131,13 +134,15 @@ impl Gateway {
     /// Written at once, on this thread: a task cancelled while its first row waited in the
     /// queue would otherwise leave that row and, from its drop, another.
     fn begin(&self, p: &Pending, status: u16) -> Option<i64> {
-        let row = p.row(
-            status,
-            0,
-            None,
-            log::IN_FLIGHT,
-            Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
-        );
+        let row = p
+            .row(
+                status,
+                0,
+                None,
+                log::IN_FLIGHT,
+                Some(format!("{}{})", log::IN_FLIGHT_BY, std::process::id())),
+            )
+            .with_estimate(p.estimate.as_ref());
         match self.log.write_now(None, row, p.body.clone()) {
             Ok(id) => Some(id),
             Err(e) => {
@@ -452,6 +457,23 @@ async fn handle(
         }
     };
     p.request_bytes = bytes.len();
+    // A body costs some 55 times its size once parsed: the bodies served at once are bounded
+    // together, and one more is refused for a moment rather than grown into.
+    let Some(_reserved) = Reserved::take(&gw.inflight_bytes, bytes.len()) else {
+        let mut r = p
+            .fail(
+                &gw,
+                503,
+                &format!(
+                    "the gateway is busy with {} MB of request bodies; retry in a second",
+                    MAX_INFLIGHT_BYTES >> 20
+                ),
+            )
+            .await;
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        return r;
+    };
     if gw.opts.log_bodies {
         p.body = Some(bytes.clone());
     }
@@ -530,6 +552,37 @@ async fn handle(
     }
 }
 
+/// The most bytes of request bodies served at once (a body alone may be larger, up to
+/// `--max-body`): 64 MB of bodies is about 3.5 GB once parsed (an assumed bound, from the
+/// observed 55 times).
+pub const MAX_INFLIGHT_BYTES: usize = 64 << 20;
+
+/// A body's share of [`MAX_INFLIGHT_BYTES`], given back when the request is done.
+struct Reserved<'a> {
+    count: &'a std::sync::atomic::AtomicUsize,
+    bytes: usize,
+}
+
+impl<'a> Reserved<'a> {
+    /// Take `bytes` if they fit beside what is in flight, or if nothing is.
+    fn take(count: &'a std::sync::atomic::AtomicUsize, bytes: usize) -> Option<Reserved<'a>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        count
+            .fetch_update(SeqCst, SeqCst, |now| {
+                (now == 0 || now.saturating_add(bytes) <= MAX_INFLIGHT_BYTES).then(|| now + bytes)
+            })
+            .ok()
+            .map(|_| Reserved { count, bytes })
+    }
+}
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        self.count
+            .fetch_sub(self.bytes, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// Request bodies up to this size have their estimate made on their own task: counting a few
 /// KB takes microseconds, less than waking a blocking thread and waiting for it (an assumed
 /// bound; at concurrency 32 the hand-over's futex waits and context switches were a seventh
@@ -569,6 +622,10 @@ async fn mock_answer(
     req: &Request,
     headers: &HeaderMap,
 ) -> Response {
+    // A vocabulary the gateway lacks is its own fault, not the request's.
+    if let Err(e) = mock::card_for(p.format, &p.model).tokenizer().ready() {
+        return p.fail(gw, 500, &e.to_string()).await;
+    }
     if endpoint.count_only {
         let (_, tok, usage) = match gw.mock.bill(req, &when(headers), false) {
             Ok(b) => b,
@@ -644,3 +701,38 @@ fn mock_estimate(u: &Usage, label: &str) -> log::Estimate {
 }
 
 pub use forward::MAX_USAGE;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bodies in flight are bounded together; one body alone may pass the bound.
+    #[test]
+    fn bodies_in_flight_are_bounded_together() {
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        let big = Reserved::take(&count, MAX_INFLIGHT_BYTES + 10).expect("alone it passes");
+        assert!(Reserved::take(&count, 1).is_none());
+        drop(big);
+        let a = Reserved::take(&count, MAX_INFLIGHT_BYTES / 2).unwrap();
+        let b = Reserved::take(&count, MAX_INFLIGHT_BYTES / 2).unwrap();
+        assert!(Reserved::take(&count, 1).is_none());
+        drop((a, b));
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+
+    /// A `log` table toolcost did not make is refused, and the file is left byte for byte.
+    #[test]
+    fn a_foreign_log_table_is_refused_unwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("theirs.db");
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch("CREATE TABLE log (id INTEGER PRIMARY KEY, line TEXT); INSERT INTO log (line) VALUES ('mine');")
+                .unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let e = log::open(&path).unwrap_err().to_string();
+        assert!(e.contains("not toolcost's"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+}

@@ -197,3 +197,35 @@ pub fn summary(rows: &[Row], api: &str) -> Summary {
         tools_mape_pct: mape(&tools),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row that is not a count of a Gemini request is refused, not averaged in.
+    #[test]
+    fn wrong_rows_are_refused() {
+        assert!(sound("a", "gemini-2.5-flash", "developer", 12).is_ok());
+        for (model, api, tokens, why) in [
+            ("gemini-2.5-flash", "developer", 0, "not a count"),
+            (
+                "gemini-2.5-flash",
+                "developer",
+                1_000_000_000,
+                "not a count",
+            ),
+            ("gpt-4o", "developer", 5, "not a Gemini model"),
+            ("gemini-2.5-flash", "bedrock", 5, "neither"),
+        ] {
+            let e = sound("a", model, api, tokens).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+        let dup = r#"[{"id": "x", "model": "gemini-2.5-flash", "api": "developer", "total_tokens": 3,
+            "system": null, "system_role": null, "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            "function_declarations": null, "source": "s"}]"#;
+        let twice = format!("[{}, {}]", &dup[1..dup.len() - 1], &dup[1..dup.len() - 1]);
+        if Tokenizer::Gemma3.ready().is_ok() {
+            assert!(check(&twice).unwrap_err().to_string().contains("two rows"));
+        }
+    }
+}

@@ -38,6 +38,8 @@ pub struct Stdio {
     noise: Vec<String>,
     noise_count: usize,
     stderr: Arc<Mutex<String>>,
+    /// The task reading stderr: it ends at the pipe's end, when all the server wrote is in.
+    stderr_read: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Stdio {
@@ -87,7 +89,7 @@ impl Stdio {
         let mut stderr = child.stderr.take().expect("piped");
         let tail = Arc::new(Mutex::new(String::new()));
         let sink = tail.clone();
-        tokio::spawn(async move {
+        let stderr_read = tokio::spawn(async move {
             let mut buf = [0u8; 4096];
             while let Ok(n) = stderr.read(&mut buf).await {
                 if n == 0 {
@@ -116,6 +118,7 @@ impl Stdio {
             noise: Vec::new(),
             noise_count: 0,
             stderr: tail,
+            stderr_read: Some(stderr_read),
         })
     }
 
@@ -161,9 +164,15 @@ impl Channel for Stdio {
             stdin.write_all(&line).await?;
             stdin.flush().await
         };
-        write
-            .await
-            .map_err(|e| Error::input(format!("could not write to the server: {e}")))
+        match write.await {
+            Ok(()) => Ok(()),
+            // A server that exited before reading (the write meets a closed pipe) is reported
+            // by what it said and how it ended, whichever came first.
+            Err(e) => Err(Error::input(format!(
+                "the server stopped before reading its request ({e}): {}",
+                self.gone().await
+            ))),
+        }
     }
 
     async fn recv(&mut self) -> Result<Option<Incoming>> {
@@ -214,6 +223,10 @@ impl Channel for Stdio {
             Ok(Ok(s)) => format!("it exited ({s})"),
             _ => "its stdout closed".to_string(),
         };
+        // All it wrote on stderr before its end, not what the reader had taken so far.
+        if let Some(read) = self.stderr_read.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), read).await;
+        }
         let tail = self.stderr_tail();
         if tail.is_empty() {
             status

@@ -293,12 +293,42 @@ fn entry_fault(e: &Map<String, Value>) -> Option<String> {
     }
     match e.get("max_input_tokens") {
         None => None,
-        Some(w) if w.as_u64().is_some_and(|w| w > 0) => None,
+        Some(w) if w.as_u64().is_some_and(|w| w > 0 && w <= MAX_WINDOW) => None,
         Some(w) => Some(format!(
-            "`max_input_tokens` is {w}, not a positive whole number"
+            "`max_input_tokens` is {w}, not a positive whole number up to {MAX_WINDOW}"
         )),
     }
 }
+
+/// What makes an entry unusable for a card that prices a model on it, beyond [`entry_fault`]: a
+/// chat model that bills input bills its output and its cache reads (a zero there is a slip,
+/// not a free tier; other entries of the table may be free), and a one-hour cache write costs
+/// at least what a read does.
+fn card_fault(e: &Map<String, Value>) -> Option<String> {
+    let num = |k: &str| e.get(k).and_then(Value::as_f64);
+    if num("input_cost_per_token").is_some_and(|i| i > 0.0) {
+        for f in ["output_cost_per_token", "cache_read_input_token_cost"] {
+            if num(f) == Some(0.0) {
+                return Some(format!("`{f}` is 0 where input is priced"));
+            }
+        }
+    }
+    if let (Some(hour), Some(read)) = (
+        num("cache_creation_input_token_cost_above_1hr"),
+        num("cache_read_input_token_cost"),
+    ) {
+        if hour < read {
+            return Some(format!(
+                "a one-hour cache write ({hour}) costs less than a cache read ({read})"
+            ));
+        }
+    }
+    None
+}
+
+/// The widest context window an entry may state: 100 million tokens, far past any model (an
+/// assumed bound, to catch a slip of units or digits).
+const MAX_WINDOW: u64 = 100_000_000;
 
 /// The dearest price per token an entry may hold: 0.01 USD, $10,000 per million tokens, far
 /// above any model the table lists (an assumed bound, to catch a unit slip).
@@ -354,7 +384,15 @@ pub fn update(
     for k in keys {
         if let Some((_, why)) = left_out.iter().find(|(l, _)| l == k) {
             refused.push(format!("{k} ({why})"));
-        } else if !out.get(k.as_str()).is_some_and(Value::is_object) {
+        } else if let Some(why) = out
+            .get(k.as_str())
+            .and_then(Value::as_object)
+            .map(card_fault)
+        {
+            if let Some(why) = why {
+                refused.push(format!("{k} ({why})"));
+            }
+        } else {
             refused.push(format!("{k} (no entry)"));
         }
     }
@@ -369,13 +407,19 @@ pub fn update(
         + "\n";
     let next = Snapshot::parse(text.as_bytes())?;
     let mut changes = Vec::new();
-    let mut sorted: Vec<&String> = keys.iter().collect();
+    // Every entry of either snapshot, the cards' or not: a price that moved anywhere is said.
+    let mut sorted: Vec<String> = next
+        .keys()
+        .into_iter()
+        .chain(current.keys())
+        .map(String::from)
+        .collect();
     sorted.sort();
     sorted.dedup();
-    for k in sorted {
+    for k in &sorted {
         let (a, b) = (
-            current.entry(k).unwrap_or_default(),
-            next.entry(k).unwrap_or_default(),
+            current.entry(k.as_str()).unwrap_or_default(),
+            next.entry(k.as_str()).unwrap_or_default(),
         );
         let w = |x: Option<u64>| x.map(|v| v as f64);
         for (field, old, new) in [
@@ -405,6 +449,41 @@ pub fn update(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Prices that cannot be right are refused: a zero output or cache price where input is
+    /// priced, a one-hour write below a read, a window past any model's.
+    #[test]
+    fn slips_in_an_entry_are_faults() {
+        let fault = |v: serde_json::Value| {
+            let e = v.as_object().unwrap();
+            entry_fault(e).or_else(|| card_fault(e))
+        };
+        let ok = serde_json::json!({"input_cost_per_token": 3e-6, "output_cost_per_token": 1.5e-5,
+            "cache_read_input_token_cost": 3e-7, "max_input_tokens": 200000});
+        assert_eq!(fault(ok), None);
+        for (bad, why) in [
+            (
+                serde_json::json!({"input_cost_per_token": 3e-6, "output_cost_per_token": 0.0}),
+                "output",
+            ),
+            (
+                serde_json::json!({"input_cost_per_token": 3e-6, "cache_read_input_token_cost": 0.0}),
+                "cache_read",
+            ),
+            (
+                serde_json::json!({"input_cost_per_token": 3e-6, "cache_read_input_token_cost": 3e-7,
+                "cache_creation_input_token_cost_above_1hr": 1e-7}),
+                "one-hour",
+            ),
+            (
+                serde_json::json!({"input_cost_per_token": 3e-6, "max_input_tokens": 10_000_000_000u64}),
+                "max_input_tokens",
+            ),
+        ] {
+            let f = fault(bad).unwrap_or_default();
+            assert!(f.contains(why), "{f}");
+        }
+    }
 
     fn meta() -> Meta {
         Meta {

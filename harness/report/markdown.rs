@@ -117,11 +117,16 @@ pub fn render<T: Tabular>(rows: &[T]) -> Vec<u8> {
         .map(|h| (h, Align::Spaced))
         .collect();
     // Row values may come from outside (a server's tool names, its error): HTML and Markdown in
-    // them are text.
+    // them are text; a backtick is left as it is (a code span makes what it holds inert, and
+    // toolcost's own notes quote commands in them).
     table(
         &columns,
-        rows.iter()
-            .map(|r| record::cells(r).iter().map(|c| text(c)).collect()),
+        rows.iter().map(|r| {
+            record::cells(r)
+                .iter()
+                .map(|c| text(c).replace("\\`", "`"))
+                .collect()
+        }),
     )
     .into_bytes()
 }
