@@ -14,6 +14,7 @@ does not depend on the comment.
 """
 import json
 import os
+import re
 import sys
 import urllib.error
 import urllib.request
@@ -54,6 +55,14 @@ def cut(report, limit=60000):
     return head + "\n\n(cut: the whole report is in the job summary)\n"
 
 
+def fenced(text):
+    """Text as a fenced code block: what a failing server printed renders as text (no mention
+    notifies, no HTML or image loads), its fence longer than any run of backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text.rstrip()}\n{fence}"
+
+
 def main():
     token = os.environ.get("TOOLCOST_GITHUB_TOKEN", "")
     event_path = os.environ.get("GITHUB_EVENT_PATH", "")
@@ -91,7 +100,7 @@ def main():
             # Say the check failed; the last report stays below, never replaced by nothing.
             last = (mine or {}).get("body", "")[len(MARKER):].lstrip("\n")
             last = last.split(FAILED_END, 1)[-1].lstrip("\n")
-            note = f"### toolcost: check failed\n\n{failed[:2000]}\n{FAILED_END}\n"
+            note = f"### toolcost: check failed\n\n{fenced(failed[:2000])}\n{FAILED_END}\n"
             report = note + ("\n" + last if last else "")
         body = {"body": f"{MARKER}\n{cut(report)}"}
         if mine is not None:

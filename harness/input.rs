@@ -231,6 +231,23 @@ pub fn json_lines(
     Ok(out)
 }
 
+/// A TOML parse error as position and message, without the line of the file the parser's own
+/// message quotes (a configuration's line may hold a secret: an `env` value, a token).
+pub fn toml_error(e: &toml::de::Error, text: &str) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            format!(
+                "TOML parse error at line {line}, column {column}: {}",
+                e.message().trim()
+            )
+        }
+        None => format!("TOML parse error: {}", e.message().trim()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

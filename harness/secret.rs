@@ -69,14 +69,43 @@ pub fn redact(text: &str) -> String {
     }
 }
 
+/// `text` with each of `values` (secrets toolcost itself passed on: an entry's `env` values, its
+/// header values) replaced by `REDACTED`, longest first, then [`redact`]ed. Values shorter than
+/// four characters are left (a `1` or `true` is no secret and would blank the text).
+pub fn redact_values<'a>(text: &str, values: impl IntoIterator<Item = &'a str>) -> String {
+    let mut values: Vec<&str> = values.into_iter().filter(|v| v.len() >= 4).collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    let mut out = text.to_string();
+    for v in values {
+        if out.contains(v) {
+            out = out.replace(v, REDACTED);
+        }
+    }
+    redact(&out)
+}
+
+/// Where the first `scheme://` in `s` starts: any scheme (`https`, `postgres`, `mongodb+srv`,
+/// `redis`, ...), a letter then letters, digits, `+`, `-` or `.`.
 fn find_url(s: &str) -> Option<usize> {
-    let lower = s.to_ascii_lowercase();
-    [
-        "http://", "https://", "ws://", "wss://", "unix://", "ftp://",
-    ]
-    .iter()
-    .filter_map(|p| lower.find(p))
-    .min()
+    let b = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = s[from..].find("://").map(|i| from + i) {
+        let mut start = i;
+        while start > 0
+            && matches!(b[start - 1], b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'+' | b'-' | b'.')
+        {
+            start -= 1;
+        }
+        // The scheme begins at its first letter.
+        while start < i && !b[start].is_ascii_alphabetic() {
+            start += 1;
+        }
+        if start < i {
+            return Some(start);
+        }
+        from = i + 3;
+    }
+    None
 }
 
 /// One URL redacted.
@@ -107,16 +136,26 @@ fn redact_query(query: &str) -> String {
         Some(i) => query.split_at(i),
         None => (query, ""),
     };
-    let pairs: Vec<String> = q
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
+    // Pairs are split at `&` and `;`, and at a second `?` (a client that appends `?key=` to a
+    // URL that already has a query sends one).
+    let mut out = String::with_capacity(q.len());
+    let mut at = 0;
+    for pair in q.split(['&', ';', '?']) {
+        if at > 0 {
+            // The separator before this pair, as it was.
+            out.push(q.as_bytes()[at - 1] as char);
+        }
+        at += pair.len() + 1;
+        match pair.split_once('=') {
             Some((k, v)) if is_secret_param(&percent_decoded(k)) && !v.is_empty() => {
-                format!("{k}={REDACTED}")
+                out.push_str(k);
+                out.push('=');
+                out.push_str(REDACTED);
             }
-            _ => pair.to_string(),
-        })
-        .collect();
-    format!("{}{fragment}", pairs.join("&"))
+            _ => out.push_str(pair),
+        }
+    }
+    format!("{out}{fragment}")
 }
 
 /// A query name with its `%XX` escapes read (so `api%5Fkey` is `api_key`).
@@ -178,8 +217,26 @@ mod tests {
             ),
             ("no url here", "no url here"),
             ("https://h/x?q=cats", "https://h/x?q=cats"),
+            (
+                "/v1beta/models/m:streamGenerateContent?x=1?key=AIza;token=t",
+                "/v1beta/models/m:streamGenerateContent?x=1?key=REDACTED;token=REDACTED",
+            ),
+            (
+                "db at postgres://admin:pgpass@db:5432/app and mongodb+srv://u:p@c.example/x, redis://:pw@r:6379",
+                "db at postgres://REDACTED@db:5432/app and mongodb+srv://REDACTED@c.example/x, redis://REDACTED@r:6379",
+            ),
+            ("a :// b", "a :// b"),
         ] {
             assert_eq!(redact(text), want, "{text}");
         }
+    }
+
+    #[test]
+    fn values_toolcost_passed_are_redacted() {
+        let text = "auth failed with token tok-ENVSECRET-777 (mode 1) at https://u:p@h/x";
+        assert_eq!(
+            redact_values(text, ["tok-ENVSECRET-777", "1", "tok-ENV"]),
+            "auth failed with token REDACTED (mode 1) at https://REDACTED@h/x"
+        );
     }
 }

@@ -304,6 +304,10 @@ async fn the_action_comments_on_the_pull_request_once_and_updates_it() {
         let s = state.lock().unwrap();
         let body = &s.comments[0].1;
         assert!(body.contains("check failed"), "{body}");
+        // What the check printed is quoted as a code block: a server's stderr cannot mention,
+        // link or load anything.
+        let note = body.split("check failed").nth(1).unwrap();
+        assert!(note.trim_start().starts_with("```text\n"), "{body}");
         assert!(body.contains("search_issues"), "{body}");
     }
     write_tools(

@@ -376,3 +376,80 @@ fn markdown_output_escapes_what_a_config_names() {
     let cells = |l: &str| l.matches('|').count() - l.matches("\\|").count();
     assert_eq!(cells(row), cells(header), "{row}");
 }
+
+/// Entries a host would refuse or never start: VS Code's typed remote entry with a `command`
+/// and no `url`, Claude Code's `type` that is not a string, Codex's `enabled` that is not a
+/// boolean. None of their commands runs.
+#[test]
+fn entries_the_host_refuses_start_nothing() {
+    let p = place();
+    let marker = p.project.join("ran");
+    let touch = format!(r#""command": "touch", "args": ["{}"]"#, marker.display());
+    write(
+        &p.home.join(".config/Code/User/mcp.json"),
+        &format!(
+            r#"{{"servers": {{"h": {{"type": "http", {touch}}}, "s": {{"type": "sse", {touch}}}}}}}"#
+        ),
+    );
+    write(
+        &p.home.join(".claude.json"),
+        &format!(
+            r#"{{"mcpServers": {{"nulltype": {{"type": null, {touch}}}, "numtype": {{"type": 5, {touch}}}}}}}"#
+        ),
+    );
+    write(
+        &p.home.join(".codex/config.toml"),
+        &format!(
+            "[mcp_servers.str]\ncommand = \"touch\"\nargs = [\"{}\"]\nenabled = \"false\"\n",
+            marker.display()
+        ),
+    );
+    let (rows, _) = audit(&p, &[]);
+    assert!(!marker.exists(), "a command ran: {rows:?}");
+    for name in ["h", "s", "nulltype", "numtype", "str"] {
+        let r = server(&rows, name);
+        assert!(
+            r["status"].as_str().unwrap().starts_with("not weighed"),
+            "{r}"
+        );
+    }
+}
+
+/// What a failing server prints is quoted with the values toolcost passed it (its `env`)
+/// redacted, and any URL's password; a broken host file is named without its text, and the
+/// other hosts are still audited; Claude Code's ignored `cwd` is ignored.
+#[test]
+fn a_failing_servers_words_keep_no_secret_and_a_broken_file_loses_no_host() {
+    let p = place();
+    write(
+        &p.home.join(".claude.json"),
+        &format!(
+            r#"{{"mcpServers": {{"leak": {{"command": "sh", "args": ["-c", "echo \"auth failed with token $MY_TOKEN at postgres://admin:pgpass@db/app\" >&2; exit 1"], "env": {{"MY_TOKEN": "tok-ENVSECRET-777"}}}}, "here": {}}}}}"#,
+            env_entry(r#", "cwd": "/""#)
+        ),
+    );
+    write(
+        &p.home.join(".codex/config.toml"),
+        "[mcp_servers.a]\ncommand = \"touch\"\nenv = { API_KEY = \"sk-TOMLSECRET-1\", OTHER = }\n",
+    );
+    let (rows, err) = audit(&p, &[]);
+    let leak = server(&rows, "leak")["status"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        leak.starts_with("failed") && leak.contains("auth failed"),
+        "{leak}"
+    );
+    let all = serde_json::to_string(&rows).unwrap() + &err;
+    for secret in ["tok-ENVSECRET-777", "pgpass", "sk-TOMLSECRET-1"] {
+        assert!(!all.contains(secret), "{secret} in {all}");
+    }
+    assert!(
+        err.contains("config.toml") && err.contains("line 3"),
+        "{err}"
+    );
+    // Claude Code starts a server in its own folder, whatever `cwd` says.
+    let here = tools(&rows, "here");
+    assert!(here.iter().any(|t| t.ends_with("CWD_project")), "{here:?}");
+}

@@ -203,6 +203,9 @@ pub struct Rules<'a> {
     pub exclude: Vec<String>,
     /// Names of variables the entry copies from the host's environment (Codex's `env_vars`).
     pub env_vars: Vec<String>,
+    /// Whether the host starts a server in the entry's `cwd`; a host that does not (Claude
+    /// Code, Claude Desktop, Cursor, Windsurf document none) starts it in `folder`.
+    pub honors_cwd: bool,
 }
 
 /// A server from one entry.
@@ -251,7 +254,7 @@ fn reach(v: &Value, transport: Transport, rules: &Rules, cx: &Context) -> Result
             let Some(command) = text(v, "command") else {
                 return Err("neither `command` nor a URL is configured".into());
             };
-            let cwd = match text(v, "cwd") {
+            let cwd = match text(v, "cwd").filter(|_| rules.honors_cwd) {
                 Some(c) => {
                     let c = PathBuf::from(x(c)?);
                     match c.is_absolute() {
@@ -349,6 +352,7 @@ mod tests {
             include: None,
             exclude: vec![],
             env_vars: vec![],
+            honors_cwd: false,
         };
         let s = server("s", &v, Transport::Stdio, rules, &cx());
         let Reach::Stdio { argv, env, cwd } = s.reach else {
@@ -356,6 +360,25 @@ mod tests {
         };
         assert_eq!(argv, vec!["/cfg/./bin/srv".to_string(), "t0k".into()]);
         assert_eq!(cwd, PathBuf::from("/cfg"));
+        // A `cwd` the host ignores is ignored; one it honours is where the server runs.
+        let mut v = v.clone();
+        v["cwd"] = "sub".into();
+        let rules = |honors_cwd| Rules {
+            syntax: Syntax::Shell,
+            folder: Path::new("/cfg"),
+            scope: "project",
+            include: None,
+            exclude: vec![],
+            env_vars: vec![],
+            honors_cwd,
+        };
+        for (honors, want) in [(false, "/cfg"), (true, "/cfg/sub")] {
+            let s = server("s", &v, Transport::Stdio, rules(honors), &cx());
+            let Reach::Stdio { cwd, .. } = s.reach else {
+                panic!("{:?}", s.reach)
+            };
+            assert_eq!(cwd, PathBuf::from(want));
+        }
         assert!(env.iter().any(|(k, _)| k == "PATH"));
         assert!(env.iter().any(|(k, v)| k == "A" && v == "1"));
         assert!(!env

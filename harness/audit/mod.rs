@@ -157,8 +157,12 @@ impl HostFile {
     pub fn parse(host: Host, path: &Path, text: &str, named: bool) -> Result<HostFile> {
         let root: Value = match host {
             Host::Codex => {
-                let t: toml::Value = toml::from_str(text)
-                    .map_err(|e| Error::input(format!("codex config.toml: {e}")))?;
+                let t: toml::Value = toml::from_str(text).map_err(|e| {
+                    Error::input(format!(
+                        "codex config.toml: {}",
+                        crate::input::toml_error(&e, text)
+                    ))
+                })?;
                 serde_json::to_value(t).map_err(|e| Error::input(e.to_string()))?
             }
             _ => serde_json::from_str(text)
@@ -323,7 +327,7 @@ async fn weigh(
         server: s.name.clone(),
         scope: s.scope.clone(),
         tool,
-        status: crate::secret::redact(&status),
+        status: crate::secret::redact_values(&status, passed_values(&s.reach)),
         tools,
         bytes,
         tokens,
@@ -407,6 +411,24 @@ async fn weigh(
     )];
     out.extend(tools);
     out
+}
+
+/// The values toolcost hands a server that a report must not show: its entry's own `env` values
+/// (the base variables are the user's own paths and names) and its header values.
+fn passed_values(reach: &Reach) -> Vec<&str> {
+    match reach {
+        Reach::Stdio { env, .. } => env
+            .iter()
+            .filter(|(k, _)| !entry::BASE_ENV.contains(&k.as_str()))
+            .map(|(_, v)| v.as_str())
+            .collect(),
+        Reach::Http { headers, .. } => headers
+            .iter()
+            .filter_map(|h| h.split_once(':').map(|(_, v)| v.trim()))
+            .flat_map(|v| [v, v.rsplit(' ').next().unwrap_or(v)])
+            .collect(),
+        Reach::Unreachable(_) | Reach::Off(_) => Vec::new(),
+    }
 }
 
 fn first_line(s: &str) -> String {

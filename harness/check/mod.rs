@@ -90,8 +90,13 @@ pub struct SourceConfig {
 impl Config {
     pub fn read(path: &Path) -> Result<Config> {
         let text = crate::input::read_text(path, crate::input::SMALL)?;
-        let config: Config =
-            toml::from_str(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        let config: Config = toml::from_str(&text).map_err(|e| {
+            Error::input(format!(
+                "{}: {}",
+                path.display(),
+                crate::input::toml_error(&e, &text)
+            ))
+        })?;
         config
             .budget
             .validate()
@@ -388,11 +393,12 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
             ),
         });
     }
+    // Growth from nothing is unbounded: it passes no finite budget (JSON writes it as null).
     let growth_pct = if baseline.total_tokens == 0 {
         if current.total_tokens == 0 {
             0.0
         } else {
-            100.0
+            f64::INFINITY
         }
     } else {
         (current.total_tokens as f64 - baseline.total_tokens as f64) / baseline.total_tokens as f64
@@ -403,10 +409,16 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
         violations.push(Violation {
             tool: String::new(),
             rule: "max_growth_pct".into(),
-            message: format!(
-                "total tokens grew {growth_pct:.2}% over the baseline ({} -> {}), over the budget of {max}%",
-                baseline.total_tokens, current.total_tokens
-            ),
+            message: match growth_pct.is_finite() {
+                true => format!(
+                    "total tokens grew {growth_pct:.2}% over the baseline ({} -> {}), over the budget of {max}%",
+                    baseline.total_tokens, current.total_tokens
+                ),
+                false => format!(
+                    "the baseline holds no tokens and the tools now hold {}: growth from nothing passes no growth budget (if this is the first lock, write it with --update)",
+                    current.total_tokens
+                ),
+            },
         });
     }
     Ok(Outcome {
@@ -641,6 +653,15 @@ mod tests {
             "{:?}",
             o.violations
         );
+        // From an empty baseline, any growth is past any finite budget.
+        let loose = Budget {
+            max_growth_pct: Some(1e9),
+            ..Default::default()
+        };
+        let o = check(&lock(&many), &lock(&[]), &loose).unwrap();
+        assert!(!o.passed() && o.growth_pct.is_infinite());
+        assert!(render(&o, "x", Format::Table).contains("all new"));
+        assert!(check(&lock(&[]), &lock(&[]), &loose).unwrap().passed());
     }
 
     #[test]

@@ -77,11 +77,14 @@ pub fn render(o: &Outcome, label: &str, format: Format) -> String {
         Format::Json | Format::Table | Format::Github => label,
     };
     let summary = format!(
-        "{label}: {} tools, {} bytes, {} {tok} tokens ({:+.2}% against the baseline's {}); {} added, {} removed, {} grown, {} shrunk; {}",
+        "{label}: {} tools, {} bytes, {} {tok} tokens ({} against the baseline's {}); {} added, {} removed, {} grown, {} shrunk; {}",
         o.tools,
         o.total_bytes,
         o.total_tokens,
-        o.growth_pct,
+        match o.growth_pct.is_finite() {
+            true => format!("{:+.2}%", o.growth_pct),
+            false => "all new".to_string(),
+        },
         o.baseline_total_tokens,
         o.changes.iter().filter(|c| c.change == Change::Added).count(),
         o.changes.iter().filter(|c| c.change == Change::Removed).count(),

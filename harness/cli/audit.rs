@@ -128,6 +128,7 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
     let forced = a.host.as_deref().map(Host::parse).transpose()?;
     let cx = audit::entry::Context::here();
     let mut by_host: Vec<(Host, Vec<audit::HostFile>)> = Vec::new();
+    let mut unread = 0;
     for (f, named) in &files {
         let host = forced.or_else(|| Host::of_file(f)).ok_or_else(|| {
             Error::input(format!(
@@ -136,13 +137,26 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
                 Host::NAMES.join(", ")
             ))
         })?;
-        let text = crate::input::read_text(f, 16 << 20)?;
-        let parsed = audit::HostFile::parse(host, f, &text, *named)
-            .map_err(|e| Error::input(format!("{}: {e}", f.display())))?;
+        // A file that cannot be read is said and skipped: the other hosts are still audited.
+        let parsed = crate::input::read_text(f, 16 << 20)
+            .and_then(|text| audit::HostFile::parse(host, f, &text, *named));
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("toolcost audit: {}: not read: {e}", f.display());
+                unread += 1;
+                continue;
+            }
+        };
         match by_host.iter_mut().find(|(h, _)| *h == host) {
             Some((_, list)) => list.push(parsed),
             None => by_host.push((host, vec![parsed])),
         }
+    }
+    if by_host.is_empty() {
+        return Err(Error::input(format!(
+            "none of the {unread} host configuration(s) could be read (see above)"
+        )));
     }
     let mut hosts = Vec::new();
     for (host, list) in &by_host {
@@ -172,5 +186,9 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
     if failed > 0 {
         eprintln!("toolcost audit: {failed} server(s) could not be weighed (their rows say why)");
     }
-    Ok(if a.fail_on_error && failed > 0 { 1 } else { 0 })
+    Ok(if a.fail_on_error && (failed > 0 || unread > 0) {
+        1
+    } else {
+        0
+    })
 }

@@ -22,6 +22,9 @@ pub struct CheckArgs {
     /// Write the current tools as the new baseline and exit.
     #[arg(long)]
     pub update: bool,
+    /// With --update: write the lock even when the source lists no tools.
+    #[arg(long, requires = "update")]
+    pub allow_empty: bool,
     /// table, github (Actions annotations), md (a PR comment) or json.
     #[arg(long, default_value = "table")]
     pub format: String,
@@ -38,6 +41,12 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     let (cat, _) = target(&a, &config)?.load()?;
     let current = check::Lock::of(&cat, tok)?;
     if a.update {
+        if current.tools.is_empty() && !a.allow_empty {
+            return Err(Error::input(format!(
+                "the source lists no tools (a server that failed to start?): {} not written; pass --allow-empty to lock an empty baseline",
+                a.lock.display()
+            )));
+        }
         report::write_atomic(&a.lock, current.to_json().as_bytes())?;
         println!(
             "wrote {}: {} tools, {} bytes, {} {} tokens",

@@ -121,7 +121,7 @@ pub fn main() -> i32 {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("toolcost: error: {e}");
+            eprintln!("toolcost: error: {}", crate::secret::redact(&e.to_string()));
             2
         }
     }

@@ -12,9 +12,14 @@ use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-/// Most contexts kept, and the most bytes of them: past either the oldest go first.
+/// Most contexts kept, and the most bytes of them: past either the oldest go first. A context
+/// is kept as its compact JSON text, so the bytes counted are the bytes held (a parsed tree
+/// would take some 20 to 55 times as much).
 const MAX_ENTRIES: usize = 4096;
 const MAX_BYTES: usize = 256 << 20;
+/// The largest context kept: the gateway serves at most [`super::MAX_INFLIGHT_BYTES`] of
+/// bodies at once, and a continuation's context counts as part of its body.
+const MAX_CONTEXT_BYTES: usize = 16 << 20;
 
 /// The contexts of the answers this gateway has seen, by response id (and by conversation).
 #[derive(Default)]
@@ -24,7 +29,7 @@ pub struct Continuations {
 
 #[derive(Default)]
 struct Store {
-    items: HashMap<String, (Arc<Vec<Value>>, usize)>,
+    items: HashMap<String, Arc<str>>,
     order: VecDeque<String>,
     bytes: usize,
 }
@@ -33,8 +38,9 @@ struct Store {
 pub enum Read {
     /// It continues nothing.
     Alone,
-    /// It continues a context the gateway kept: the whole request as the provider bills it.
-    Continued(Request),
+    /// It continues a context the gateway kept: the whole request as the provider bills it,
+    /// and the bytes of the context it was given (they count as part of its body).
+    Continued(Request, usize),
     /// It points to context the gateway does not have: why, for the row.
     Unknown(String),
 }
@@ -69,12 +75,16 @@ impl Continuations {
             (None, Some(c)) => format!("conversation:{c}"),
             (None, None) => return Read::Alone,
         };
-        let known = crate::sync::lock(&self.store)
-            .items
-            .get(&key)
-            .map(|(v, _)| v.clone());
+        let known = crate::sync::lock(&self.store).items.get(&key).cloned();
         match (known, previous) {
-            (Some(items), _) => Read::Continued(with_input(req, prepend(&items, &req.body["input"]))),
+            (Some(text), _) => {
+                // Written here from a Vec of items: it reads back as one.
+                let items: Vec<Value> = serde_json::from_str(&text).unwrap_or_default();
+                Read::Continued(
+                    with_input(req, prepend(items, &req.body["input"])),
+                    text.len(),
+                )
+            }
             // A conversation the gateway has not seen yet starts here (it may have been made
             // empty by the Conversations API); a response it has not seen is unknown.
             (None, None) => Read::Alone,
@@ -100,9 +110,9 @@ impl Continuations {
                 .filter(|i| i["type"] != "reasoning")
                 .cloned(),
         );
-        let items = Arc::new(items);
-        let size = items.iter().map(crate::json::compact_len).sum::<usize>();
-        if size > MAX_BYTES / 4 {
+        let text: Arc<str> = crate::json::compact(&Value::Array(items)).into();
+        let size = text.len();
+        if size > MAX_CONTEXT_BYTES {
             return;
         }
         let mut keys = Vec::new();
@@ -114,8 +124,8 @@ impl Continuations {
         }
         let mut s = crate::sync::lock(&self.store);
         for key in keys {
-            if let Some((_, old)) = s.items.insert(key.clone(), (items.clone(), size)) {
-                s.bytes -= old;
+            if let Some(old) = s.items.insert(key.clone(), text.clone()) {
+                s.bytes -= old.len();
             } else {
                 s.order.push_back(key);
             }
@@ -125,8 +135,8 @@ impl Continuations {
             let Some(oldest) = s.order.pop_front() else {
                 break;
             };
-            if let Some((_, n)) = s.items.remove(&oldest) {
-                s.bytes -= n;
+            if let Some(gone) = s.items.remove(&oldest) {
+                s.bytes -= gone.len();
             }
         }
     }
@@ -149,8 +159,8 @@ fn input_items(input: &Value) -> Vec<Value> {
     }
 }
 
-fn prepend(earlier: &[Value], input: &Value) -> Vec<Value> {
-    let mut all = earlier.to_vec();
+fn prepend(earlier: Vec<Value>, input: &Value) -> Vec<Value> {
+    let mut all = earlier;
     all.extend(input_items(input));
     all
 }
@@ -194,7 +204,7 @@ mod tests {
         );
         let next = responses(json!({"model": "gpt-5.4", "input": "and then?",
             "previous_response_id": "resp_1"}));
-        let Read::Continued(whole) = c.read(&next) else {
+        let Read::Continued(whole, _) = c.read(&next) else {
             panic!("the first answer is known")
         };
         assert!(whole.body.get("previous_response_id").is_none());

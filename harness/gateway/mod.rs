@@ -18,7 +18,7 @@ use crate::pricing::Usage;
 use crate::provider::{Endpoint, Format};
 use crate::wire::Request;
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, State as Extract};
+use axum::extract::State as Extract;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -214,7 +214,6 @@ impl Gateway {
 
 /// The router: every endpoint of every provider format.
 pub fn router(gw: Arc<Gateway>) -> Router {
-    let limit = gw.opts.max_body;
     let mut router = Router::new();
     for format in Format::ALL {
         for &endpoint in format.spec().endpoints() {
@@ -224,7 +223,7 @@ pub fn router(gw: Arc<Gateway>) -> Router {
                     move |Extract(gw): Shared,
                           uri: axum::http::Uri,
                           headers: HeaderMap,
-                          body: BodyResult| {
+                          body: Body| {
                         handle(gw, format, endpoint, uri, headers, body)
                     },
                 )
@@ -239,7 +238,6 @@ pub fn router(gw: Arc<Gateway>) -> Router {
             unserved(404, &format!("no endpoint at {}", uri.path()))
         })
         .with_state(gw)
-        .layer(DefaultBodyLimit::max(limit))
 }
 
 /// What a path or method the gateway does not serve is answered with: JSON an SDK of any of
@@ -276,7 +274,6 @@ pub async fn run(
 }
 
 type Shared = Extract<Arc<Gateway>>;
-type BodyResult = std::result::Result<Bytes, axum::extract::rejection::BytesRejection>;
 
 fn json_response(status: u16, body: impl Into<Body>, content_type: &str) -> Response {
     let mut r = (
@@ -397,6 +394,19 @@ impl Pending {
         }
     }
 
+    /// Refuse for a moment: the gateway holds [`MAX_INFLIGHT_BYTES`] of `what` already (503
+    /// with `Retry-After`).
+    async fn busy(&self, gw: &Gateway, what: &str) -> Response {
+        let why = format!(
+            "the gateway is busy with {} MB of {what}; retry in a second",
+            MAX_INFLIGHT_BYTES >> 20
+        );
+        let mut r = self.fail(gw, 503, &why).await;
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        r
+    }
+
     /// Log an error and answer it in the provider's format.
     async fn fail(&self, gw: &Gateway, status: u16, message: &str) -> Response {
         let body = crate::json::compact(&self.format.spec().error_body(status, message));
@@ -415,7 +425,7 @@ async fn handle(
     endpoint: Endpoint,
     uri: axum::http::Uri,
     headers: HeaderMap,
-    body: BodyResult,
+    body: Body,
 ) -> Response {
     let _serving = Serving::new(&gw.inflight);
     let started = Instant::now();
@@ -444,36 +454,34 @@ async fn handle(
         provisional: None,
         remember: None,
     };
-    let bytes = match body {
-        Ok(b) => b,
-        Err(rejection) => {
-            return p
-                .fail(
-                    &gw,
-                    rejection.status().as_u16(),
-                    &format!("request body refused: {}", rejection.body_text()),
-                )
-                .await
-        }
-    };
-    p.request_bytes = bytes.len();
     // A body costs some 55 times its size once parsed: the bodies served at once are bounded
-    // together, and one more is refused for a moment rather than grown into.
-    let Some(_reserved) = Reserved::take(&gw.inflight_bytes, bytes.len()) else {
-        let mut r = p
-            .fail(
-                &gw,
-                503,
-                &format!(
-                    "the gateway is busy with {} MB of request bodies; retry in a second",
-                    MAX_INFLIGHT_BYTES >> 20
-                ),
-            )
-            .await;
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
-        return r;
-    };
+    // together, and one more is refused for a moment rather than grown into. The share is
+    // taken before the body is read (its announced length, then each part as it arrives).
+    let (bytes, mut reserved) =
+        match read_body(&gw.inflight_bytes, &headers, body, gw.opts.max_body).await {
+            Ok(read) => read,
+            Err(BodyRefusal::TooLarge) => {
+                return p
+                    .fail(
+                        &gw,
+                        413,
+                        &format!(
+                            "request body refused: larger than {} bytes (--max-body)",
+                            gw.opts.max_body
+                        ),
+                    )
+                    .await
+            }
+            Err(BodyRefusal::Broken(why)) => {
+                return p
+                    .fail(&gw, 400, &format!("request body refused: {why}"))
+                    .await
+            }
+            Err(BodyRefusal::Busy) => {
+                return p.busy(&gw, "request bodies").await;
+            }
+        };
+    p.request_bytes = bytes.len();
     if gw.opts.log_bodies {
         p.body = Some(bytes.clone());
     }
@@ -503,7 +511,12 @@ async fn handle(
     let mut unknown_context = false;
     let req = match gw.continuations.read(&req) {
         continuation::Read::Alone => req,
-        continuation::Read::Continued(whole) => whole,
+        continuation::Read::Continued(whole, context) => {
+            if !reserved.grow(context) {
+                return p.busy(&gw, "request bodies and continued contexts").await;
+            }
+            whole
+        }
         continuation::Read::Unknown(why) => {
             if matches!(gw.opts.upstream, Upstream::Mock)
                 && req.body.get("previous_response_id").is_some()
@@ -574,6 +587,69 @@ impl<'a> Reserved<'a> {
             .ok()
             .map(|_| Reserved { count, bytes })
     }
+}
+
+impl Reserved<'_> {
+    /// Take `more` bytes on top of this share, if they fit beside what else is in flight, or
+    /// if nothing else is.
+    fn grow(&mut self, more: usize) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        let mine = self.bytes;
+        let grown = self
+            .count
+            .fetch_update(SeqCst, SeqCst, |now| {
+                (now == mine || now.saturating_add(more) <= MAX_INFLIGHT_BYTES).then(|| now + more)
+            })
+            .is_ok();
+        if grown {
+            self.bytes += more;
+        }
+        grown
+    }
+}
+
+/// Why a request body was not read.
+enum BodyRefusal {
+    /// Past `--max-body`.
+    TooLarge,
+    /// Past [`MAX_INFLIGHT_BYTES`] beside the bodies in flight.
+    Busy,
+    /// The client's stream failed.
+    Broken(String),
+}
+
+/// Read a request body of at most `limit` bytes, holding its share of the in-flight bound as it
+/// grows: a body that announces its length reserves it before a byte is read, one that does
+/// not reserves each part before keeping it. Nothing past the bound is buffered.
+async fn read_body<'a>(
+    count: &'a std::sync::atomic::AtomicUsize,
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> std::result::Result<(Bytes, Reserved<'a>), BodyRefusal> {
+    use futures_util::StreamExt;
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    if announced.is_some_and(|n| n > limit) {
+        return Err(BodyRefusal::TooLarge);
+    }
+    let mut reserved = Reserved::take(count, announced.unwrap_or(0)).ok_or(BodyRefusal::Busy)?;
+    let mut buf = Vec::with_capacity(announced.unwrap_or(0).min(1 << 20));
+    let mut stream = body.into_data_stream();
+    while let Some(part) = stream.next().await {
+        let part = part.map_err(|e| BodyRefusal::Broken(e.to_string()))?;
+        if buf.len() + part.len() > limit {
+            return Err(BodyRefusal::TooLarge);
+        }
+        let past = (buf.len() + part.len()).saturating_sub(reserved.bytes);
+        if past > 0 && !reserved.grow(past) {
+            return Err(BodyRefusal::Busy);
+        }
+        buf.extend_from_slice(&part);
+    }
+    Ok((Bytes::from(buf), reserved))
 }
 
 impl Drop for Reserved<'_> {
@@ -717,6 +793,46 @@ mod tests {
         let b = Reserved::take(&count, MAX_INFLIGHT_BYTES / 2).unwrap();
         assert!(Reserved::take(&count, 1).is_none());
         drop((a, b));
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+
+    /// A body that announces more than fits is refused before a byte of it is read (the stream
+    /// here never ends, so reading it would hang); one that grows past the bound as it arrives
+    /// is refused at the part that passes it; a body alone grows as far as `--max-body`.
+    #[tokio::test]
+    async fn a_body_is_held_to_the_bound_before_it_is_read() {
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        let other = Reserved::take(&count, MAX_INFLIGHT_BYTES - 10).unwrap();
+        let mut h = HeaderMap::new();
+        h.insert(header::CONTENT_LENGTH, "100".parse().unwrap());
+        let endless = Body::from_stream(futures_util::stream::pending::<
+            std::result::Result<Bytes, std::io::Error>,
+        >());
+        assert!(matches!(
+            read_body(&count, &h, endless, 1 << 30).await,
+            Err(BodyRefusal::Busy)
+        ));
+        let parts = futures_util::stream::iter(
+            (0..8).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![b' '; 4]))),
+        );
+        let grown = read_body(&count, &HeaderMap::new(), Body::from_stream(parts), 1 << 30).await;
+        assert!(matches!(grown, Err(BodyRefusal::Busy)));
+        h.insert(header::CONTENT_LENGTH, "2000".parse().unwrap());
+        let big = Body::from(vec![b'x'; 2000]);
+        assert!(matches!(
+            read_body(&count, &h, big, 1000).await,
+            Err(BodyRefusal::TooLarge)
+        ));
+        drop(other);
+        let parts = futures_util::stream::iter(
+            (0..8).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![b' '; 4]))),
+        );
+        let (bytes, held) = read_body(&count, &HeaderMap::new(), Body::from_stream(parts), 1 << 30)
+            .await
+            .ok()
+            .unwrap();
+        assert_eq!((bytes.len(), held.bytes), (32, 32));
+        drop(held);
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 

@@ -227,16 +227,22 @@ impl PromptCache {
         if self.entries.len() >= self.most && !self.entries.contains_key(&key) {
             self.entries.retain(|_, e| e.expires > now);
             if self.entries.len() >= self.most {
+                // Evict down to three quarters of the bound, soonest to expire first, so that a
+                // full cache sweeps once per quarter of its size, not once per insert (many
+                // entries share one expiry: a request writes one per message end).
                 let mut expiries: Vec<f64> = self.entries.values().map(|e| e.expires).collect();
                 let cut = (self.most / 4).max(1).min(expiries.len() - 1);
                 let (_, at, _) = expiries.select_nth_unstable_by(cut, f64::total_cmp);
                 let at = *at;
-                let mut over = self.entries.len() + 1 - self.most;
+                let target = self.most - cut;
+                let need = self.entries.len() + 1 - target.min(self.entries.len());
+                let before = self.entries.values().filter(|e| e.expires < at).count();
+                let mut at_cut = need.saturating_sub(before);
                 // Entries that expire before the cut go, and at the cut as many as still must.
                 self.entries.retain(|_, e| match e.expires.total_cmp(&at) {
                     std::cmp::Ordering::Less => false,
-                    std::cmp::Ordering::Equal if over > 0 => {
-                        over -= 1;
+                    std::cmp::Ordering::Equal if at_cut > 0 => {
+                        at_cut -= 1;
                         false
                     }
                     _ => true,
@@ -494,6 +500,34 @@ mod tests {
         c.keep(key(9), entry(1e9), 20.0);
         assert_eq!(c.entries.len(), 2);
         assert!(c.entries.contains_key(&key(1)) && c.entries.contains_key(&key(9)));
+    }
+
+    /// A full cache whose entries share one expiry (one request writes an entry per message
+    /// end) frees a quarter of its room at once, so filling it costs one sweep per quarter, not
+    /// one per insert.
+    #[test]
+    fn a_full_cache_frees_a_quarter_at_once() {
+        let mut c = PromptCache::holding(400);
+        let key = |i: u128| ("s".to_string(), "m".to_string(), i);
+        let mut sweeps = 0;
+        for i in 0..4_000u128 {
+            let before = c.entries.len();
+            c.keep(
+                key(i),
+                Entry {
+                    tokens: 1,
+                    expires: 1e9,
+                    ttl: 300.0,
+                },
+                0.0,
+            );
+            if c.entries.len() <= before {
+                sweeps += 1;
+                assert_eq!(c.entries.len(), 300, "a sweep leaves room for a quarter");
+            }
+            assert!(c.entries.len() <= 400);
+        }
+        assert!(sweeps <= 4_000 / 100, "{sweeps} sweeps");
     }
 
     fn req(messages: Value) -> Request {

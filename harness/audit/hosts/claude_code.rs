@@ -105,6 +105,11 @@ fn is_user_file(path: &Path) -> bool {
 }
 
 fn transport(v: &Value) -> Transport {
+    if v.get("type").is_some_and(|t| !t.is_string()) {
+        return Transport::Refused(
+            "`type` is not a string: Claude Code's schema refuses this entry".into(),
+        );
+    }
     match (v.get("type").and_then(Value::as_str), text(v, "command"), text(v, "url")) {
         (Some("stdio"), _, _) | (None, Some(_), _) => Transport::Stdio,
         (Some("http" | "streamable-http"), _, Some(url)) => Transport::Http(url.to_string()),

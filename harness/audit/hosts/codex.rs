@@ -33,6 +33,9 @@ pub fn servers(files: &[HostFile], cx: &Context) -> Vec<Server> {
     for (name, v) in entries(&merged, "mcp_servers") {
         let t = match (v["enabled"].as_bool(), text(v, "command"), text(v, "url")) {
             (Some(false), _, _) => Transport::Off("disabled in Codex (`enabled = false`)".into()),
+            (None, _, _) if v.get("enabled").is_some() => Transport::Refused(
+                "`enabled` is not true or false: Codex refuses this configuration".into(),
+            ),
             (_, Some(_), Some(_)) => {
                 Transport::Refused("both `command` and `url`: Codex refuses this entry".into())
             }
@@ -46,6 +49,7 @@ pub fn servers(files: &[HostFile], cx: &Context) -> Vec<Server> {
             }
         };
         let mut rules = plain(Syntax::Literal, &cx.cwd, "codex");
+        rules.honors_cwd = true;
         rules.include = v.get("enabled_tools").map(|l| strings(Some(l)));
         rules.exclude = strings(v.get("disabled_tools"));
         rules.env_vars = v["env_vars"]

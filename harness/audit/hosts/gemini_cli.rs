@@ -81,6 +81,7 @@ pub fn servers(files: &[HostFile], cx: &Context) -> Vec<Server> {
                 }
             };
             let mut rules = plain(Syntax::ShellKeep, &cx.cwd, scope);
+            rules.honors_cwd = true;
             rules.include = v.get("includeTools").map(|l| strings(Some(l)));
             rules.exclude = strings(v.get("excludeTools"));
             out.push(super::super::entry::server(name, v, t, rules, cx));

@@ -40,7 +40,8 @@ fn in_home(file: &Path, cx: &Context) -> bool {
         .is_some_and(|h| project_of(file) == *h || file.parent() == Some(h.as_path()))
 }
 
-/// The rules most hosts share: the syntax, the folder, the scope's name, no filters.
+/// The rules most hosts share: the syntax, the folder, the scope's name, no filters, and an
+/// entry's `cwd` ignored (only VS Code, Codex and Gemini CLI document one).
 fn plain<'a>(syntax: Syntax, folder: &'a Path, scope: &'a str) -> Rules<'a> {
     Rules {
         syntax,
@@ -49,5 +50,6 @@ fn plain<'a>(syntax: Syntax, folder: &'a Path, scope: &'a str) -> Rules<'a> {
         include: None,
         exclude: Vec::new(),
         env_vars: Vec::new(),
+        honors_cwd: false,
     }
 }

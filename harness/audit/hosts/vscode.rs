@@ -32,8 +32,15 @@ pub fn servers(files: &[HostFile], cx: &Context) -> Vec<Server> {
                 text(v, "url"),
             ) {
                 _ if off => Transport::Off("MCP is turned off in this workspace's settings".into()),
+                _ if v.get("type").is_some_and(|t| !t.is_string()) => {
+                    Transport::Refused("`type` is not a string: VS Code refuses this entry".into())
+                }
                 (Some("stdio"), _, _) => Transport::Stdio,
                 (Some("http" | "sse"), _, Some(url)) => Transport::Http(url.to_string()),
+                // A typed remote entry is reached at its URL, never by its `command`.
+                (Some(t @ ("http" | "sse")), _, None) => {
+                    Transport::Refused(format!("`type: {t}` with no `url`"))
+                }
                 (_, Some(_), _) => Transport::Stdio,
                 (_, None, Some(url)) => Transport::Http(url.to_string()),
                 (_, None, None) => {
@@ -45,7 +52,10 @@ pub fn servers(files: &[HostFile], cx: &Context) -> Vec<Server> {
                 name,
                 v,
                 t,
-                plain(Syntax::Editor, &folder, scope),
+                Rules {
+                    honors_cwd: true,
+                    ..plain(Syntax::Editor, &folder, scope)
+                },
                 cx,
             ));
         }
