@@ -41,18 +41,36 @@ fn bench(c: &mut Criterion) {
         };
         for s in SurfaceKind::all() {
             g.bench_function(BenchmarkId::new("build+count", s.name()), |b| {
-                b.iter(|| billed_input(&s.build(&ctx).request, RenderModel::Kimi, Tokenizer::O200k))
+                b.iter(|| {
+                    billed_input(
+                        &s.build(&ctx).request,
+                        RenderModel::parse("kimi").unwrap(),
+                        Tokenizer::Kimi,
+                    )
+                })
             });
         }
         // Counting each piece once: the per-row request under the Kimi rendering, assembled
         // from remembered pieces, beside the same request counted whole.
         let per_row = SurfaceKind::PER_ROW_MCP.build(&ctx).request;
         g.bench_function("per-row kimi: assembled", |b| {
-            b.iter(|| billed_input(&per_row, RenderModel::Kimi, Tokenizer::O200k))
+            b.iter(|| {
+                billed_input(
+                    &per_row,
+                    RenderModel::parse("kimi").unwrap(),
+                    Tokenizer::Kimi,
+                )
+            })
         });
         g.bench_function("per-row kimi: whole", |b| {
             b.iter(|| {
-                counting_whole(|| billed_input(&per_row, RenderModel::Kimi, Tokenizer::O200k))
+                counting_whole(|| {
+                    billed_input(
+                        &per_row,
+                        RenderModel::parse("kimi").unwrap(),
+                        Tokenizer::Kimi,
+                    )
+                })
             })
         });
         let cfg = measure::Config {

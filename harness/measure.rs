@@ -113,7 +113,7 @@ pub struct MeasureRow {
     /// Dollars for the turn with nothing cached (its marks still write); empty when refused.
     pub cost_usd_cold: Option<f64>,
     /// Evidence label of the token figures: `estimated:<tokenizer>`, or
-    /// `calibrated:kimi-est(...)` for the Kimi estimate fitted to a recorded figure.
+    /// `estimated:kimi` for Kimi's own vocabulary.
     pub label: String,
     /// How the cost figures were obtained: derived from the tokens and the named price card,
     /// with any assumed constant of the card.
@@ -448,7 +448,7 @@ mod tests {
     /// The turn before `req`, billed with `req`'s tool side, is billed as if counted afresh,
     /// under o200k and the Kimi estimate (whose counts are fractional until rounded).
     fn check(mut req: Request, render: crate::tokens::RenderModel) {
-        for tok in [Tokenizer::O200k, Tokenizer::KimiEst] {
+        for tok in [Tokenizer::O200k, Tokenizer::Kimi] {
             let full = billed_input(&req, render, tok);
             let newest = swap_newest_text(&mut req, Some(Value::from("(the turn before)")));
             assert_eq!(

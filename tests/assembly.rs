@@ -12,7 +12,7 @@ use toolcost::tokens::{billed_input, counting_whole, RenderModel, Tokenizer};
 use toolcost::wire::Request;
 
 const CLIENTS: [&str; 3] = ["claude-cli", "openai-agent", "openai-responses-agent"];
-const TOKENIZERS: [Tokenizer; 3] = [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::KimiEst];
+const TOKENIZERS: [Tokenizer; 3] = [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Kimi];
 
 fn renders() -> Vec<RenderModel> {
     ["anthropic:claude-4.5", "openai:gpt-4o", "kimi"]

@@ -52,7 +52,6 @@ fn measure_json_reads_back_into_the_documented_row_type() {
     assert!(per_row.marginal_tokens_per_definition.unwrap() > 50.0);
     for r in &rows {
         let expected = match r.tokenizer.as_str() {
-            "kimi-est" => "calibrated:kimi-est(",
             "claude-est" => "calibrated:claude-est(",
             _ => "estimated:",
         };

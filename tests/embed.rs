@@ -33,7 +33,7 @@ fn ids_match_the_reference_tokenizer_and_vectors_the_reference_model() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/peers/minilm_reference.py"
     );
-    let mut child = std::process::Command::new("python3")
+    let mut child = std::process::Command::new(common::python())
         .arg(script)
         .arg(&enc.dir)
         .stdin(std::process::Stdio::piped())

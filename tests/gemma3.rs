@@ -68,7 +68,7 @@ fn the_gemma3_encoder_gives_sentencepiece_ids() {
     assert!(texts.len() > 1500, "{} texts", texts.len());
     let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/peers/gemma3_reference.py");
-    let mut child = std::process::Command::new("python3")
+    let mut child = std::process::Command::new(common::python())
         .arg(&script)
         .arg(&file)
         .stdin(std::process::Stdio::piped())

@@ -63,7 +63,7 @@ fn the_python_sdk_client_speaks_the_stateless_revision_on_every_endpoint() {
         &[("IOP_TOKEN", TOKEN)],
     );
     for (path, tool, args, count) in endpoints(856) {
-        let out = std::process::Command::new("python3")
+        let out = std::process::Command::new(common::python())
             .arg(peers().join("sdk_py_client.py"))
             .arg(format!("{}{path}", s.base))
             .args([TOKEN, "auto", tool, args])
@@ -129,7 +129,8 @@ fn weigh_lists_a_python_sdk_server_at_each_version_it_speaks() {
     }
     let out = assert_cmd::Command::cargo_bin("toolcost")
         .unwrap()
-        .args(["weigh", "--json", "--each-protocol", "--", "python3"])
+        .args(["weigh", "--json", "--each-protocol", "--"])
+        .arg(common::python())
         .arg(peers().join("sdk_py_server.py"))
         .arg("stdio")
         .output()

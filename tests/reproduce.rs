@@ -2,7 +2,6 @@
 
 use toolcost::pricing::PriceCard;
 use toolcost::reproduce::{exact_splits, markdown, reproduce};
-use toolcost::tokens::KIMI_PER_O200K;
 
 #[test]
 fn reproduce_report_snapshot() {
@@ -10,15 +9,21 @@ fn reproduce_report_snapshot() {
     insta::assert_snapshot!("reproduce_md", markdown(&r));
 }
 
+/// Nothing out of sample depends on a constant fitted to a recorded figure: only the
+/// calibration rows (kept apart) and the generator's bytes are calibrated; the gap to the
+/// recorded slope is reported, not hidden.
 #[test]
-fn the_kimi_constant_still_fits_the_generator() {
+fn no_out_of_sample_figure_is_fitted() {
+    use toolcost::reproduce::Section;
     let r = reproduce().unwrap();
-    let drift = (r.fit.kimi_per_o200k - KIMI_PER_O200K).abs() / KIMI_PER_O200K;
-    assert!(
-        drift < 0.005,
-        "re-fit {} vs constant {KIMI_PER_O200K}: update the constant",
-        r.fit.kimi_per_o200k
-    );
+    for x in &r.rows {
+        let calibrated = x.label.contains("calibrated");
+        let allowed = matches!(x.section, Section::Calibration | Section::CatalogueBytes);
+        assert!(!calibrated || allowed, "{x:?}");
+    }
+    assert!(r.rows.iter().any(|x| x.section == Section::Gap));
+    assert!(r.gap.per_definition > 50.0 && r.gap.setup_factor > 0.0);
+    assert!(r.verdict().starts_with("Verdict:"));
 }
 
 #[test]

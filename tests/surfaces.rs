@@ -219,7 +219,7 @@ fn enabling_a_tool_keeps_the_prefix_bytes() {
     assert_eq!(c(&r1["messages"][0]), c(&r2["messages"][0]));
     assert_eq!(r2["messages"].as_array().unwrap().len(), 3);
     // The expansion is billed after enabling.
-    let render = RenderModel::Kimi;
+    let render = RenderModel::parse("kimi").unwrap();
     let req = |b: &Value| wire::Request::new(claude.format, b.clone());
     assert_eq!(
         billed_input(&req(&r2), render, Tokenizer::O200k).tools_billed,

@@ -26,7 +26,7 @@ pub struct Budget {
     /// Largest allowed growth of any one definition, in tokens (default
     /// [`DEFAULT_MAX_TOOL_GROWTH_TOKENS`]).
     pub max_tool_growth_tokens: Option<u64>,
-    /// o200k (default), cl100k or kimi-est.
+    /// o200k (default), cl100k, or any tokenizer `count` names (kimi, qwen, claude-v5, ...).
     pub tokenizer: Option<String>,
 }
 
@@ -180,7 +180,7 @@ pub struct Lock {
     pub total_tokens: u64,
     pub tools: BTreeMap<String, Weight>,
     /// Evidence of the figures: bytes observed (as the server sent them), tokens counted with
-    /// the tokenizer (`estimated:o200k`, or `calibrated:kimi-est(...)`).
+    /// the tokenizer (`estimated:o200k`, or another tokenizer's).
     #[serde(default)]
     pub label: String,
     /// `sha256:` of the tokenizer and the tools (compact JSON): a lock edited by hand, cut, or

@@ -47,9 +47,10 @@ pub struct MeasureArgs {
     /// `all` leaves out the deferred-search variants and the surfaces the client's format lacks.
     #[arg(long, default_value = "all")]
     pub surface: String,
-    /// Comma-separated tokenizers: o200k, cl100k, kimi-est, claude-v5, claude-v4.7, claude-v3,
+    /// Comma-separated tokenizers: o200k, cl100k, claude-v5, claude-v4.7, claude-v3,
     /// claude-est, claude-legacy-est, gemma3 (Gemini's stand-in; installed apart, the error
-    /// says how). Default: the model's, o200k, cl100k.
+    /// says how), kimi, deepseek, qwen, glm, llama3, mistral. Default: the model's, o200k,
+    /// cl100k.
     #[arg(long)]
     pub tokenizer: Option<String>,
     /// The user's message.

@@ -10,6 +10,7 @@ mod audit;
 mod calibrate;
 mod check;
 mod claude_counts;
+mod count;
 mod gateway;
 mod gemini_counts;
 mod generate;
@@ -79,8 +80,12 @@ pub enum Command {
     Lint(LintArgs),
     /// One user turn on each surface: wire bytes, billed input tokens, cost.
     Measure(MeasureArgs),
-    /// The published measurement (FACTS.md section 1) beside toolcost's figures.
+    /// The published measurement (one catalogue, three exposures, Kimi K2.7 Code) beside
+    /// toolcost's figures, counted with Kimi's own tokenizer and template.
     Reproduce(ReproduceArgs),
+    /// The tokens of a text under a model's tokenizer; --request: the billed input tokens of a
+    /// request body, with what they are made of.
+    Count(count::CountArgs),
     /// What a server's tools cost: per-tool bytes and tokens, marginal tokens, one turn per surface.
     Weigh(WeighArgs),
     /// The MCP servers your hosts are configured with (Claude Code, Claude Desktop, Cursor, VS
@@ -134,6 +139,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Lint(a) => lint::run(a),
         Command::Measure(a) => measure::run(a),
         Command::Reproduce(a) => reproduce::run(a),
+        Command::Count(a) => count::run(a),
         Command::Weigh(a) => weigh::run(a),
         Command::Audit(a) => audit::run(a),
         Command::Check(a) => check::run(a),

@@ -76,6 +76,16 @@ pub(super) fn run(a: PricesArgs) -> Result<i32> {
             let snap = litellm::Snapshot::embedded();
             let mut out = String::new();
             for c in PriceCard::all() {
+                // A card belongs to the provider of the table entry it is priced from.
+                let of = c
+                    .litellm
+                    .as_deref()
+                    .and_then(|k| snap.entry(k))
+                    .and_then(|e| e.provider)
+                    .unwrap_or_default();
+                if provider.as_deref().is_some_and(|want| want != of) {
+                    continue;
+                }
                 out.push_str(&format!(
                     "{}\tcard\t{}\n",
                     c.id,
@@ -94,7 +104,7 @@ pub(super) fn run(a: PricesArgs) -> Result<i32> {
                     out.push_str(&format!("{k}\t{p}\n"));
                 }
             }
-            super::print_bytes(out.as_bytes())?;
+            super::print_bytes(crate::report::fit_to_terminal(&out).as_bytes())?;
             Ok(0)
         }
         PricesCommand::Update(u) => update(u),

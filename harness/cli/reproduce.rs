@@ -22,13 +22,7 @@ pub(super) fn run(a: ReproduceArgs) -> Result<i32> {
     reproduce::write(&r, &a.out)?;
     print_bytes(&report::render(a.format.format(), &r.rows))?;
     if a.format.format() == OutputFormat::Table {
-        let text = format!(
-            "kimi-est = o200k x {} (fitted to the recorded slope of {:.3} tokens per definition; re-fitted now: {:.4}); the claude-cli base turn is sized to the recorded protocol-only turn. Rows marked calibrated agree by construction; the out-of-sample rows test the model. Written to {}/",
-            crate::tokens::KIMI_PER_O200K,
-            reproduce::RECORDED_PER_DEFINITION,
-            r.fit.kimi_per_o200k,
-            a.out.display()
-        );
+        let text = format!("{} Written to {}/", r.verdict(), a.out.display());
         println!();
         match report::terminal_width() {
             Some(w) => report::wrap(&text, w).iter().for_each(|l| println!("{l}")),

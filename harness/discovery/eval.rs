@@ -84,7 +84,7 @@ pub struct SurfaceCost {
     /// Share of tasks whose reformulated search missed too (the task fails).
     pub fail_rate: f64,
     pub extra_rounds_per_task: f64,
-    /// Input tokens of one round on this surface at this N (calibrated:kimi-est, the claude-cli
+    /// Input tokens of one round on this surface at this N (estimated:kimi, the claude-cli
     /// profile): what each extra round costs at least.
     pub round_input_tokens: u64,
     pub extra_input_tokens_per_task: f64,

@@ -353,7 +353,7 @@ cores. Their ms/query includes encoding the query on one core.\n",
             }),
         ));
     }
-    s.push_str("\n## What misses add to a task\n\nThe model searches with the paraphrase first; after a miss it reformulates once in the row's words (one more round); after a second miss the task fails. Extra tokens are the extra rounds times one round's input on that surface (`calibrated:kimi-est`, claude-cli profile), a lower bound since later rounds also resend the history.\n\n");
+    s.push_str("\n## What misses add to a task\n\nThe model searches with the paraphrase first; after a miss it reformulates once in the row's words (one more round); after a second miss the task fails. Extra tokens are the extra rounds times one round's input on that surface (`estimated:kimi`, claude-cli profile), a lower bound since later rounds also resend the history.\n\n");
     s.push_str(&markdown::table(
         &[
             ("set", Align::Left),

@@ -68,7 +68,7 @@ pub struct TaskResult {
     pub wall_ms: f64,
     /// Evidence: rounds, calls, misses and success are `simulated` (the driver's scripted model);
     /// the tokens are the log rows' usage source (`estimated:<tokenizer>` or
-    /// `calibrated:kimi-est(...)` with the mock, `observed` from a real provider); the cost is
+    /// `estimated:<tokenizer>` with the mock, `observed` from a real provider); the cost is
     /// derived from them.
     pub label: String,
     /// What the model answered in its last round.

@@ -81,7 +81,7 @@ pub struct Estimate {
     pub input_tokens: u64,
     pub cached_input_tokens: u64,
     pub cache_write_tokens: u64,
-    /// `estimated:<tokenizer>` or `calibrated:kimi-est(...)`, with the card.
+    /// `estimated:<tokenizer>` with the card.
     pub label: String,
 }
 
@@ -119,7 +119,7 @@ pub struct LogRow {
     /// The estimate's cache-write tokens.
     #[serde(default)]
     pub estimated_cache_write_tokens: Option<u64>,
-    /// Evidence label of the estimate: `estimated:<tokenizer>` or `calibrated:kimi-est(...)`.
+    /// Evidence label of the estimate: `estimated:<tokenizer>`.
     #[serde(default)]
     pub estimate_label: Option<String>,
 }

@@ -34,13 +34,27 @@ pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
     let input = e.input?;
     let output = e.output?;
     let anthropic = parent.render.starts_with("anthropic");
-    let mut assumed = vec![match anthropic {
-        true => format!("render rules, cache rule and minimum as {}'s", parent.id),
-        false => format!(
+    // An open-weight model renders by its family's chat template and counts with its family's
+    // vocabulary; only the cache rule comes from the parent.
+    let template = crate::tokens::render::open::of_model(&lower);
+    let mut assumed = vec![match (anthropic, template) {
+        (true, _) => format!("render rules, cache rule and minimum as {}'s", parent.id),
+        (false, Some(t)) => format!(
+            "chat template {} chosen by the model's name; cache rule and minimum as {}'s",
+            t.source(),
+            parent.id
+        ),
+        (false, None) => format!(
             "render rules, tokenizer, cache rule and minimum as {}'s",
             parent.id
         ),
     }];
+    if let Some((tok, false)) = template.map(|t| t.tokenizer()) {
+        assumed.push(format!(
+            "tokenizer {}: the model's own vocabulary is not bundled, this one stands in",
+            tok.name()
+        ));
+    }
     let cached_input = e.cached_input.unwrap_or_else(|| {
         assumed.push("no cache-read price in the table: reads priced as input".into());
         input
@@ -58,7 +72,12 @@ pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
         parent.context_window
     });
     let (cache, cache_source) = cache_rule(parent, &lower, input, e.cache_write);
-    assumed.extend(parent.assumed.iter().cloned());
+    if template.is_none() || lower.contains("kimi") {
+        assumed.extend(parent.assumed.iter().cloned());
+    } else {
+        assumed
+            .push("automatic prefix caching with no minimum, as toolcost assumes for Kimi".into());
+    }
     // OpenAI's cookbook constants depend on the model (func_init 10 for gpt-4 and gpt-3.5);
     // a model it does not name renders as its parent does.
     // A Claude model the tool-use prompt table names renders with its own prompt.
@@ -70,7 +89,10 @@ pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
         // A Gemini model bills by its generation's rules (the Developer API's: the format
         // toolcost speaks for Gemini).
         _ if parent.render.starts_with("gemini") => format!("gemini:{lower}"),
-        _ => parent.render.clone(),
+        _ => match template {
+            Some(t) => format!("open:{}", t.name()),
+            None => parent.render.clone(),
+        },
     };
     // gpt-4 (not 4o or 4.1) and gpt-3.5 count with cl100k.
     let cl100k = lower.starts_with("gpt-3")
@@ -94,7 +116,10 @@ pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
             ));
             family.name().to_string()
         }
-        false => parent.tokenizer.clone(),
+        false => match template {
+            Some(t) => t.tokenizer().0.name().to_string(),
+            None => parent.tokenizer.clone(),
+        },
     };
     let (tiers, cache_write_long) = super::extras(&e, input, cached_input, cache_write, output);
     Some(PriceCard {
@@ -158,6 +183,10 @@ fn strip_date(k: &str) -> Option<String> {
 /// The hand card a provider's model inherits from; `k` is the model's name in lower case,
 /// without a deployment path.
 fn parent(provider: &str, k: &str) -> Option<&'static str> {
+    // The open-weight families (whoever serves them) take their cache rule from the Kimi card.
+    if k.contains("gpt-oss") {
+        return Some("kimi-k2.7-code");
+    }
     match provider {
         "anthropic" => Some(match claude_version(k) {
             Some(v) if v < (4, 7) && k.contains("haiku") => "claude-haiku-4.5",
@@ -181,7 +210,7 @@ fn parent(provider: &str, k: &str) -> Option<&'static str> {
                 false => "gemini-3.5-flash",
             })
         }
-        _ if k.contains("kimi") => Some("kimi-k2.7-code"),
+        _ if crate::tokens::render::open::of_model(k).is_some() => Some("kimi-k2.7-code"),
         _ => None,
     }
 }

@@ -11,7 +11,7 @@ use crate::surface::SurfaceKind;
 use std::path::{Path, PathBuf};
 
 /// The evidence label of a tokenizer's figures in these rows (`estimated:o200k`,
-/// `calibrated:kimi-est(...)`).
+/// `calibrated:claude-est(...)`).
 fn tok_label(rows: &[SweepRow], tok: &str) -> String {
     rows.iter()
         .find(|r| r.tokenizer == tok)

@@ -136,17 +136,22 @@ pub fn steps(cfg: &Config) -> u64 {
     (cfg.rows.len() * cfg.clients.len() + tasks) as u64
 }
 
-/// The tokenizers that mean something for a price card: the Kimi and Claude estimates stand in
-/// for their own models' tokenizers only, so another family's card (gpt-4o's rendering, say)
-/// is not counted with them.
+/// The tokenizers that mean something for a price card: the Claude estimates and the open
+/// families' vocabularies count their own models only, so another family's card (gpt-4o's
+/// rendering, say) is not counted with them.
 pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<Tokenizer> {
     tokenizers
         .iter()
         .copied()
         .filter(|&t| match t {
-            Tokenizer::KimiEst | Tokenizer::ClaudeEst | Tokenizer::ClaudeLegacyEst => {
-                card.tokenizer() == t
-            }
+            Tokenizer::ClaudeEst
+            | Tokenizer::ClaudeLegacyEst
+            | Tokenizer::Kimi
+            | Tokenizer::Deepseek
+            | Tokenizer::Qwen
+            | Tokenizer::Glm
+            | Tokenizer::Llama3
+            | Tokenizer::Mistral => card.tokenizer() == t,
             // A Claude family counts Claude's cards (the family of the card's own model or
             // another's: the same rendering applies).
             Tokenizer::ClaudeV3 | Tokenizer::ClaudeV4_7 | Tokenizer::ClaudeV5 => {

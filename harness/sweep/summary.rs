@@ -117,9 +117,9 @@ pub fn sweep(
     let _ = writeln!(
         s,
         "One user turn (\"{}\") measured on every surface at N = {}, with the {} profile (seed {}). \
-Token figures are `estimated:<tokenizer>` (counted here, not returned by a provider), or \
-`calibrated:kimi-est(...)` where the Kimi constant fitted to a recorded figure scales them; ratios, \
-marginal tokens and dollars are `derived` from them and the client's price card. A month is {} \
+Token figures are `estimated:<tokenizer>` (counted here, not returned by a provider; Kimi's with \
+its own vocabulary and chat template), or `calibrated:<fit>` where a constant fitted to a recorded \
+figure scales them; ratios, marginal tokens and dollars are `derived` from them and the client's price card. A month is {} \
 turns a day for {} days, with a warm prompt cache.\n",
         crate::measure::DEFAULT_TURN,
         n.iter().map(|x| thousands(*x as u64)).collect::<Vec<_>>().join(", "),

@@ -157,7 +157,13 @@ impl Pricing<'_> {
             None => 0,
         };
         match at {
-            Pos::System(i) if i + 1 == system_blocks && total.tools_deferred == 0 => {
+            // (A chat template frames the conversation and ends with a generation prompt:
+            // its prefix is the request cut there, billed.)
+            Pos::System(i)
+                if i + 1 == system_blocks
+                    && total.tools_deferred == 0
+                    && !matches!(self.render, RenderModel::Open(_)) =>
+            {
                 return total.input_tokens - total.message_tokens
             }
             Pos::Message(m, b)
@@ -195,7 +201,11 @@ impl Pricing<'_> {
             }
             Pos::Tool(_) | Pos::System(_) | Pos::Message(..) => {}
         }
-        let cut = truncated(req, at);
+        let mut cut = truncated(req, at);
+        // A template renders the tools it is given: a cut after them keeps them all.
+        if matches!(self.render, RenderModel::Open(_)) && !matches!(at, Pos::Tool(_)) {
+            *cut.tools_mut() = req.tools().to_vec();
+        }
         match at {
             Pos::Tool(_) => billed_input(&cut, self.render, self.tokenizer).input_tokens,
             Pos::System(_) | Pos::Message(..) => {
@@ -596,7 +606,7 @@ mod tests {
                     reference("c")]}),
         );
         for render in ["anthropic:claude-4.6", "kimi", "openai:gpt-4o"] {
-            for tokenizer in [Tokenizer::O200k, Tokenizer::KimiEst] {
+            for tokenizer in [Tokenizer::O200k, Tokenizer::Kimi] {
                 let render = RenderModel::parse(render).unwrap();
                 let p = Pricing {
                     render,

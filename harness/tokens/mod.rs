@@ -1,10 +1,11 @@
-//! Token counting: the tokenizers (o200k, cl100k and the calibrated Kimi and Claude estimators) and the
-//! provider render models that turn a request body into billed input tokens.
+//! Token counting: the tokenizers (OpenAI's, Claude's, Gemma's and the open-weight families') and
+//! the provider render models that turn a request body into billed input tokens.
 
 mod bpe;
 pub mod cache;
 pub mod claude;
 pub mod claude_exact;
+pub mod families;
 pub mod gemma3;
 mod pretoken;
 mod prompt;
@@ -14,7 +15,7 @@ mod tokenizer;
 
 pub use cache::{CacheRule, PromptCache};
 pub use render::{billed_input, billed_with, Billing, RenderModel, ToolsBilling};
-pub use tokenizer::{clean_cuts, counting_whole, Part, Tokenizer, KIMI_PER_O200K};
+pub use tokenizer::{clean_cuts, counting_whole, Part, Tokenizer};
 
 /// A seed drawn once per process for the hashes that stay inside it (the token-count memo's
 /// keys, the prompt cache's digests): a text cannot be written to aim at them without it.

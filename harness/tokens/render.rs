@@ -30,6 +30,7 @@ pub mod claude;
 mod framed;
 pub mod functions;
 pub mod gemini;
+pub mod open;
 use framed::Framed;
 mod text;
 pub mod turns;
@@ -52,10 +53,10 @@ pub enum RenderModel {
     },
     /// Cookbook constants (gpt-4o, and by assumption gpt-4.1 and gpt-5: func_init 7; gpt-4 /
     /// gpt-3.5: 10).
-    Openai {
-        func_init: i64,
-    },
-    Kimi,
+    Openai { func_init: i64 },
+    /// An open-weight model's chat template ([`open`]): Kimi, Qwen, GLM, DeepSeek, Mistral,
+    /// gpt-oss, Llama.
+    Open(open::Template),
     /// Gemini, by model generation and API ([`gemini::Gemini`]).
     Gemini(gemini::Gemini),
 }
@@ -78,7 +79,9 @@ impl RenderModel {
                     10
                 },
             }),
-            "kimi" => Some(RenderModel::Kimi),
+            // Kimi's current template (K2.5 and later).
+            "kimi" => Some(RenderModel::Open(open::Template::KimiTs)),
+            "open" => open::Template::parse(arg).map(RenderModel::Open),
             "gemini" => Some(RenderModel::Gemini(gemini::Gemini::of_model(arg, false))),
             "vertex" => Some(RenderModel::Gemini(gemini::Gemini::of_model(arg, true))),
             _ => None,
@@ -89,7 +92,7 @@ impl RenderModel {
         match self {
             RenderModel::Anthropic { family, .. } => format!("anthropic:{family}"),
             RenderModel::Openai { func_init } => format!("openai(func_init={func_init})"),
-            RenderModel::Kimi => "kimi".into(),
+            RenderModel::Open(t) => format!("open:{}", t.name()),
             RenderModel::Gemini(g) => format!(
                 "{}:{}.{}",
                 if g.vertex { "vertex" } else { "gemini" },
@@ -368,6 +371,9 @@ pub fn billed_with(
     }
     if let RenderModel::Gemini(g) = render {
         return gemini_billed(req, g, tok, tools);
+    }
+    if let RenderModel::Open(t) = render {
+        return open::billed(req, t, tok, tools);
     }
     let system = system_text(&req.body);
     let openai = matches!(render, RenderModel::Openai { .. });
@@ -709,12 +715,10 @@ fn defs_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> f64 {
                 .into_iter()
                 .sum()
         }
-        RenderModel::Kimi | RenderModel::Gemini(_) => {
-            let frame = match render {
-                RenderModel::Gemini(_) => Framed::gemini,
-                _ => Framed::kimi,
-            };
-            let framed: Vec<Framed> = crate::sync::map_on_cores(defs, |d| frame(*d));
+        // The template's tools section alone.
+        RenderModel::Open(t) => open::defs_tokens(defs, t, tok),
+        RenderModel::Gemini(_) => {
+            let framed: Vec<Framed> = crate::sync::map_on_cores(defs, |d| Framed::gemini(*d));
             let members = framed.iter().enumerate().flat_map(|(i, f)| {
                 let comma = (i > 0).then_some(Part::Joint(","));
                 comma.into_iter().chain(f.parts())
@@ -779,7 +783,7 @@ fn kept(d: ToolRef, rendering: Rendering, tok: Tokenizer, count: impl FnOnce() -
 
 fn fixed_defs_tokens(render: RenderModel) -> f64 {
     match render {
-        RenderModel::Anthropic { .. } | RenderModel::Kimi | RenderModel::Gemini(_) => 0.0,
+        RenderModel::Anthropic { .. } | RenderModel::Open(_) | RenderModel::Gemini(_) => 0.0,
         RenderModel::Openai { .. } => 12.0,
     }
 }

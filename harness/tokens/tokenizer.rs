@@ -1,23 +1,13 @@
-//! Tokenizers. o200k_base and cl100k_base are OpenAI's vocabularies, counted one pretoken at a
-//! time ([`super::bpe`], the same counts as tiktoken); `kimi-est` is o200k scaled by one constant fitted from the
-//! recorded figures, because the recorded model's tokenizer is not distributable here;
-//! `claude-est` and `claude-legacy-est` estimate Claude's two tokenizer generations from
-//! recorded counts ([`super::claude`]).
+//! Tokenizers, one registry of the families toolcost counts with: o200k_base and cl100k_base
+//! are OpenAI's vocabularies, counted one pretoken at a time ([`super::bpe`], the same counts as
+//! tiktoken); Claude's three families exactly ([`super::claude_exact`]) and their two earlier
+//! estimators ([`super::claude`]); Gemma 3's SentencePiece ([`super::gemma3`]); and the
+//! open-weight families (Kimi, DeepSeek, Qwen, GLM, Llama 3, Mistral: [`super::families`]).
 
 use super::bpe::Bpe;
 use super::claude_exact::Family;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-
-/// Kimi tokens per o200k token, fitted so that the per-row projection of the `seed-2026-07`
-/// catalogue at N=856, rendered as Kimi function declarations with `mcp__toolcost__` names,
-/// costs the recorded slope of 157.846 input tokens per definition (FACTS.md section 1:
-/// (149,187 - 14,071) / 856 = 157.8458), divided by that projection's 122.65 o200k tokens per
-/// definition. It is fitted on definition text and applied to all text, so every figure it
-/// produces is labelled `calibrated`; its error on other text is not known (the recorded
-/// model's tokenizer is not available to measure it). `toolcost reproduce` re-fits it and prints
-/// both; a test fails when the generator drifts from it by more than 0.5%.
-pub const KIMI_PER_O200K: f64 = 1.2870;
 
 /// A tokenizer toolcost can count with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -26,9 +16,19 @@ pub enum Tokenizer {
     O200k,
     #[serde(rename = "cl100k")]
     Cl100k,
-    /// o200k x [`KIMI_PER_O200K`]
-    #[serde(rename = "kimi-est")]
-    KimiEst,
+    /// Kimi's own vocabulary (K2 to K3), counted exactly.
+    #[serde(rename = "kimi")]
+    Kimi,
+    #[serde(rename = "deepseek")]
+    Deepseek,
+    #[serde(rename = "qwen")]
+    Qwen,
+    #[serde(rename = "glm")]
+    Glm,
+    #[serde(rename = "llama3")]
+    Llama3,
+    #[serde(rename = "mistral")]
+    Mistral,
     /// Claude's current tokenizer (Opus 4.7 and later), estimated from o200k pretokens with
     /// weights fitted to recorded counts ([`super::claude::CURRENT`]).
     #[serde(rename = "claude-est")]
@@ -51,10 +51,15 @@ pub enum Tokenizer {
 }
 
 impl Tokenizer {
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 14] = [
         "o200k",
         "cl100k",
-        "kimi-est",
+        "kimi",
+        "deepseek",
+        "qwen",
+        "glm",
+        "llama3",
+        "mistral",
         "claude-v5",
         "claude-v4.7",
         "claude-v3",
@@ -67,7 +72,15 @@ impl Tokenizer {
         match name.trim() {
             "o200k" | "o200k_base" => Ok(Tokenizer::O200k),
             "cl100k" | "cl100k_base" => Ok(Tokenizer::Cl100k),
-            "kimi-est" | "kimi" => Ok(Tokenizer::KimiEst),
+            "kimi" => Ok(Tokenizer::Kimi),
+            "kimi-est" => Err(Error::input(
+                "kimi-est (o200k times a fitted constant) is gone: Kimi is counted with its own vocabulary, `kimi`",
+            )),
+            "deepseek" => Ok(Tokenizer::Deepseek),
+            "qwen" => Ok(Tokenizer::Qwen),
+            "glm" => Ok(Tokenizer::Glm),
+            "llama3" | "llama" => Ok(Tokenizer::Llama3),
+            "mistral" | "tekken" => Ok(Tokenizer::Mistral),
             "claude-est" | "claude" => Ok(Tokenizer::ClaudeEst),
             "claude-legacy-est" | "claude-legacy" => Ok(Tokenizer::ClaudeLegacyEst),
             "claude-v3" => Ok(Tokenizer::ClaudeV3),
@@ -82,7 +95,12 @@ impl Tokenizer {
         match self {
             Tokenizer::O200k => "o200k",
             Tokenizer::Cl100k => "cl100k",
-            Tokenizer::KimiEst => "kimi-est",
+            Tokenizer::Kimi => "kimi",
+            Tokenizer::Deepseek => "deepseek",
+            Tokenizer::Qwen => "qwen",
+            Tokenizer::Glm => "glm",
+            Tokenizer::Llama3 => "llama3",
+            Tokenizer::Mistral => "mistral",
             Tokenizer::ClaudeEst => "claude-est",
             Tokenizer::ClaudeLegacyEst => "claude-legacy-est",
             Tokenizer::ClaudeV3 => "claude-v3",
@@ -100,9 +118,35 @@ impl Tokenizer {
             Tokenizer::ClaudeV5 => Some(Family::V5),
             Tokenizer::O200k
             | Tokenizer::Cl100k
-            | Tokenizer::KimiEst
             | Tokenizer::ClaudeEst
             | Tokenizer::ClaudeLegacyEst
+            | Tokenizer::Gemma3 => None,
+            Tokenizer::Kimi
+            | Tokenizer::Deepseek
+            | Tokenizer::Qwen
+            | Tokenizer::Glm
+            | Tokenizer::Llama3
+            | Tokenizer::Mistral => None,
+        }
+    }
+
+    /// The open-weight family this tokenizer counts, if it is one.
+    pub fn open_family(self) -> Option<super::families::Open> {
+        use super::families::Open;
+        match self {
+            Tokenizer::Kimi => Some(Open::Kimi),
+            Tokenizer::Deepseek => Some(Open::Deepseek),
+            Tokenizer::Qwen => Some(Open::Qwen),
+            Tokenizer::Glm => Some(Open::Glm),
+            Tokenizer::Llama3 => Some(Open::Llama3),
+            Tokenizer::Mistral => Some(Open::Mistral),
+            Tokenizer::O200k
+            | Tokenizer::Cl100k
+            | Tokenizer::ClaudeEst
+            | Tokenizer::ClaudeLegacyEst
+            | Tokenizer::ClaudeV3
+            | Tokenizer::ClaudeV4_7
+            | Tokenizer::ClaudeV5
             | Tokenizer::Gemma3 => None,
         }
     }
@@ -138,7 +182,6 @@ impl Tokenizer {
     /// The evidence label of a figure counted with this tokenizer.
     pub fn label(self) -> String {
         match self {
-            Tokenizer::KimiEst => format!("calibrated:kimi-est(o200k x {KIMI_PER_O200K})"),
             Tokenizer::ClaudeEst => {
                 "calibrated:claude-est(fit to claude-opus-5 count_tokens of 17 servers, 2026-08)"
                     .into()
@@ -150,6 +193,12 @@ impl Tokenizer {
             Tokenizer::O200k | Tokenizer::Cl100k | Tokenizer::Gemma3 => {
                 format!("estimated:{}", self.name())
             }
+            Tokenizer::Kimi
+            | Tokenizer::Deepseek
+            | Tokenizer::Qwen
+            | Tokenizer::Glm
+            | Tokenizer::Llama3
+            | Tokenizer::Mistral => format!("estimated:{}", self.name()),
             Tokenizer::ClaudeV3 | Tokenizer::ClaudeV4_7 | Tokenizer::ClaudeV5 => {
                 format!("estimated:{}", self.name())
             }
@@ -160,6 +209,9 @@ impl Tokenizer {
     pub fn count(self, text: &str) -> f64 {
         if let Some(f) = self.claude_family() {
             return claude_exact_count(f, text, false) as f64;
+        }
+        if let Some(f) = self.open_family() {
+            return open_count(f, text) as f64;
         }
         match self {
             Tokenizer::ClaudeEst => claude_count(text),
@@ -195,7 +247,10 @@ impl Tokenizer {
         let whole = counting_whole_now();
         // Claude's tokens do not add across a join the way BPE pretokens do: the parts are
         // counted as the text they make (remembered whole).
-        if self.claude_family().is_some() || self == Tokenizer::Gemma3 {
+        if self.claude_family().is_some()
+            || self == Tokenizer::Gemma3
+            || self.open_family().is_some()
+        {
             return self.count(&joined(parts));
         }
         if whole && self == Tokenizer::ClaudeEst {
@@ -238,12 +293,17 @@ impl Tokenizer {
             }
             Tokenizer::O200k
             | Tokenizer::Cl100k
-            | Tokenizer::KimiEst
             | Tokenizer::ClaudeLegacyEst
             | Tokenizer::ClaudeV3
             | Tokenizer::ClaudeV4_7
             | Tokenizer::ClaudeV5
-            | Tokenizer::Gemma3 => self.scale(counts.total),
+            | Tokenizer::Gemma3
+            | Tokenizer::Kimi
+            | Tokenizer::Deepseek
+            | Tokenizer::Qwen
+            | Tokenizer::Glm
+            | Tokenizer::Llama3
+            | Tokenizer::Mistral => self.scale(counts.total),
         }
     }
 
@@ -263,9 +323,14 @@ impl Tokenizer {
 
     fn scale(self, n: usize) -> f64 {
         match self {
-            Tokenizer::KimiEst => n as f64 * KIMI_PER_O200K,
             Tokenizer::ClaudeLegacyEst => n as f64 * super::claude::LEGACY_PER_CL100K,
-            Tokenizer::O200k
+            Tokenizer::Kimi
+            | Tokenizer::Deepseek
+            | Tokenizer::Qwen
+            | Tokenizer::Glm
+            | Tokenizer::Llama3
+            | Tokenizer::Mistral
+            | Tokenizer::O200k
             | Tokenizer::Cl100k
             | Tokenizer::ClaudeEst
             | Tokenizer::ClaudeV3
@@ -281,7 +346,12 @@ impl Tokenizer {
     fn bpe(self) -> &'static Bpe {
         match self {
             Tokenizer::O200k
-            | Tokenizer::KimiEst
+            | Tokenizer::Kimi
+            | Tokenizer::Deepseek
+            | Tokenizer::Qwen
+            | Tokenizer::Glm
+            | Tokenizer::Llama3
+            | Tokenizer::Mistral
             | Tokenizer::ClaudeEst
             | Tokenizer::ClaudeV3
             | Tokenizer::ClaudeV4_7
@@ -294,7 +364,12 @@ impl Tokenizer {
     fn memo_key(self) -> u8 {
         match self {
             Tokenizer::O200k
-            | Tokenizer::KimiEst
+            | Tokenizer::Kimi
+            | Tokenizer::Deepseek
+            | Tokenizer::Qwen
+            | Tokenizer::Glm
+            | Tokenizer::Llama3
+            | Tokenizer::Mistral
             | Tokenizer::ClaudeEst
             | Tokenizer::ClaudeV3
             | Tokenizer::ClaudeV4_7
@@ -396,6 +471,25 @@ fn gemma3_count(text: &str) -> usize {
     }
     memo::count(memo::GEMMA3, text, |t| Counts {
         total: super::gemma3::count(t),
+        ..Counts::default()
+    })
+    .total
+}
+
+/// An open-weight family's tokens of a text, remembered (each family under a key of its own
+/// after Gemma 3's).
+fn open_count(f: super::families::Open, text: &str) -> usize {
+    if counting_whole_now() {
+        return f.count(text);
+    }
+    let which = memo::GEMMA3
+        + 1
+        + super::families::Open::ALL
+            .iter()
+            .position(|o| *o == f)
+            .unwrap_or(0) as u8;
+    memo::count(which, text, |t| Counts {
+        total: f.count(t),
         ..Counts::default()
     })
     .total
@@ -672,7 +766,7 @@ mod tests {
             for tok in [
                 Tokenizer::O200k,
                 Tokenizer::Cl100k,
-                Tokenizer::KimiEst,
+                Tokenizer::Kimi,
                 Tokenizer::ClaudeEst,
                 Tokenizer::ClaudeLegacyEst,
             ] {

@@ -204,10 +204,22 @@ pub fn encoder() -> Option<&'static toolcost::embed::Encoder> {
     }
 }
 
+/// The Python the tests' packages are installed for: `.ci/run`'s virtual environment under
+/// `target/venv` when it is there (it leaves the machine's own Python as it was), else
+/// `python3` on PATH.
+#[allow(dead_code)]
+pub fn python() -> PathBuf {
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/venv/bin/python3");
+    match venv.exists() {
+        true => venv,
+        false => PathBuf::from("python3"),
+    }
+}
+
 /// Whether the official Python SDKs named (`anthropic`, `openai`) import; outside CI a missing
 /// one skips the test with a note, in CI it is an error (`.ci/run` installs them).
 pub fn python_sdks(modules: &str) -> bool {
-    let ok = std::process::Command::new("python3")
+    let ok = std::process::Command::new(python())
         .args(["-c", &format!("import {modules}")])
         .output()
         .map(|o| o.status.success())
@@ -227,7 +239,7 @@ pub async fn python_peer(script: &str, base: &str) -> serde_json::Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/peers")
         .join(script);
-    let out = tokio::process::Command::new("python3")
+    let out = tokio::process::Command::new(python())
         .arg(&path)
         .arg(base)
         .output()

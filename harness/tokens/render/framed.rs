@@ -35,23 +35,6 @@ impl<'a> Framed<'a> {
         }
     }
 
-    /// `{"type":"function","function":{"name","description","parameters"}}`.
-    pub(super) fn kimi(d: ToolRef<'a>) -> Framed<'a> {
-        match d.parts() {
-            Some(p) => Framed::around(
-                format!(
-                    "{{\"type\":\"function\",\"function\":{{\"name\":{},\"description\":",
-                    json::compact(p.name)
-                ),
-                p.description,
-                ",\"parameters\":",
-                p.schema.text(),
-                "}}",
-            ),
-            None => Framed::as_sent(d),
-        }
-    }
-
     /// `{"name","description","parameters"}`: a Gemini function declaration.
     pub(super) fn gemini(d: ToolRef<'a>) -> Framed<'a> {
         match d.parts() {

@@ -1,0 +1,176 @@
+//! `toolcost count`: the tokens of a text under a model's tokenizer, or the billed input tokens
+//! of a whole request in the model's provider format, with what they are made of.
+
+use super::print_bytes;
+use crate::error::{Error, Result};
+use crate::pricing::PriceCard;
+use crate::tokens::billed_input;
+use crate::wire::{Format, Request};
+use clap::Args;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct CountArgs {
+    /// The model whose tokenizer counts (any model `toolcost prices list` names, or a LiteLLM id:
+    /// claude-opus-5, gpt-5.4, gemini-3.5-flash, kimi-k2.7-code, deepseek/deepseek-chat, ...).
+    #[arg(long)]
+    pub model: String,
+    /// The text, or with --request the request body (JSON); `-` or nothing reads stdin.
+    pub file: Option<PathBuf>,
+    /// Read the input as a request body in the model's provider format (Anthropic Messages,
+    /// OpenAI Chat Completions or Responses, Gemini; an open model's as Chat Completions) and
+    /// print the input tokens the provider bills for it: system, tools, messages and the
+    /// frame (tool-use prompt, role markers, template text).
+    #[arg(long)]
+    pub request: bool,
+    /// Print `{"model", "tokenizer", "tokens", "label"}` (and `breakdown` with --request).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The most bytes read (stdin or a file).
+const MAX_INPUT: u64 = 256 << 20;
+
+fn input(file: Option<&PathBuf>) -> Result<Vec<u8>> {
+    match file {
+        Some(p) if p.as_os_str() != "-" => crate::input::read(p, MAX_INPUT),
+        _ => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .take(MAX_INPUT + 1)
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::input(format!("stdin: {e}")))?;
+            if buf.len() as u64 > MAX_INPUT {
+                return Err(Error::input(format!(
+                    "stdin: more than {} MB",
+                    MAX_INPUT >> 20
+                )));
+            }
+            Ok(buf)
+        }
+    }
+}
+
+/// The wire format of a request body: what its members say, else the card's provider; a body
+/// in a format the model's provider does not take is refused.
+fn format_of(body: &Value, card: &PriceCard) -> Result<Format> {
+    let chat_shaped = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t.get("function").is_some())
+        || body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|m| matches!(m["role"].as_str(), Some("system" | "tool" | "developer")));
+    let anthropic_shaped = body.get("system").is_some()
+        || body["messages"].as_array().into_iter().flatten().any(|m| {
+            m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|b| matches!(b["type"].as_str(), Some("tool_use" | "tool_result")))
+        })
+        || body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t.get("input_schema").is_some());
+    let provider = card.render.split(':').next().unwrap_or("");
+    let format = if body.get("contents").is_some() {
+        Format::Gemini
+    } else if body.get("input").is_some() && body.get("messages").is_none() {
+        Format::OpenaiResponses
+    } else if provider == "anthropic" || anthropic_shaped {
+        Format::AnthropicMessages
+    } else {
+        Format::OpenaiChat
+    };
+    let takes = match provider {
+        "anthropic" => format == Format::AnthropicMessages && !chat_shaped,
+        "gemini" | "vertex" => format == Format::Gemini,
+        "openai" => matches!(format, Format::OpenaiChat | Format::OpenaiResponses),
+        // A gateway in front of an open model converts any of them.
+        _ => true,
+    };
+    match takes {
+        true => Ok(format),
+        false => Err(Error::input(format!(
+            "{} takes {} requests; this body reads as {} (write it in the model's own format)",
+            card.id,
+            match provider {
+                "anthropic" => "Anthropic Messages",
+                "gemini" | "vertex" => "Gemini generateContent",
+                _ => "OpenAI Chat Completions or Responses",
+            },
+            match (format, chat_shaped) {
+                (Format::AnthropicMessages, true) | (Format::OpenaiChat, _) =>
+                    "OpenAI Chat Completions",
+                (f, _) => f.name(),
+            }
+        ))),
+    }
+}
+
+pub(super) fn run(a: CountArgs) -> Result<i32> {
+    let card = PriceCard::named(&a.model)?;
+    let tok = card.tokenizer();
+    tok.ready()?;
+    let bytes = input(a.file.as_ref())?;
+    let render = card.render_model();
+    let (tokens, label, breakdown) = match a.request {
+        false => {
+            let text =
+                String::from_utf8(bytes).map_err(|_| Error::input("the text is not UTF-8"))?;
+            (tok.count(&text).round() as u64, tok.label(), None)
+        }
+        true => {
+            let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                Error::input(format!("request body: {}", crate::json::why_unreadable(&e)))
+            })?;
+            let format = format_of(&body, &card)?;
+            let req = Request::parse(format, &bytes)?;
+            let b = billed_input(&req, render, tok);
+            let label = format!("{}; rendered as {}", tok.label(), render.name());
+            let breakdown = json!({
+                "format": format.name(),
+                "system": b.system_tokens,
+                "tools": b.tool_tokens,
+                "messages": b.message_tokens,
+                "frame": b.overhead_tokens,
+                "tools_billed": b.tools_billed,
+            });
+            (b.input_tokens, label, Some(breakdown))
+        }
+    };
+    let out = match (a.json, &breakdown) {
+        (true, _) => {
+            let mut v = json!({
+                "model": card.id,
+                "tokenizer": tok.name(),
+                "tokens": tokens,
+                "label": label,
+            });
+            if let Some(b) = breakdown {
+                v["breakdown"] = b;
+            }
+            format!("{}\n", serde_json::to_string_pretty(&v).expect("serialises"))
+        }
+        (false, None) => format!("{tokens}\n"),
+        (false, Some(b)) => format!(
+            "{tokens} input tokens ({}; {} format; {label})\n  system {}\n  tools {} ({} definitions)\n  messages {}\n  frame {}\n",
+            card.id,
+            b["format"].as_str().unwrap_or(""),
+            b["system"],
+            b["tools"],
+            b["tools_billed"],
+            b["messages"],
+            b["frame"],
+        ),
+    };
+    print_bytes(out.as_bytes())?;
+    Ok(0)
+}

@@ -1,0 +1,12 @@
+//! Mistral's tekken vocabulary (131,072 ids, the first 1,000 special): NeMo, Pixtral, Small 3,
+//! Large 2, Medium, Devstral and Ministral. The SentencePiece vocabularies of Mistral 7B and
+//! Mixtral are counted with it too (assumed, and said in the label).
+
+use super::FamilySpec;
+
+pub const SPEC: FamilySpec = FamilySpec {
+    name: "mistral",
+    splintr: "mistral_v3",
+    source: "mistral-common's tekken file, as the splintr-vocab-mistral crate 1.0.0 ships it",
+    licence: "Apache-2.0",
+};

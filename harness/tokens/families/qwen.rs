@@ -1,0 +1,12 @@
+//! Qwen: Qwen 2, 2.5 and 3 (and Qwen3-Coder) share one vocabulary (151,643 ranks), digits split
+//! one at a time. Qwen 3.5 has a vocabulary of its own that no crate ships: it is counted with
+//! this one (assumed, and said in its label).
+
+use super::FamilySpec;
+
+pub const SPEC: FamilySpec = FamilySpec {
+    name: "qwen",
+    splintr: "qwen3",
+    source: "Qwen/Qwen3 tokenizer.json, as the splintr-vocab-qwen crate 1.0.0 ships it",
+    licence: "Apache-2.0",
+};

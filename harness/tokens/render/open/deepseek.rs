@@ -1,0 +1,195 @@
+//! DeepSeek's chat formats. Turns are `<｜User｜>` and `<｜Assistant｜>` (full-width bars and
+//! `▁`, special tokens), an assistant turn closed by `<｜end▁of▁sentence｜>`; the prompt opens
+//! with `<｜begin▁of▁sentence｜>` and the system text.
+//!
+//! - V3, R1 and V3.1: DeepSeek's own templates do not declare tools; the form servers use
+//!   (vLLM's DeepSeek-V3 tool template) appends a `<tools>` block of JSON lines to the system
+//!   text and writes calls as `<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}` with the
+//!   arguments in a JSON fence, results in `<｜tool▁outputs▁begin｜>`.
+//! - V3.2 and V4 (DeepSeek's `encoding_dsv4`): tools appended to the system text as "## Tools"
+//!   with one JSON schema per line, calls as `｜DSML｜` XML (plain text), results as a user
+//!   turn's `<tool_result>`. DeepSeek's API bills its V4 models a little under this (+1 to +5%
+//!   on three recorded requests of an open-source suite, with each schema compact and without
+//!   `strict`, as here): an estimate.
+
+use super::conversation::{Conversation, Role};
+use super::{pyjson, Prompt};
+use serde_json::Value;
+
+const SPECIALS: &[&str] = &[
+    "<｜begin▁of▁sentence｜>",
+    "<｜end▁of▁sentence｜>",
+    "<｜User｜>",
+    "<｜Assistant｜>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁outputs▁begin｜>",
+    "<｜tool▁outputs▁end｜>",
+    "<｜tool▁output▁begin｜>",
+    "<｜tool▁output▁end｜>",
+    "<｜tool▁sep｜>",
+    "<think>",
+    "</think>",
+];
+
+const V3_TOOLS_HEAD: &str = "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+const V3_TOOLS_TAIL: &str = "\n</tools>\n\nFor function call returns, you should first print <｜tool▁calls▁begin｜>For each function call, you should return object like:\n<｜tool▁call▁begin｜>function<｜tool▁sep｜><function_name>\n```json\n<function_arguments_in_json_format>\n```<｜tool▁call▁end｜>At the end of function call returns, you should print <｜tool▁calls▁end｜><｜end▁of▁sentence｜>";
+
+pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+    p.spelled("<｜begin▁of▁sentence｜>", SPECIALS);
+    p.system(&c.system);
+    if !tools.is_empty() {
+        p.spelled(V3_TOOLS_HEAD, SPECIALS);
+        for t in tools {
+            p.tools("\n");
+            p.tools(&pyjson::dumps(t, pyjson::SPACED));
+        }
+        p.spelled(V3_TOOLS_TAIL, SPECIALS);
+    }
+    let last_user = c.last_user();
+    let mut in_outputs = false;
+    for (i, m) in c.messages.iter().enumerate() {
+        if Some(i) == last_user {
+            p.user_starts();
+        }
+        if m.role != Role::Tool && in_outputs {
+            p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
+            in_outputs = false;
+        }
+        match m.role {
+            Role::User | Role::System => {
+                p.spelled("<｜User｜>", SPECIALS);
+                p.message(&m.text);
+                p.spelled("<｜Assistant｜>", SPECIALS);
+            }
+            Role::Assistant => {
+                p.message(&m.text);
+                if !m.calls.is_empty() {
+                    p.spelled("<｜tool▁calls▁begin｜>", SPECIALS);
+                    for (k, call) in m.calls.iter().enumerate() {
+                        if k > 0 {
+                            p.frame("\n");
+                        }
+                        p.spelled("<｜tool▁call▁begin｜>function<｜tool▁sep｜>", SPECIALS);
+                        p.message(&call.name);
+                        p.frame("\n```json\n");
+                        p.message(&call.arguments_json());
+                        p.spelled("\n```<｜tool▁call▁end｜>", SPECIALS);
+                    }
+                    p.spelled("<｜tool▁calls▁end｜>", SPECIALS);
+                }
+                p.spelled("<｜end▁of▁sentence｜>", SPECIALS);
+            }
+            Role::Tool => {
+                match in_outputs {
+                    false => p.spelled("<｜tool▁outputs▁begin｜>", SPECIALS),
+                    true => p.frame("\n"),
+                }
+                in_outputs = true;
+                p.spelled("<｜tool▁output▁begin｜>", SPECIALS);
+                p.message(&m.text);
+                p.spelled("<｜tool▁output▁end｜>", SPECIALS);
+            }
+        }
+    }
+    if in_outputs {
+        p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
+    }
+    if c.messages.last().is_none_or(|m| m.role != Role::User) {
+        p.spelled("<｜Assistant｜>", SPECIALS);
+    }
+}
+
+const DSML: &str = "｜DSML｜";
+
+fn v4_tools_header() -> String {
+    let d = DSML;
+    format!(
+        "## Tools\n\nYou have access to a set of tools to help answer the user's question. You can invoke tools by writing a \"<{d}tool_calls>\" block like the following:\n\n<{d}tool_calls>\n<{d}invoke name=\"$TOOL_NAME\">\n<{d}parameter name=\"$PARAMETER_NAME\" string=\"true|false\">$PARAMETER_VALUE</{d}parameter>\n...\n</{d}invoke>\n<{d}invoke name=\"$TOOL_NAME2\">\n...\n</{d}invoke>\n</{d}tool_calls>\n\nString parameters should be specified as is and set `string=\"true\"`. For all other types (numbers, booleans, arrays, objects), pass the value in JSON format and set `string=\"false\"`.\n\nIf thinking_mode is enabled (triggered by <think>), you MUST output your complete reasoning inside <think>...</think> BEFORE any tool calls or final response.\n\nOtherwise, output directly after </think> with tool calls or final response.\n\n### Available Tool Schemas\n\n"
+    )
+}
+
+const V4_TOOLS_FOOTER: &str =
+    "\nYou MUST strictly follow the above defined tool name and parameter schemas to invoke tool calls.\n";
+
+pub fn v4(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+    p.spelled("<｜begin▁of▁sentence｜>", SPECIALS);
+    p.system(&c.system);
+    if !tools.is_empty() {
+        if !c.system.is_empty() {
+            p.frame("\n\n");
+        }
+        p.spelled(&v4_tools_header(), SPECIALS);
+        for t in tools {
+            let mut f = t["function"].clone();
+            if let Some(o) = f.as_object_mut() {
+                o.remove("strict");
+            }
+            p.tools(&pyjson::dumps(&f, pyjson::COMPACT));
+            p.tools("\n");
+        }
+        p.spelled(V4_TOOLS_FOOTER, SPECIALS);
+    }
+    let last_user = c.last_user();
+    let mut in_user = false;
+    for (i, m) in c.messages.iter().enumerate() {
+        if Some(i) == last_user {
+            p.user_starts();
+        }
+        match m.role {
+            Role::User | Role::System | Role::Tool => {
+                match in_user {
+                    true => p.frame("\n\n"),
+                    false => p.spelled("<｜User｜>", SPECIALS),
+                }
+                in_user = true;
+                if m.role == Role::Tool {
+                    p.frame("<tool_result>");
+                    p.message(&m.text);
+                    p.frame("</tool_result>");
+                } else {
+                    p.message(&m.text);
+                }
+            }
+            Role::Assistant => {
+                in_user = false;
+                // Non-thinking: an assistant turn opens with `</think>`.
+                p.spelled("<｜Assistant｜></think>", SPECIALS);
+                p.message(&m.text);
+                if !m.calls.is_empty() {
+                    p.frame(&format!("\n\n<{DSML}tool_calls>\n"));
+                    for call in &m.calls {
+                        p.frame(&format!("<{DSML}invoke name=\""));
+                        p.message(&call.name);
+                        p.frame("\">\n");
+                        let args = call.arguments.as_object();
+                        for (k, v) in args.into_iter().flatten() {
+                            p.frame(&format!("<{DSML}parameter name=\""));
+                            p.message(k);
+                            match v {
+                                Value::String(s) => {
+                                    p.frame("\" string=\"true\">");
+                                    p.message(s);
+                                }
+                                other => {
+                                    p.frame("\" string=\"false\">");
+                                    p.message(&pyjson::dumps(other, pyjson::SPACED));
+                                }
+                            }
+                            p.frame(&format!("</{DSML}parameter>\n"));
+                        }
+                        if args.is_none_or(|a| a.is_empty()) {
+                            p.frame("\n");
+                        }
+                        p.frame(&format!("</{DSML}invoke>\n"));
+                    }
+                    p.frame(&format!("</{DSML}tool_calls>"));
+                }
+                p.spelled("<｜end▁of▁sentence｜>", SPECIALS);
+            }
+        }
+    }
+    p.spelled("<｜Assistant｜></think>", SPECIALS);
+}

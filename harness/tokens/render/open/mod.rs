@@ -1,0 +1,482 @@
+//! Open-weight models' chat templates: how Kimi, Qwen, GLM, DeepSeek, Mistral, gpt-oss and Llama
+//! write a request (system text, tool declarations, messages, tool calls and results) into the
+//! one text their tokenizer counts. Each family's template is a file here, written from its
+//! published template (the version and source are in [`Template::source`]); the text between
+//! special tokens is counted with the family's tokenizer, each special token one.
+//!
+//! A template is chosen per model id ([`of_model`]); the request's conversation is read from any
+//! wire format into the Chat Completions shape the templates take ([`conversation`]), as the
+//! gateway in front of an open model converts it.
+
+pub mod conversation;
+mod deepseek;
+mod glm;
+mod harmony;
+mod kimi;
+mod llama;
+mod mistral;
+mod pyjson;
+mod qwen;
+mod typescript;
+
+use super::Billing;
+use crate::tokens::Tokenizer;
+use crate::wire::{Request, ToolRef};
+use conversation::Conversation;
+pub use pyjson::deep_sorted;
+use serde_json::Value;
+
+/// A chat template, by the model versions that share it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Template {
+    /// Kimi K2 and K2-0905: tools as JSON (deep-sorted, `", "` separators), a default system.
+    KimiK2,
+    /// Kimi K2.5, K2.6, K2.7 Code: tools as TypeScript declarations.
+    KimiTs,
+    /// Qwen 2.5 (a default system prompt) and Qwen 3: one JSON line per tool in `<tools>`.
+    Qwen { default_system: bool },
+    /// Qwen 3.5 and 3.6: tools first, XML calls.
+    Qwen35,
+    /// GLM-4.5 and 4.6 (newlines between turns) or 4.7 and 5.x (none).
+    Glm { compact: bool },
+    /// DeepSeek V3, R1 and V3.1: a `<tools>` block in the system text.
+    DeepseekV3,
+    /// DeepSeek V3.2 and V4: DSML declarations.
+    DeepseekV4,
+    /// Mistral, by tokenizer version (3, 7, 11, 13).
+    Mistral { version: u8 },
+    /// gpt-oss: the harmony format.
+    Harmony,
+    /// Llama 3.1 to 3.3 (`llama4` false) and Llama 4: tools as indented JSON in the first user
+    /// message.
+    Llama { llama4: bool },
+}
+
+impl Template {
+    /// The template's name, version and source, for labels.
+    pub fn source(self) -> &'static str {
+        match self {
+            Template::KimiK2 => "kimi-k2 (Moonshot's Kimi-K2-Instruct chat template, 2025-07; JSON tool_declare)",
+            Template::KimiTs => "kimi-k2.5+ (Moonshot's Kimi-K2.5 chat template with tool_declaration_ts, 2026-01; TypeScript tool_declare)",
+            Template::Qwen { default_system: true } => "qwen2.5 (Qwen2.5-Instruct chat template)",
+            Template::Qwen { default_system: false } => "qwen3 (Qwen3 chat template, 2025-04)",
+            Template::Qwen35 => "qwen3.5 (Qwen3.5 chat template, 2026-02)",
+            Template::Glm { compact: false } => "glm-4.5 (GLM-4.6 chat template)",
+            Template::Glm { compact: true } => "glm-4.7 (GLM-4.7 chat template; GLM-5.x by assumption)",
+            Template::DeepseekV3 => "deepseek-v3 (vLLM's DeepSeek-V3 tool template)",
+            Template::DeepseekV4 => "deepseek-v4 (DeepSeek's encoding_dsv4, DSML)",
+            Template::Mistral { .. } => "mistral (mistral-common 1.13 instruct rules)",
+            Template::Harmony => "harmony (openai-harmony 0.0.8)",
+            Template::Llama { llama4: false } => "llama3.1 (Llama-3.1 chat template, tools in the first user message)",
+            Template::Llama { llama4: true } => "llama4 (vLLM's Llama 4 JSON tool template)",
+        }
+    }
+
+    /// The short name `RenderModel::parse` takes after `open:`.
+    pub fn name(self) -> String {
+        match self {
+            Template::KimiK2 => "kimi-k2".into(),
+            Template::KimiTs => "kimi-k2.5".into(),
+            Template::Qwen {
+                default_system: true,
+            } => "qwen2.5".into(),
+            Template::Qwen {
+                default_system: false,
+            } => "qwen3".into(),
+            Template::Qwen35 => "qwen3.5".into(),
+            Template::Glm { compact: false } => "glm-4.5".into(),
+            Template::Glm { compact: true } => "glm-4.7".into(),
+            Template::DeepseekV3 => "deepseek-v3".into(),
+            Template::DeepseekV4 => "deepseek-v4".into(),
+            Template::Mistral { version } => format!("mistral-v{version}"),
+            Template::Harmony => "harmony".into(),
+            Template::Llama { llama4: false } => "llama3".into(),
+            Template::Llama { llama4: true } => "llama4".into(),
+        }
+    }
+
+    /// A template by [`Template::name`].
+    pub fn parse(name: &str) -> Option<Template> {
+        Some(match name {
+            "kimi-k2" => Template::KimiK2,
+            "kimi-k2.5" | "kimi-ts" => Template::KimiTs,
+            "qwen2.5" => Template::Qwen {
+                default_system: true,
+            },
+            "qwen3" | "qwen" => Template::Qwen {
+                default_system: false,
+            },
+            "qwen3.5" => Template::Qwen35,
+            "glm-4.5" => Template::Glm { compact: false },
+            "glm-4.7" | "glm" => Template::Glm { compact: true },
+            "deepseek-v3" | "deepseek" => Template::DeepseekV3,
+            "deepseek-v4" => Template::DeepseekV4,
+            "harmony" | "gpt-oss" => Template::Harmony,
+            "llama3" => Template::Llama { llama4: false },
+            "llama4" => Template::Llama { llama4: true },
+            other => {
+                let v: u8 = other.strip_prefix("mistral-v")?.parse().ok()?;
+                (3..=13)
+                    .contains(&v)
+                    .then_some(Template::Mistral { version: v })?
+            }
+        })
+    }
+
+    /// The tokenizer this template's models count with, and whether it is the model's own
+    /// vocabulary (false: a stand-in, said in the label).
+    pub fn tokenizer(self) -> (Tokenizer, bool) {
+        match self {
+            Template::KimiK2 | Template::KimiTs => (Tokenizer::Kimi, true),
+            Template::Qwen { .. } => (Tokenizer::Qwen, true),
+            // Qwen 3.5 has a vocabulary of its own, not bundled: Qwen 3's stands in.
+            Template::Qwen35 => (Tokenizer::Qwen, false),
+            Template::Glm { .. } => (Tokenizer::Glm, true),
+            Template::DeepseekV3 | Template::DeepseekV4 => (Tokenizer::Deepseek, true),
+            Template::Mistral { .. } => (Tokenizer::Mistral, true),
+            Template::Harmony => (Tokenizer::O200k, true),
+            Template::Llama { llama4: false } => (Tokenizer::Llama3, true),
+            // Llama 4's vocabulary is not bundled; it shares o200k's pretokenizer and most of
+            // its merges, so o200k stands in.
+            Template::Llama { llama4: true } => (Tokenizer::O200k, false),
+        }
+    }
+}
+
+/// The template of a model id (a bare id or one with its provider's path: `moonshotai/...`,
+/// `@cf/...`, `accounts/fireworks/models/...`), if it belongs to a family toolcost renders.
+pub fn of_model(model: &str) -> Option<Template> {
+    let m = model.to_ascii_lowercase();
+    let m = m.rsplit('/').next().unwrap_or(&m);
+    let m = m.strip_prefix("openrouter:").unwrap_or(m);
+    let has = |s: &str| m.contains(s);
+    Some(if has("kimi") || has("moonshot") {
+        match has("k2.5") || has("k2p5") || has("k2.6") || has("k2.7") || has("k2-5") {
+            true => Template::KimiTs,
+            false if has("k3") => Template::KimiTs,
+            false => Template::KimiK2,
+        }
+    } else if has("gpt-oss") {
+        Template::Harmony
+    } else if has("qwen") || has("qwq") {
+        if has("qwen3.5") || has("qwen3.6") || has("qwen3p5") || has("qwen3p6") {
+            Template::Qwen35
+        } else {
+            Template::Qwen {
+                default_system: has("qwen2") || has("qwq"),
+            }
+        }
+    } else if has("glm") {
+        Template::Glm {
+            compact: !(has("4.5") || has("4.6") || has("4p5") || has("4p6") || has("glm-4-")),
+        }
+    } else if has("deepseek") {
+        // DeepSeek's API names (`deepseek-chat`, `deepseek-reasoner`) serve its newest model:
+        // V4 in 2026 (a recorded answer names deepseek-v4-flash for deepseek-reasoner).
+        match has("v3.2")
+            || has("v4")
+            || has("v3p2")
+            || has("deepseek-chat")
+            || has("deepseek-reasoner")
+        {
+            true => Template::DeepseekV4,
+            false => Template::DeepseekV3,
+        }
+    } else if has("llama-4") || has("llama4") {
+        Template::Llama { llama4: true }
+    } else if has("llama") {
+        Template::Llama { llama4: false }
+    } else if has("mistral")
+        || has("mixtral")
+        || has("codestral")
+        || has("devstral")
+        || has("magistral")
+        || has("ministral")
+        || has("pixtral")
+    {
+        let version = if has("ministral-3")
+            || has("2512")
+            || has("medium-3")
+            || has("large-3")
+            || has("medium-latest")
+            || has("large-latest")
+        {
+            13
+        } else if has("devstral")
+            || has("magistral")
+            || has("small-3.2")
+            || has("2506")
+            || has("small-latest")
+        {
+            11
+        } else if has("small-3") || has("2501") || has("2503") || has("2411") || has("medium") {
+            7
+        } else {
+            3
+        };
+        Template::Mistral { version }
+    } else {
+        return None;
+    })
+}
+
+/// Which part of the request a piece of the prompt belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    System,
+    Tools,
+    /// The template's own text and markers.
+    Frame,
+    Messages,
+}
+
+#[derive(Debug, Clone)]
+enum Piece {
+    /// A special token (one token), as the template spells it.
+    Mark(&'static str),
+    Text(Section, String),
+}
+
+/// A rendered prompt: text between special tokens.
+#[derive(Debug, Clone, Default)]
+pub struct Prompt {
+    pieces: Vec<Piece>,
+    /// Where the last user message begins (what a prompt cache holds is before it).
+    last_user_at: Option<usize>,
+}
+
+impl Prompt {
+    fn mark(&mut self, spelling: &'static str) {
+        self.pieces.push(Piece::Mark(spelling));
+    }
+    fn push(&mut self, section: Section, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        match self.pieces.last_mut() {
+            Some(Piece::Text(sec, t)) if *sec == section => t.push_str(s),
+            _ => self.pieces.push(Piece::Text(section, s.to_string())),
+        }
+    }
+    /// Template text with its special tokens spelled out: each of `specials` found in it is
+    /// a mark, the rest frame text.
+    fn spelled(&mut self, s: &str, specials: &[&'static str]) {
+        let mut rest = s;
+        while !rest.is_empty() {
+            let next = specials
+                .iter()
+                .filter_map(|sp| rest.find(sp).map(|i| (i, *sp)))
+                .min_by_key(|&(i, sp)| (i, std::cmp::Reverse(sp.len())));
+            match next {
+                Some((i, sp)) => {
+                    self.frame(&rest[..i]);
+                    self.mark(sp);
+                    rest = &rest[i + sp.len()..];
+                }
+                None => {
+                    self.frame(rest);
+                    break;
+                }
+            }
+        }
+    }
+    fn frame(&mut self, s: &str) {
+        self.push(Section::Frame, s);
+    }
+    fn system(&mut self, s: &str) {
+        self.push(Section::System, s);
+    }
+    fn tools(&mut self, s: &str) {
+        self.push(Section::Tools, s);
+    }
+    fn message(&mut self, s: &str) {
+        self.push(Section::Messages, s);
+    }
+    /// The last user message begins here.
+    fn user_starts(&mut self) {
+        self.last_user_at = Some(self.pieces.len());
+    }
+
+    /// The whole text, special tokens spelled as the template spells them.
+    pub fn text(&self) -> String {
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Mark(s) => *s,
+                Piece::Text(_, t) => t.as_str(),
+            })
+            .collect()
+    }
+
+    /// The special tokens in it.
+    pub fn marks(&self) -> usize {
+        self.pieces
+            .iter()
+            .filter(|p| matches!(p, Piece::Mark(_)))
+            .count()
+    }
+
+    /// Tokens under `tok`: each mark one, each run of text between marks counted whole (so the
+    /// total is exact), its sections' shares counted on their own and the difference of the
+    /// joins given to the frame.
+    fn count(&self, tok: Tokenizer) -> Counted {
+        let mut c = Counted::default();
+        let mut i = 0;
+        while i < self.pieces.len() {
+            if let Piece::Mark(_) = self.pieces[i] {
+                c.frame += 1.0;
+                if self.last_user_at.is_some_and(|at| i < at) {
+                    c.prefix += 1.0;
+                }
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < self.pieces.len() && matches!(self.pieces[i], Piece::Text(..)) {
+                i += 1;
+            }
+            let run = &self.pieces[start..i];
+            let texts: Vec<(Section, &str)> = run
+                .iter()
+                .filter_map(|p| match p {
+                    Piece::Text(s, t) => Some((*s, t.as_str())),
+                    Piece::Mark(_) => None,
+                })
+                .collect();
+            let whole = match texts.len() {
+                1 => tok.count(texts[0].1),
+                _ => tok.count(&texts.iter().map(|(_, t)| *t).collect::<String>()),
+            };
+            let mut parts = 0.0;
+            for (k, (s, t)) in texts.iter().enumerate() {
+                let n = match texts.len() {
+                    1 => whole,
+                    _ => tok.count(t),
+                };
+                parts += n;
+                *c.section(*s) += n;
+                if self.last_user_at.is_some_and(|at| start + k < at) {
+                    c.prefix += n;
+                }
+            }
+            c.frame += whole - parts;
+        }
+        if self.last_user_at.is_none() {
+            c.prefix = c.total();
+        }
+        c
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Counted {
+    system: f64,
+    tools: f64,
+    frame: f64,
+    messages: f64,
+    prefix: f64,
+}
+
+impl Counted {
+    fn section(&mut self, s: Section) -> &mut f64 {
+        match s {
+            Section::System => &mut self.system,
+            Section::Tools => &mut self.tools,
+            Section::Frame => &mut self.frame,
+            Section::Messages => &mut self.messages,
+        }
+    }
+    fn total(&self) -> f64 {
+        self.system + self.tools + self.frame + self.messages
+    }
+}
+
+/// The function tools of a request in the OpenAI Chat shape the templates take
+/// (`{"type": "function", "function": {"name", "description", "parameters"}}`), in order;
+/// a provider's server tools, which no template renders, are left out.
+pub fn function_tools(req: &Request) -> Vec<Value> {
+    req.tool_refs()
+        .filter(|d| !d.is_deferred())
+        .flat_map(|d| match d.is_namespace() {
+            true => d.members(),
+            false => vec![d],
+        })
+        .filter_map(function_tool)
+        .collect()
+}
+
+/// One definition as a Chat Completions function tool.
+fn function_tool(d: ToolRef) -> Option<Value> {
+    let p = d.parts()?;
+    let mut f = serde_json::Map::new();
+    f.insert("name".into(), p.name.into());
+    f.insert("description".into(), p.description.into());
+    f.insert("parameters".into(), p.schema.value().into_owned());
+    Some(serde_json::json!({"type": "function", "function": Value::Object(f)}))
+}
+
+/// Render a request with a template.
+pub fn render(req: &Request, t: Template) -> Prompt {
+    render_parts(&conversation::read(req), &function_tools(req), t)
+}
+
+/// The tokens of a set of definitions as the template declares them (the tools section alone,
+/// its fixed text not included).
+pub fn defs_tokens(defs: &[ToolRef], t: Template, tok: Tokenizer) -> f64 {
+    let tools: Vec<Value> = defs.iter().filter_map(|d| function_tool(*d)).collect();
+    render_parts(&Conversation::default(), &tools, t)
+        .count(tok)
+        .tools
+}
+
+/// Render a conversation and tools with a template.
+pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
+    let mut p = Prompt::default();
+    match t {
+        Template::KimiK2 => kimi::k2(c, tools, &mut p),
+        Template::KimiTs => kimi::ts(c, tools, &mut p),
+        Template::Qwen { default_system } => qwen::qwen3(c, tools, default_system, &mut p),
+        Template::Qwen35 => qwen::qwen35(c, tools, &mut p),
+        Template::Glm { compact } => glm::render(c, tools, compact, &mut p),
+        Template::DeepseekV3 => deepseek::v3(c, tools, &mut p),
+        Template::DeepseekV4 => deepseek::v4(c, tools, &mut p),
+        Template::Mistral { version } => mistral::render(c, tools, version, &mut p),
+        Template::Harmony => harmony::render(c, tools, &mut p),
+        Template::Llama { llama4 } => llama::render(c, tools, llama4, &mut p),
+    }
+    p
+}
+
+/// The tokens of the tool declarations alone, as the template writes them.
+pub fn tools_tokens(req: &Request, t: Template, tok: Tokenizer) -> f64 {
+    render(req, t).count(tok).tools
+}
+
+/// What a request bills under a template and tokenizer.
+pub fn billed(req: &Request, t: Template, tok: Tokenizer, tools: &super::ToolsBilling) -> Billing {
+    let mut c = render(req, t).count(tok);
+    // Deferred definitions a result loads (a tool search's references) are billed where they
+    // are loaded, as the template declares them ([`super::tools_billing`]).
+    c.messages += tools.expanded_tokens;
+    Billing {
+        input_tokens: c.total().round() as u64,
+        system_tokens: c.system.round() as u64,
+        message_tokens: c.messages.round() as u64,
+        tool_tokens: c.tools.round() as u64,
+        overhead_tokens: c.frame.round() as u64,
+        prefix_tokens: c.prefix.round() as u64,
+        tools_billed: function_tools(req).len() + tools.expanded,
+        tools_deferred: req.tool_refs().filter(|d| d.is_deferred()).count(),
+        thoughts_resent: 0,
+        tools: tools.clone(),
+    }
+}
+
+/// Whether the conversation has a message of this role after the last user message (a
+/// template's "history" rules differ before and after it).
+fn after_last_user(c: &Conversation, i: usize) -> bool {
+    c.last_user().is_some_and(|u| i > u)
+}
+
+#[cfg(test)]
+mod tests;

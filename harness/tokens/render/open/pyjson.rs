@@ -1,0 +1,178 @@
+//! JSON as the templates' `tojson` writes it: Python's `json.dumps` with `ensure_ascii=False`,
+//! the separators `", "` and `": "` (or compact ones), keys as sent or sorted, and an indent.
+//! Strings and numbers are escaped as Python escapes them, which is as serde_json does
+//! (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other control characters as `\u00XX`).
+
+use serde_json::Value;
+
+/// How `tojson` was called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    /// `", "` and `": "` (Python's default) rather than `","` and `":"`.
+    pub spaced: bool,
+    pub sorted: bool,
+    /// `indent=N`: newlines and N spaces a level (the item separator is then `","`).
+    pub indent: Option<usize>,
+}
+
+/// `json.dumps(v, ensure_ascii=False)`: spaced, keys as sent.
+pub const SPACED: Style = Style {
+    spaced: true,
+    sorted: false,
+    indent: None,
+};
+
+/// `tojson(separators=(',', ':'))`.
+pub const COMPACT: Style = Style {
+    spaced: false,
+    sorted: false,
+    indent: None,
+};
+
+/// `v` written in `style`.
+pub fn dumps(v: &Value, style: Style) -> String {
+    let mut out = String::new();
+    write(v, style, 0, &mut out);
+    out
+}
+
+fn write(v: &Value, style: Style, level: usize, out: &mut String) {
+    let (item_sep, key_sep) = match (style.indent, style.spaced) {
+        (Some(_), _) => (",", ": "),
+        (None, true) => (", ", ": "),
+        (None, false) => (",", ":"),
+    };
+    let newline = |out: &mut String, level: usize| {
+        if let Some(n) = style.indent {
+            out.push('\n');
+            out.push_str(&" ".repeat(n * level));
+        }
+    };
+    match v {
+        Value::Object(o) if !o.is_empty() => {
+            out.push('{');
+            let mut keys: Vec<&String> = o.keys().collect();
+            if style.sorted {
+                keys.sort();
+            }
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, level + 1);
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push_str(key_sep);
+                write(&o[k], style, level + 1, out);
+            }
+            newline(out, level);
+            out.push('}');
+        }
+        Value::Array(a) if !a.is_empty() => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, level + 1);
+                write(x, style, level + 1, out);
+            }
+            newline(out, level);
+            out.push(']');
+        }
+        Value::Object(_) => out.push_str("{}"),
+        Value::Array(_) => out.push_str("[]"),
+        Value::Number(n) => out.push_str(&py_number(n)),
+        other => out.push_str(&serde_json::to_string(other).unwrap_or_default()),
+    }
+}
+
+/// A number as Python writes it: integers as they are, floats with a `.0` where they have
+/// no fraction, exponents as `1e-05`.
+pub fn py_number(n: &serde_json::Number) -> String {
+    if n.is_f64() {
+        let f = n.as_f64().unwrap_or(0.0);
+        py_float(f)
+    } else {
+        n.to_string()
+    }
+}
+
+/// Python's `repr` of a float.
+pub fn py_float(f: f64) -> String {
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    let a = f.abs();
+    if a != 0.0 && !(1e-4..1e16).contains(&a) {
+        // Python: 1e-05, 1.5e+20.
+        let s = format!("{f:e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let s = format!("{f}");
+    match s.contains('.') {
+        true => s,
+        false => format!("{s}.0"),
+    }
+}
+
+/// `v` with every object's keys sorted, deeply (Moonshot's `deep_sort_dict`).
+pub fn deep_sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), deep_sorted(&o[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(deep_sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn as_python_writes_it() {
+        let v = json!({"b": [1, 2.0, "é\n"], "a": {}, "c": {"x": null, "y": true}});
+        assert_eq!(
+            dumps(&v, SPACED),
+            r#"{"b": [1, 2.0, "é\n"], "a": {}, "c": {"x": null, "y": true}}"#
+        );
+        assert_eq!(
+            dumps(
+                &v,
+                Style {
+                    sorted: true,
+                    ..COMPACT
+                }
+            ),
+            r#"{"a":{},"b":[1,2.0,"é\n"],"c":{"x":null,"y":true}}"#
+        );
+        assert_eq!(
+            dumps(
+                &json!({"a": [1]}),
+                Style {
+                    indent: Some(4),
+                    ..SPACED
+                }
+            ),
+            "{\n    \"a\": [\n        1\n    ]\n}"
+        );
+        assert_eq!(py_float(1e-5), "1e-05");
+        assert_eq!(py_float(0.5), "0.5");
+    }
+}
