@@ -267,16 +267,29 @@ impl Setup {
     }
 }
 
-/// Tokens per definition of the per-row turn at N=856 against the same turn with no catalogue,
-/// under a way of counting a request.
-fn slope(setup: &Setup, cat: &Catalogue, count: impl Fn(&crate::wire::Request) -> f64) -> f64 {
-    let empty = Catalogue {
-        server: cat.server.clone(),
-        ..Default::default()
-    };
-    let full = count(&setup.request(cat, SurfaceKind::PER_ROW_MCP));
-    let none = count(&setup.request(&empty, SurfaceKind::PER_ROW_MCP));
-    (full - none) / RECORDED_DEFINITIONS as f64
+/// The per-row turn at N=856 and the same turn with no catalogue, built once for every way of
+/// counting them.
+struct PerRow {
+    full: crate::wire::Request,
+    none: crate::wire::Request,
+}
+
+impl PerRow {
+    fn of(setup: &Setup, cat: &Catalogue) -> PerRow {
+        let empty = Catalogue {
+            server: cat.server.clone(),
+            ..Default::default()
+        };
+        PerRow {
+            full: setup.request(cat, SurfaceKind::PER_ROW_MCP),
+            none: setup.request(&empty, SurfaceKind::PER_ROW_MCP),
+        }
+    }
+
+    /// Tokens per definition under a way of counting a request.
+    fn slope(&self, count: impl Fn(&crate::wire::Request) -> f64) -> f64 {
+        (count(&self.full) - count(&self.none)) / RECORDED_DEFINITIONS as f64
+    }
 }
 
 /// Run the reproduction.
@@ -412,16 +425,13 @@ fn out_of_sample(setup: &Setup, cat: &Catalogue, gap: Gap) -> Vec<ReproRow> {
 /// The candidates that could explain the per-definition gap, each counted on its own against
 /// the baseline (Kimi's tokenizer, the K2.5+ template).
 fn gap(setup: &Setup, cat: &Catalogue) -> (Vec<ReproRow>, Gap) {
+    let per_row = PerRow::of(setup, cat);
     let open = |t: Template, tok: Tokenizer| {
-        slope(setup, cat, |r| {
-            billed_input(r, RenderModel::Open(t), tok).input_tokens as f64
-        })
+        per_row.slope(|r| billed_input(r, RenderModel::Open(t), tok).input_tokens as f64)
     };
     let base = open(Template::KimiTs, Tokenizer::Kimi);
     let as_sent = |tok: Tokenizer| {
-        slope(setup, cat, |r| {
-            r.tool_refs().map(|d| tok.count(&d.text())).sum::<f64>()
-        })
+        per_row.slope(|r| r.tool_refs().map(|d| tok.count(&d.text())).sum::<f64>())
     };
     let kimi = Tokenizer::Kimi.label();
     let o200k = Tokenizer::O200k.label();
@@ -441,7 +451,7 @@ fn gap(setup: &Setup, cat: &Catalogue) -> (Vec<ReproRow>, Gap) {
         (
             "the template: compact JSON declarations (K2.5+ without its TypeScript writer)",
             &kimi,
-            slope(setup, cat, |r| {
+            per_row.slope(|r| {
                     let tools = crate::tokens::render::open::function_tools(r);
                     let sorted: Vec<serde_json::Value> = tools
                         .iter()
@@ -480,6 +490,7 @@ fn gap(setup: &Setup, cat: &Catalogue) -> (Vec<ReproRow>, Gap) {
         per_definition: base,
         setup_factor: RECORDED_PER_DEFINITION / base,
     };
+    let ours_per_byte = base / Composition::of(cat).mean_compact();
     rows.push(row(
         Section::Gap,
         "the catalogue's own text: tokens per compact byte the record implies",
@@ -487,8 +498,8 @@ fn gap(setup: &Setup, cat: &Catalogue) -> (Vec<ReproRow>, Gap) {
             "{:.3}",
             RECORDED_PER_DEFINITION / 523.0
         ),
-        format!("{:.3}", base / Composition::of(cat).mean_compact()),
-        pct(base / Composition::of(cat).mean_compact(), RECORDED_PER_DEFINITION / 523.0),
+        format!("{ours_per_byte:.3}"),
+        pct(ours_per_byte, RECORDED_PER_DEFINITION / 523.0),
         "derived",
         "the recorded slope over the recorded 523 compact bytes per definition, beside toolcost's over its own catalogue's: the record bills about one token per three bytes of definition, denser than any rendering of this text counts. What the recorded gateway added per definition (a wrapper, a converted schema, a second copy) was not published; none of the candidates above reaches the record",
     ));

@@ -482,12 +482,7 @@ fn open_count(f: super::families::Open, text: &str) -> usize {
     if counting_whole_now() {
         return f.count(text);
     }
-    let which = memo::GEMMA3
-        + 1
-        + super::families::Open::ALL
-            .iter()
-            .position(|o| *o == f)
-            .unwrap_or(0) as u8;
+    let which = memo::GEMMA3 + 1 + f.index() as u8;
     memo::count(which, text, |t| Counts {
         total: f.count(t),
         ..Counts::default()

@@ -55,7 +55,8 @@ impl Open {
         Open::Mistral,
     ];
 
-    fn index(self) -> usize {
+    /// Its place in [`FAMILIES`] and [`Open::ALL`].
+    pub fn index(self) -> usize {
         match self {
             Open::Kimi => 0,
             Open::Deepseek => 1,

@@ -108,13 +108,8 @@ impl Message {
 pub struct Conversation {
     pub system: String,
     pub messages: Vec<Message>,
-}
-
-impl Conversation {
-    /// Index of the last user message, if any.
-    pub fn last_user(&self) -> Option<usize> {
-        self.messages.iter().rposition(|m| m.role == Role::User)
-    }
+    /// Index of the last user message, if any (templates write turns after it otherwise).
+    pub last_user: Option<usize>,
 }
 
 /// The text of a content value: a string, or the text of its parts (every format's text part
@@ -148,7 +143,7 @@ pub fn read(req: &Request) -> Conversation {
     let body = &req.body;
     let mut c = Conversation {
         system: super::super::text::system_text(body).into_owned(),
-        messages: Vec::new(),
+        ..Default::default()
     };
     match req.format {
         Format::OpenaiChat => chat(req.messages(), &mut c),
@@ -156,6 +151,7 @@ pub fn read(req: &Request) -> Conversation {
         Format::OpenaiResponses => responses(body, &mut c),
         Format::Gemini => gemini(req.messages(), &mut c),
     }
+    c.last_user = c.messages.iter().rposition(|m| m.role == Role::User);
     c
 }
 

@@ -48,12 +48,9 @@ pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         }
         p.spelled(V3_TOOLS_TAIL, SPECIALS);
     }
-    let last_user = c.last_user();
     let mut in_outputs = false;
     for (i, m) in c.messages.iter().enumerate() {
-        if Some(i) == last_user {
-            p.user_starts();
-        }
+        p.message_starts(c, i);
         if m.role != Role::Tool && in_outputs {
             p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
             in_outputs = false;
@@ -132,12 +129,9 @@ pub fn v4(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         }
         p.spelled(V4_TOOLS_FOOTER, SPECIALS);
     }
-    let last_user = c.last_user();
     let mut in_user = false;
     for (i, m) in c.messages.iter().enumerate() {
-        if Some(i) == last_user {
-            p.user_starts();
-        }
+        p.message_starts(c, i);
         match m.role {
             Role::User | Role::System | Role::Tool => {
                 match in_user {

@@ -48,11 +48,8 @@ pub fn render(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         }
         p.spelled("<|end|>", SPECIALS);
     }
-    let last_user = c.last_user();
     for (i, m) in c.messages.iter().enumerate() {
-        if Some(i) == last_user {
-            p.user_starts();
-        }
+        p.message_starts(c, i);
         match m.role {
             Role::User | Role::System => {
                 let role = if m.role == Role::User {

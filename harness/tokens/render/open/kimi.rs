@@ -96,11 +96,8 @@ fn messages(c: &Conversation, p: &mut Prompt, thinking: bool) {
         .messages
         .iter()
         .rposition(|m| m.role == Role::Assistant && m.calls.is_empty());
-    let last_user = c.last_user();
     for (i, m) in c.messages.iter().enumerate() {
-        if Some(i) == last_user {
-            p.user_starts();
-        }
+        p.message_starts(c, i);
         let role = match m.role {
             Role::User => "user",
             Role::Assistant => "assistant",

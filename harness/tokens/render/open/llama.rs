@@ -49,11 +49,8 @@ pub fn render(c: &Conversation, tools: &[Value], llama4: bool, p: &mut Prompt) {
         p.spelled(eot, SPECIALS);
     }
     let first_user = c.messages.iter().position(|m| m.role == Role::User);
-    let last_user = c.last_user();
     for (i, m) in c.messages.iter().enumerate() {
-        if Some(i) == last_user {
-            p.user_starts();
-        }
+        p.message_starts(c, i);
         match m.role {
             Role::User | Role::System => {
                 let role = if m.role == Role::User {

@@ -55,7 +55,7 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
         true => users.first().copied(),
         false => users.last().copied(),
     };
-    let last_user = users.last().copied();
+    let last_user = c.last_user;
     let mut i = 0;
     while i < c.messages.len() {
         let m = &c.messages[i];
@@ -74,9 +74,7 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
             p.tools(&pyjson::dumps(&Value::Array(list), pyjson::SPACED));
             p.spelled("[/AVAILABLE_TOOLS]", SPECIALS);
         }
-        if Some(i) == last_user {
-            p.user_starts();
-        }
+        p.message_starts(c, i);
         match m.role {
             Role::User | Role::System => {
                 p.spelled("[INST]", SPECIALS);

@@ -292,9 +292,12 @@ impl Prompt {
     fn message(&mut self, s: &str) {
         self.push(Section::Messages, s);
     }
-    /// The last user message begins here.
-    fn user_starts(&mut self) {
-        self.last_user_at = Some(self.pieces.len());
+    /// Message `i` of `c` begins here (what a prompt cache holds ends where the last user
+    /// message begins).
+    fn message_starts(&mut self, c: &Conversation, i: usize) {
+        if c.last_user == Some(i) {
+            self.last_user_at = Some(self.pieces.len());
+        }
     }
 
     /// The whole text, special tokens spelled as the template spells them.
@@ -447,14 +450,10 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
     p
 }
 
-/// The tokens of the tool declarations alone, as the template writes them.
-pub fn tools_tokens(req: &Request, t: Template, tok: Tokenizer) -> f64 {
-    render(req, t).count(tok).tools
-}
-
 /// What a request bills under a template and tokenizer.
 pub fn billed(req: &Request, t: Template, tok: Tokenizer, tools: &super::ToolsBilling) -> Billing {
-    let mut c = render(req, t).count(tok);
+    let functions = function_tools(req);
+    let mut c = render_parts(&conversation::read(req), &functions, t).count(tok);
     // Deferred definitions a result loads (a tool search's references) are billed where they
     // are loaded, as the template declares them ([`super::tools_billing`]).
     c.messages += tools.expanded_tokens;
@@ -465,7 +464,7 @@ pub fn billed(req: &Request, t: Template, tok: Tokenizer, tools: &super::ToolsBi
         tool_tokens: c.tools.round() as u64,
         overhead_tokens: c.frame.round() as u64,
         prefix_tokens: c.prefix.round() as u64,
-        tools_billed: function_tools(req).len() + tools.expanded,
+        tools_billed: functions.len() + tools.expanded,
         tools_deferred: req.tool_refs().filter(|d| d.is_deferred()).count(),
         thoughts_resent: 0,
         tools: tools.clone(),
@@ -475,7 +474,7 @@ pub fn billed(req: &Request, t: Template, tok: Tokenizer, tools: &super::ToolsBi
 /// Whether the conversation has a message of this role after the last user message (a
 /// template's "history" rules differ before and after it).
 fn after_last_user(c: &Conversation, i: usize) -> bool {
-    c.last_user().is_some_and(|u| i > u)
+    c.last_user.is_some_and(|u| i > u)
 }
 
 #[cfg(test)]

@@ -87,11 +87,8 @@ pub fn qwen35(c: &Conversation, tools: &[Value], p: &mut Prompt) {
 }
 
 fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool) {
-    let last_user = c.last_user();
     for (i, m) in c.messages.iter().enumerate() {
-        if Some(i) == last_user {
-            p.user_starts();
-        }
+        p.message_starts(c, i);
         match m.role {
             Role::User | Role::System => {
                 let role = if m.role == Role::User {
