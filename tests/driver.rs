@@ -548,3 +548,32 @@ fn an_unknown_client_resolver_is_refused_with_the_names() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown resolver `nope`"));
 }
+
+/// A scenario that names a resolver needing the optional embedding model still runs where the
+/// model is not installed: that resolver is left out with a note, the others play.
+#[test]
+fn a_resolver_whose_model_is_missing_is_left_out_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.toml");
+    std::fs::write(
+        &p,
+        "name = \"x\"\n[catalogue]\nrows = [5]\n[run]\nsurfaces = [\"deferred-search-client\"]\ntasks = [\"now\"]\nclient_resolvers = [\"bm25-tool\", \"hybrid-definitions\"]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["run", "--scenario"])
+        .arg(&p)
+        .arg("--csv")
+        .env("TOOLCOST_MINILM", dir.path().join("no-model-here"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("leaving out the client resolver(s) hybrid-definitions"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("bm25-tool"), "{stdout}");
+    assert!(!stdout.contains("hybrid-definitions"), "{stdout}");
+}

@@ -134,9 +134,25 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         .iter()
         .map(|x| SurfaceKind::parse(x))
         .collect::<Result<Vec<_>>>()?;
-    let resolvers = s.client_resolvers()?;
+    let mut resolvers = s.client_resolvers()?;
+    // A resolver that needs the optional embedding model is left out, with a note, where the
+    // model is not installed: the other resolvers and surfaces still play.
     if resolvers.iter().any(|m| m.semantic()) {
-        crate::embed::Encoder::shared()?;
+        if let Err(e) = crate::embed::Encoder::shared() {
+            let names: Vec<&str> = resolvers
+                .iter()
+                .filter(|m| m.semantic())
+                .map(|m| m.name())
+                .collect();
+            eprintln!(
+                "toolcost: note: leaving out the client resolver(s) {} of deferred-search-client: {e}",
+                names.join(", ")
+            );
+            resolvers.retain(|m| !m.semantic());
+            if resolvers.is_empty() {
+                resolvers.push(crate::resolve::Kind::DEFAULT.method());
+            }
+        }
     }
     let dir = tempfile_dir()?;
     let token = match &s.endpoints.token_env {
