@@ -378,9 +378,15 @@ fn limits(surface: SurfaceKind, built: &Built, input_tokens: u64, cfg: &Config) 
 impl Tabular for MeasureRow {
     // `warnings` is written plainly: its items joined with `; `.
     const COLUMNS: &'static [Column] = &[
-        Column::field("marginal_tokens_per_definition").places(2),
-        Column::field("cost_usd").places(8),
-        Column::field("cost_usd_cold").places(8),
+        Column::field("model").title("model (price card)"),
+        Column::field("definitions_in_context").title("defs in context"),
+        Column::field("marginal_tokens_per_definition")
+            .places(2)
+            .title("tokens per def"),
+        Column::field("cost_usd").places(8).title("$ warm turn"),
+        Column::field("cost_usd_cold")
+            .places(8)
+            .title("$ cold turn"),
     ];
     const BRIEF: &'static [&'static str] = &[
         "surface",
@@ -390,9 +396,11 @@ impl Tabular for MeasureRow {
         "input_tokens",
         "marginal_tokens_per_definition",
         "cost_usd",
+        "cost_usd_cold",
         "label",
         "warnings",
     ];
+    const CONTEXT: &'static [&'static str] = &["model", "client"];
 }
 
 #[cfg(test)]

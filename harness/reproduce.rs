@@ -110,6 +110,7 @@ impl Tabular for ReproRow {
         .places(2)
         .signed("%")
         .missing("-")];
+    const GROUP: &'static str = "section";
     const BRIEF: &'static [&'static str] = &[
         "section",
         "figure",
@@ -119,7 +120,7 @@ impl Tabular for ReproRow {
         "label",
         "note",
     ];
-    const NOTES: &'static str = "note";
+    const NOTES: &'static [&'static str] = &["note", "label"];
 }
 
 /// What the gap to the recorded slope measures.

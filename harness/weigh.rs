@@ -19,8 +19,15 @@ pub struct ToolWeight {
     pub name: String,
     /// Compact bytes of the definition as the server sent it.
     pub bytes: usize,
+    /// What the definition adds to the chosen model's per-row request, as its provider renders
+    /// and bills it (under the client's name for the tool; the tools block's own frame, which a
+    /// block of any size has once, left out).
+    pub model_tokens: u64,
+    /// The definition's text as the server sent it, under o200k: the count most scripts make.
     pub o200k_tokens: u64,
-    pub cl100k_tokens: u64,
+    /// With `--tokenizer`: the same text under each tokenizer asked for, as `name count`.
+    #[serde(default)]
+    pub other_tokens: Vec<String>,
     /// Shares of the compact bytes, in percent.
     pub name_pct: f64,
     pub description_pct: f64,
@@ -32,8 +39,35 @@ pub struct ToolWeight {
     pub label: String,
 }
 
-/// The evidence label of every `ToolWeight` row.
-pub const TOOL_LABEL: &str = "bytes observed; tokens estimated:o200k and estimated:cl100k";
+/// What `weigh` counts beyond the chosen model and o200k.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// Tokenizers whose count of each tool's text is shown beside o200k (`--tokenizer`).
+    pub tokenizers: Vec<Tokenizer>,
+    /// Price cards whose per-row marginal is reported beside the chosen model's (`--compare`),
+    /// each through the client that speaks its API ([`client_for`]).
+    pub compare: Vec<PriceCard>,
+}
+
+/// The client that speaks a card's API: gemini-cli for Gemini and Vertex AI, openai-agent for
+/// OpenAI, claude-cli for Anthropic and the open-weight models (as a gateway serves them).
+pub fn client_for(card: &PriceCard) -> &'static str {
+    match provider(card).as_str() {
+        "gemini" | "vertex" => "gemini-cli",
+        "openai" => "openai-agent",
+        _ => "claude-cli",
+    }
+}
+
+/// A card's provider, from its render model: `anthropic`, `openai`, `gemini`, `vertex`, or an
+/// open-weight family (`kimi`, `qwen`, ...).
+pub fn provider(card: &PriceCard) -> String {
+    let (kind, arg) = card.render.split_once(':').unwrap_or((&card.render, ""));
+    match kind {
+        "open" => arg.split(['-', '.']).next().unwrap_or(kind).to_string(),
+        _ => kind.to_string(),
+    }
+}
 
 /// Tokens one more definition costs under a provider's rendering.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -52,9 +86,13 @@ pub struct Weight {
     pub source: String,
     pub server: String,
     pub tools: Vec<ToolWeight>,
+    /// The chosen model (price card), its tokenizer and render model: what `model_tokens` is.
+    pub model: String,
+    pub tokenizer: String,
+    pub render: String,
     pub total_bytes: usize,
+    pub total_model_tokens: u64,
     pub total_o200k_tokens: u64,
-    pub total_cl100k_tokens: u64,
     pub tools_with_violations: usize,
     pub marginal: Vec<Marginal>,
     /// One turn on each surface at the chosen price card.
@@ -124,13 +162,6 @@ pub fn each_protocol(target: &crate::mcp::Target) -> Vec<ProtocolRow> {
         .collect()
 }
 
-/// Providers whose rendering `weigh` reports: (provider, client, model).
-const PROVIDERS: [(&str, &str, &str); 3] = [
-    ("anthropic", "claude-cli", "claude-sonnet-4.6"),
-    ("openai", "openai-agent", "gpt-4o"),
-    ("kimi", "claude-cli", "kimi-k2.7-code"),
-];
-
 fn pct(part: usize, whole: usize) -> f64 {
     if whole == 0 {
         0.0
@@ -139,23 +170,44 @@ fn pct(part: usize, whole: usize) -> f64 {
     }
 }
 
-/// Weigh a catalogue; `client` and `model` choose the surfaces' price card.
+/// Weigh a catalogue; `client` and `model` choose the model whose tokens come first and the
+/// surfaces' price card; `extras` adds tokenizers and models to compare.
 pub fn weigh(
     cat: &Catalogue,
     client: &Client,
     model: &PriceCard,
+    extras: &Extras,
     notes: Vec<String>,
 ) -> Result<Weight> {
     crate::lint::unique_names(cat.tools.iter().map(|t| t.name.as_str()))?;
-    let mut tools: Vec<ToolWeight> = crate::sync::map_on_cores(&cat.tools, |t| {
+    let tok = model.tokenizer();
+    let render = model.render_model();
+    let own = model_tokens(cat, client, model);
+    let label = format!(
+        "bytes observed; model_tokens {} as {} renders it; o200k_tokens estimated:o200k{}",
+        tok.label(),
+        render.name(),
+        extras
+            .tokenizers
+            .iter()
+            .map(|t| format!("; {}", t.label()))
+            .collect::<String>()
+    );
+    let indexed: Vec<(usize, &crate::catalogue::Tool)> = cat.tools.iter().enumerate().collect();
+    let mut tools: Vec<ToolWeight> = crate::sync::map_on_cores(&indexed, |&(i, t)| {
         let bytes = t.bytes();
         let text = t.def_text();
         let schema = declared_schema(t);
         ToolWeight {
             name: t.name.clone(),
             bytes,
+            model_tokens: own[i].max(0.0).round() as u64,
             o200k_tokens: tool_tokens(t, Tokenizer::O200k) as u64,
-            cl100k_tokens: tool_tokens(t, Tokenizer::Cl100k) as u64,
+            other_tokens: extras
+                .tokenizers
+                .iter()
+                .map(|&x| format!("{} {}", x.name(), tool_tokens(t, x) as u64))
+                .collect(),
             name_pct: pct(t.name.len(), bytes),
             description_pct: pct(text.description().len(), bytes),
             // The shared text is the schema's compact JSON; a tool that declares none has none.
@@ -166,9 +218,10 @@ pub fn weigh(
             .iter()
             .map(ToString::to_string)
             .collect(),
-            label: TOOL_LABEL.into(),
+            label: label.clone(),
         }
     });
+    drop(own);
     tools.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
 
     crate::sync::release_freed();
@@ -181,67 +234,28 @@ pub fn weigh(
         ),
         &|_| {},
     );
-    // The one-turn rows already hold the per-row surface for the chosen client and card (by
-    // default, one of these providers): measured once, it is not measured again. Both are told
-    // apart by name, as `Client::named` and `PriceCard::named` give them: a caller that changes
-    // a stock client or card passes it under a name of its own. The others are measured side by
-    // side, each on a thread of its own.
-    let mut plan = Vec::new();
-    for (provider, client_name, model_name) in PROVIDERS {
-        let card = PriceCard::named(model_name)?;
-        let same = |r: &&MeasureRow| {
-            r.surface == SurfaceKind::PER_ROW_MCP.name()
-                && r.client == client_name
-                && r.model == card.id
-        };
-        let found = surfaces.iter().find(same).cloned();
-        let cfg = match found {
-            Some(_) => None,
-            None => Some(config(
-                Client::named(client_name)?,
-                card.clone(),
-                vec![SurfaceKind::PER_ROW_MCP],
-            )),
-        };
-        plan.push((provider, card, found, cfg));
-    }
-    let one = |cfg: &measure::Config| measure::measure(cat, cfg, &|_| {}).remove(0);
-    // A catalogue large enough to be measured one surface at a time is weighed one provider
-    // at a time too (each measure is on both cores), so that one request is held at once.
-    let measured: Vec<Option<MeasureRow>> = match cat.tools.len() >= measure::ONE_AT_A_TIME_FROM {
-        true => plan
-            .iter()
-            .map(|(.., cfg)| {
-                let row = cfg.as_ref().map(one);
-                crate::sync::release_freed();
-                row
-            })
-            .collect(),
-        false => std::thread::scope(|s| {
-            let running: Vec<_> = plan
-                .iter()
-                .map(|(.., cfg)| cfg.as_ref().map(|cfg| s.spawn(move || one(cfg))))
-                .collect();
-            running
-                .into_iter()
-                .map(|r| r.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
-                .collect()
-        }),
-    };
     let mut limits = Vec::new();
     let mut marginal = Vec::new();
-    for ((provider, card, found, _), fresh) in plan.into_iter().zip(measured) {
-        let row = found
-            .or(fresh)
-            .expect("each provider's row is found or measured");
+    // The chosen model's marginal is its own per-row row, measured with the surfaces.
+    if let Some(row) = surfaces
+        .iter()
+        .find(|r| r.surface == SurfaceKind::PER_ROW_MCP.name())
+    {
+        marginal.push(marginal_of(model, row));
+    }
+    // Each model compared is measured on the per-row surface alone, one after another (each
+    // measure is on both cores), so that one request is held at once.
+    for card in &extras.compare {
+        let cfg = config(
+            Client::named(client_for(card))?,
+            card.clone(),
+            vec![SurfaceKind::PER_ROW_MCP],
+        );
+        let row = measure::measure(cat, &cfg, &|_| {}).remove(0);
+        crate::sync::release_freed();
+        let provider = provider(card);
         limits.extend(row.warnings.iter().map(|w| format!("{provider}: {w}")));
-        marginal.push(Marginal {
-            provider: provider.into(),
-            model: card.id.clone(),
-            tokenizer: row.tokenizer.clone(),
-            tokens_per_definition: row.marginal_tokens_per_definition,
-            label: row.label.clone(),
-        });
+        marginal.push(marginal_of(card, &row));
     }
     for r in &surfaces {
         for w in &r.warnings {
@@ -254,9 +268,12 @@ pub fn weigh(
     Ok(Weight {
         source: cat.source.clone(),
         server: cat.server.clone(),
+        model: model.id.clone(),
+        tokenizer: tok.name().into(),
+        render: render.name(),
         total_bytes: tools.iter().map(|t| t.bytes).sum(),
+        total_model_tokens: tools.iter().map(|t| t.model_tokens).sum(),
         total_o200k_tokens: tools.iter().map(|t| t.o200k_tokens).sum(),
-        total_cl100k_tokens: tools.iter().map(|t| t.cl100k_tokens).sum(),
         tools_with_violations: tools.iter().filter(|t| !t.violations.is_empty()).count(),
         tools,
         marginal,
@@ -265,8 +282,33 @@ pub fn weigh(
         notes,
         protocol: None,
         protocols: Vec::new(),
-        label: TOOL_LABEL.into(),
+        label,
     })
+}
+
+fn marginal_of(card: &PriceCard, row: &MeasureRow) -> Marginal {
+    Marginal {
+        provider: provider(card),
+        model: card.id.clone(),
+        tokenizer: row.tokenizer.clone(),
+        tokens_per_definition: row.marginal_tokens_per_definition,
+        label: row.label.clone(),
+    }
+}
+
+/// Each catalogue tool's tokens in the model's per-row request, in catalogue order: the
+/// definitions as the client presents them (its name for each tool), rendered and counted as
+/// the model's provider bills them.
+fn model_tokens(cat: &Catalogue, client: &Client, model: &PriceCard) -> Vec<f64> {
+    let ctx = crate::surface::Context {
+        catalogue: cat,
+        client,
+        turn: measure::DEFAULT_TURN,
+        endpoint: DEFAULT_ENDPOINT,
+    };
+    let defs = ctx.catalogue_definitions(false);
+    let refs: Vec<crate::wire::ToolRef> = defs.iter().map(crate::wire::ToolEntry::as_ref).collect();
+    crate::tokens::definition_tokens(&refs, model.render_model(), model.tokenizer())
 }
 
 /// Tokens of a tool's text as the server sent it. Where the text is the plain
@@ -350,6 +392,9 @@ fn config(client: Client, model: PriceCard, surfaces: Vec<SurfaceKind>) -> measu
 
 impl Tabular for ToolWeight {
     const COLUMNS: &'static [Column] = &[
+        Column::field("model_tokens").title("model tokens"),
+        Column::field("o200k_tokens").title("o200k tokens"),
+        Column::field("other_tokens").title("other tokens"),
         Column::field("name_pct").places(1),
         Column::field("description_pct").places(1),
         Column::field("schema_pct").places(1),
@@ -384,14 +429,17 @@ pub fn render(w: &Weight, format: OutputFormat) -> Vec<u8> {
                 }
             };
             out.push_str(&format!(
-                "{}{} tools from {} ({}): {} compact bytes, {} o200k tokens, {} cl100k tokens; {} tool(s) with strict-schema violations\n",
+                "{}{} tools from {} ({}): {} compact bytes, {} tokens on {} ({}, as {} bills them), {} o200k tokens; {} tool(s) with strict-schema violations\n",
                 if md { "# " } else { "" },
                 w.tools.len(),
                 w.server,
                 w.source,
                 report::thousands(w.total_bytes as u64),
+                report::thousands(w.total_model_tokens),
+                w.model,
+                w.tokenizer,
+                w.render,
                 report::thousands(w.total_o200k_tokens),
-                report::thousands(w.total_cl100k_tokens),
                 w.tools_with_violations
             ));
             for n in &w.notes {
@@ -413,7 +461,10 @@ pub fn render(w: &Weight, format: OutputFormat) -> Vec<u8> {
             }
             h(
                 &mut out,
-                "Tools, largest first (token counts are estimated:o200k / estimated:cl100k)",
+                &format!(
+                    "Tools, largest first (model tokens: {} on {}; o200k tokens: the text as sent)",
+                    w.tokenizer, w.model
+                ),
             );
             out.push_str(&table(report::render(
                 if md {

@@ -65,7 +65,9 @@ fn flag_name(word: &str) -> Option<String> {
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
-    (!name.is_empty()).then_some(name)
+    // A table's ruler (`-----`) is no flag.
+    name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        .then_some(name)
 }
 
 struct Help(HashMap<Vec<String>, String>);

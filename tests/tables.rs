@@ -32,9 +32,55 @@ fn every_row_type_declares_only_its_own_fields() {
         repro[1],
         "section,figure,recorded,toolcost,difference,label,note\n"
     );
+    // The section is a heading above each group, not a column.
     assert_eq!(
         repro[0],
-        "section  figure  recorded  toolcost  difference  label  note\n\
-         -------  ------  --------  --------  ----------  -----  ----\n"
+        "figure  recorded  toolcost  difference  label  note\n\
+         ------  --------  --------  ----------  -----  ----\n"
     );
+}
+
+/// `measure`'s rows at 80, 100 and 120 columns: a table whose lines fit, nothing cut, every
+/// figure whole; the label shared by every row is printed once above it.
+#[test]
+fn measure_rows_fit_80_100_and_120_columns_uncut() {
+    let cfg = toolcost::measure::Config {
+        tokenizers: vec![toolcost::tokens::Tokenizer::O200k],
+        client: toolcost::client::Client::named("claude-cli").unwrap(),
+        model: toolcost::pricing::PriceCard::named("claude-sonnet-4.5").unwrap(),
+        surfaces: toolcost::surface::SurfaceKind::all_for(
+            toolcost::wire::Format::AnthropicMessages,
+        ),
+        turn: toolcost::measure::DEFAULT_TURN.into(),
+        output_tokens: toolcost::measure::DEFAULT_OUTPUT_TOKENS,
+        endpoint: toolcost::surface::DEFAULT_ENDPOINT.into(),
+    };
+    let cat = toolcost::catalogue::Catalogue::from_rows(
+        "seed N=856",
+        toolcost::catalogue::generate::generate(
+            toolcost::catalogue::profile::Profile::named("seed-2026-07").unwrap(),
+            856,
+            7,
+        ),
+    );
+    let rows = toolcost::measure::measure(&cat, &cfg, &|_| {});
+    for width in [80, 100, 120] {
+        let text = String::from_utf8(toolcost::report::table_within(&rows, Some(width))).unwrap();
+        assert!(!text.contains('…'), "{width}: a cell was cut\n{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line:?}");
+        }
+        assert!(text.lines().count() <= 40, "{width}: too long\n{text}");
+        // A table, not one record per row: one line per surface at least.
+        for r in &rows {
+            assert!(
+                text.lines().any(|l| l.starts_with(&r.surface)),
+                "{width}: {} has no line\n{text}",
+                r.surface
+            );
+        }
+        assert_eq!(text.matches("label:").count(), 1, "{width}\n{text}");
+        let per_row = rows.iter().find(|r| r.surface == "per-row-mcp").unwrap();
+        assert!(text.contains(&per_row.input_tokens.to_string()), "{text}");
+    }
 }

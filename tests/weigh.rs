@@ -46,7 +46,8 @@ fn every_real_capture_weighs() {
     let model = PriceCard::named("claude-sonnet-4.5").unwrap();
     for (name, path) in common::real_mcp_captures() {
         let cat = Catalogue::load(&path).unwrap();
-        let w = toolcost::weigh::weigh(&cat, &client, &model, Vec::new()).unwrap();
+        let w =
+            toolcost::weigh::weigh(&cat, &client, &model, &Default::default(), Vec::new()).unwrap();
         assert_eq!(w.tools.len(), cat.tools.len(), "{name}");
         assert!(
             w.tools.windows(2).all(|p| p[0].bytes >= p[1].bytes),

@@ -78,7 +78,7 @@ impl Tabular for RequestRow {
         "loo_error_pct",
         "left_out",
     ];
-    const NOTES: &'static str = "left_out";
+    const NOTES: &'static [&'static str] = &["left_out"];
 }
 
 /// One line of the summary: the requests of a family (or a shape) in the bar.

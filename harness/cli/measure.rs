@@ -49,8 +49,8 @@ pub struct MeasureArgs {
     pub surface: String,
     /// Comma-separated tokenizers: o200k, cl100k, claude-v5, claude-v4.7, claude-v3,
     /// claude-est, claude-legacy-est, gemma3 (Gemini's stand-in; installed apart, the error
-    /// says how), kimi, deepseek, qwen, glm, llama3, mistral. Default: the model's, o200k,
-    /// cl100k.
+    /// says how), kimi, deepseek, qwen, glm, llama3, mistral. Default: the model's own, alone
+    /// (`--tokenizer claude-v5,o200k` adds o200k's rows beside Claude's).
     #[arg(long)]
     pub tokenizer: Option<String>,
     /// The user's message.
@@ -103,15 +103,9 @@ pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Conf
             .split(',')
             .map(Tokenizer::parse)
             .collect::<Result<Vec<_>>>()?,
-        None => {
-            let mut t = vec![model.tokenizer()];
-            for x in [Tokenizer::O200k, Tokenizer::Cl100k] {
-                if !t.contains(&x) {
-                    t.push(x);
-                }
-            }
-            t
-        }
+        // The model's own count: another tokenizer's rows priced on this card answer a
+        // question nobody asked; `--tokenizer` asks for them.
+        None => vec![model.tokenizer()],
     };
     for t in &tokenizers {
         t.ready()?;

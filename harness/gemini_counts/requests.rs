@@ -68,7 +68,7 @@ impl Tabular for RequestRow {
         "error_pct",
         "left_out",
     ];
-    const NOTES: &'static str = "left_out";
+    const NOTES: &'static [&'static str] = &["left_out"];
 }
 
 /// One line of the summary.

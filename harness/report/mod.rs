@@ -12,7 +12,9 @@ pub mod markdown;
 mod record;
 mod table;
 
-pub use table::{fit_to_terminal, fit_within, terminal_width, wrap};
+pub use table::{
+    fit_to_terminal, fit_within, render_within as table_within, terminal_width, wrap, PIPED_WIDTH,
+};
 
 pub use markdown::Align;
 pub use record::{check_columns, Column};
@@ -29,9 +31,16 @@ pub trait Tabular: Serialize + DeserializeOwned {
     const COLUMNS: &'static [Column] = &[];
     /// The fields the terminal table shows, in order (all when empty).
     const BRIEF: &'static [&'static str] = &[];
-    /// A field of long text that, where the table is wider than the terminal, goes below it
-    /// as numbered notes (none when empty).
-    const NOTES: &'static str = "";
+    /// Fields of long text that, where the table is wider than the terminal, go below it as
+    /// one numbered note per row, the first field's column keeping the note's number (none
+    /// when empty).
+    const NOTES: &'static [&'static str] = &[];
+    /// Fields that say what the whole table is about (the model, the client): printed once
+    /// above the terminal table where every row shares them, else a column after the first.
+    const CONTEXT: &'static [&'static str] = &[];
+    /// A field that sorts the rows into sections: in the terminal table, a heading line over
+    /// each run of rows that share it instead of a column (none when empty).
+    const GROUP: &'static str = "";
 }
 
 /// Output formats shared by every command that prints results.

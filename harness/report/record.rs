@@ -15,6 +15,7 @@ use std::fmt;
 pub struct Column {
     field: &'static str,
     header: Option<&'static str>,
+    title: Option<&'static str>,
     places: Option<usize>,
     plus: bool,
     suffix: &'static str,
@@ -28,6 +29,7 @@ impl Column {
         Column {
             field,
             header: None,
+            title: None,
             places: None,
             plus: false,
             suffix: "",
@@ -40,6 +42,15 @@ impl Column {
     pub const fn header(self, header: &'static str) -> Column {
         Column {
             header: Some(header),
+            ..self
+        }
+    }
+
+    /// Head the column with `title` in the terminal table only (CSV and Markdown keep the
+    /// header): a name for people where the field's name is terse.
+    pub const fn title(self, title: &'static str) -> Column {
+        Column {
+            title: Some(title),
             ..self
         }
     }
@@ -121,6 +132,22 @@ pub fn headers<T: Tabular>() -> Vec<String> {
         .collect()
 }
 
+/// The terminal table's headers: a [`Column`]'s title, else its header, else the field name
+/// with its underscores as spaces.
+pub fn titles<T: Tabular>() -> Vec<String> {
+    fields::<T>()
+        .iter()
+        .map(|f| {
+            let c = column::<T>(f);
+            match (c.title, c.header) {
+                (Some(t), _) => t.to_string(),
+                (None, Some(h)) => h.to_string(),
+                (None, None) => f.replace('_', " "),
+            }
+        })
+        .collect()
+}
+
 /// One row's cells, in field order.
 pub fn cells<T: Tabular>(row: &T) -> Vec<String> {
     let fields = match row.serialize(Cell) {
@@ -157,7 +184,10 @@ pub fn check_columns<T: Tabular>() -> Result<(), String> {
     let names = T::COLUMNS
         .iter()
         .map(|c| c.field)
-        .chain(T::BRIEF.iter().copied());
+        .chain(T::BRIEF.iter().copied())
+        .chain(T::CONTEXT.iter().copied())
+        .chain(T::NOTES.iter().copied())
+        .chain([T::GROUP].into_iter().filter(|n| !n.is_empty()));
     match names.into_iter().find(|n| !fields.contains(n)) {
         Some(n) => Err(format!("`{n}` is not a field")),
         None => Ok(()),

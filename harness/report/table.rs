@@ -1,22 +1,34 @@
-//! Aligned plain-text columns for a terminal, sized to its width.
+//! The terminal table: every command's rows as people read them, within the width of the
+//! terminal ([`terminal_width`]: `COLUMNS`, else the width of the terminal stdout is, else
+//! [`PIPED_WIDTH`] for a pipe or a file; CSV and JSON are the machine formats).
 //!
-//! When the table is wider than the terminal ([`terminal_width`]: `COLUMNS`, else the width
-//! of the terminal stdout is, else unbounded), the row type's notes column
-//! ([`Tabular::NOTES`]) goes below the table as numbered notes, and then the widest columns are
-//! cut to one shared width, each cut cell ending in `…`. The full text is in `--md`, `--json`
-//! and `--csv`.
+//! Layout, in order: a column empty on every row is left out; a value every row shares (and
+//! each [`Tabular::CONTEXT`] field they share) is printed once above the table as
+//! `title: value`; a [`Tabular::GROUP`] column becomes a heading line over each run of its rows;
+//! where the table is still wider than the width, the [`Tabular::NOTES`] columns go below it
+//! as numbered notes, and then the widest columns are narrowed, their text wrapped at words
+//! inside the cell (a word longer than the cell is broken), never cut. Headers are the fields'
+//! titles ([`super::Column::title`], else the field name with spaces), wrapped the same way;
+//! columns of figures are aligned right. Only a table whose columns cannot fit even at their
+//! narrowest becomes one `field: value` block per row.
 
 use super::{record, Tabular};
 
-/// Narrowest a column is cut to.
-const MIN_CUT: usize = 12;
+/// The width of a table written to a pipe or a file: readable in a pager or a review tool.
+pub const PIPED_WIDTH: usize = 120;
+/// A text column is not narrowed below this, nor below its longest word up to [`LONG_WORD`].
+const MIN_TEXT: usize = 6;
+/// Words longer than this may be broken to narrow their column.
+const LONG_WORD: usize = 14;
+/// Between two columns.
+const GAP: usize = 2;
 
 pub fn render<T: Tabular>(rows: &[T]) -> Vec<u8> {
-    render_within(rows, terminal_width())
+    render_within(rows, Some(terminal_width().unwrap_or(PIPED_WIDTH)))
 }
 
 /// The width human output should fit: `COLUMNS` where set to a number, else the width of the
-/// terminal on stdout, else `None` (a pipe or a file keeps whole lines).
+/// terminal on stdout, else `None` (a pipe or a file).
 pub fn terminal_width() -> Option<usize> {
     if let Some(n) = std::env::var("COLUMNS")
         .ok()
@@ -41,155 +53,300 @@ pub fn terminal_width() -> Option<usize> {
     None
 }
 
-/// [`render`] within `width` columns (`None`: no limit).
-pub fn render_within<T: Tabular>(rows: &[T], width: Option<usize>) -> Vec<u8> {
-    let brief = record::brief::<T>();
-    let keep = |v: Vec<String>| -> Vec<String> {
-        brief.iter().filter_map(|&i| v.get(i).cloned()).collect()
-    };
-    let all_headers = record::headers::<T>();
-    let notes_at = record::fields::<T>()
-        .iter()
-        .position(|f| !T::NOTES.is_empty() && *f == T::NOTES)
-        .and_then(|i| brief.iter().position(|&b| b == i));
-    let mut headers = keep(all_headers);
-    let mut cells: Vec<Vec<String>> = rows.iter().map(|r| keep(record::cells(r))).collect();
-    let mut widths = widths_of(&headers, &cells);
-    let mut notes: Vec<String> = Vec::new();
-    let Some(limit) = width else {
-        return lines(&headers, &cells, &widths, &notes, None);
-    };
-    if total(&widths) > limit {
-        if let Some(at) = notes_at {
-            for row in &mut cells {
-                if let Some(cell) = row.get_mut(at).filter(|c| !c.trim().is_empty()) {
-                    notes.push(std::mem::take(cell));
-                    *cell = format!("[{}]", notes.len());
-                }
-            }
-            widths = widths_of(&headers, &cells);
-        }
-    }
-    // Cut the widest columns to one cap, the largest at which the table fits (never below
-    // MIN_CUT), so that the width taken is shared rather than taken from one column.
-    if total(&widths) > limit {
-        let widest = widths.iter().copied().max().unwrap_or(0);
-        let capped = |cap: usize| total(&widths.iter().map(|w| (*w).min(cap)).collect::<Vec<_>>());
-        // Too many columns to fit even cut: each row as a block of `field: value` lines.
-        if capped(MIN_CUT) > limit {
-            let headers = keep(record::headers::<T>());
-            let full: Vec<Vec<String>> = rows.iter().map(|r| keep(record::cells(r))).collect();
-            return blocks(&headers, &full, limit);
-        }
-        let cap = (MIN_CUT..=widest)
-            .rev()
-            .find(|c| capped(*c) <= limit)
-            .unwrap_or(MIN_CUT);
-        for (i, w) in widths.iter_mut().enumerate() {
-            if *w > cap {
-                *w = cap;
-                cut(&mut headers[i], cap);
-                for row in &mut cells {
-                    if let Some(c) = row.get_mut(i) {
-                        cut(c, cap);
-                    }
-                }
-            }
-        }
-    }
-    lines(&headers, &cells, &widths, &notes, Some(limit))
+/// One column on its way to the terminal.
+struct Col {
+    title: String,
+    cells: Vec<String>,
+    /// Figures, aligned right; only their title wraps.
+    figures: bool,
+    width: usize,
+    /// The narrowest it may be made with no word broken.
+    soft: usize,
+    /// The narrowest it may be made at all.
+    hard: usize,
 }
 
-/// Rows as blocks, one `field: value` line each (a long value wrapped and indented), a blank
-/// line between rows: what a table too wide for the terminal becomes.
-fn blocks(headers: &[String], cells: &[Vec<String>], limit: usize) -> Vec<u8> {
+/// [`render`] within `width` columns (`None`: no limit, nothing shared or wrapped: the whole
+/// table on long lines).
+pub fn render_within<T: Tabular>(rows: &[T], width: Option<usize>) -> Vec<u8> {
+    let fields = record::fields::<T>();
+    let titles = record::titles::<T>();
+    let all: Vec<Vec<String>> = rows.iter().map(record::cells).collect();
+    let at = |name: &str| fields.iter().position(|f| *f == name);
+    let column = |i: usize| Col {
+        title: titles[i].clone(),
+        cells: all.iter().map(|r| r[i].clone()).collect(),
+        figures: false,
+        width: 0,
+        soft: 0,
+        hard: 0,
+    };
+    let brief = record::brief::<T>();
+    let Some(limit) = width else {
+        let mut cols: Vec<Col> = brief.iter().map(|&i| column(i)).collect();
+        for c in &mut cols {
+            size(c);
+        }
+        return grid(cols, &[], &[], &[], usize::MAX);
+    };
+    let shared = |i: usize| -> Option<&str> {
+        let first = all.first()?.get(i)?;
+        (rows.len() > 1 && all.iter().all(|r| r[i] == *first)).then_some(first.as_str())
+    };
+    let empty = |i: usize| !all.is_empty() && all.iter().all(|r| r[i].trim().is_empty());
+    // Shared values above the table: the context fields first, then the brief ones. Context
+    // fields that differ are columns after the first; the rest keep BRIEF's order.
+    let mut above: Vec<(String, String)> = Vec::new();
+    let mut context: Vec<usize> = Vec::new();
+    for i in T::CONTEXT.iter().filter_map(|c| at(c)) {
+        match shared(i) {
+            Some(v) if !v.trim().is_empty() => above.push((titles[i].clone(), v.to_string())),
+            Some(_) => {}
+            None if rows.len() == 1 => above.push((titles[i].clone(), all[0][i].clone())),
+            None => context.push(i),
+        }
+    }
+    let group = (!T::GROUP.is_empty()).then(|| at(T::GROUP)).flatten();
+    let mut shown: Vec<usize> = Vec::new();
+    for &i in &brief {
+        if context.contains(&i) || empty(i) {
+            continue;
+        }
+        match shared(i) {
+            Some(v) => above.push((titles[i].clone(), v.to_string())),
+            None if Some(i) == group => {}
+            None => shown.push(i),
+        }
+    }
+    if shown.is_empty() && context.is_empty() {
+        // Every row the same: the first column stays a table of its own.
+        let first = brief.first().copied().unwrap_or(0);
+        above.retain(|(t, _)| *t != titles[first]);
+        shown.push(first);
+    }
+    let first_is_brief = shown.first() == brief.first();
+    let at_front = usize::from(first_is_brief);
+    shown.splice(at_front..at_front, context);
+    let groups: Vec<String> = match group.filter(|g| shared(*g).is_none()) {
+        Some(g) => all.iter().map(|r| r[g].clone()).collect(),
+        None => Vec::new(),
+    };
+    let mut cols: Vec<Col> = shown.iter().map(|&i| column(i)).collect();
+    for c in &mut cols {
+        size(c);
+    }
+    let mut notes = Vec::new();
+    if total(&cols) > limit {
+        // The notes fields shown, by their place among the columns: the first named keeps the
+        // numbers, the others leave; a note reads them in column order.
+        let mut moved: Vec<usize> = T::NOTES
+            .iter()
+            .filter_map(|n| at(n))
+            .filter_map(|n| shown.iter().position(|&i| i == n))
+            .collect();
+        if let Some(&keep) = moved.first() {
+            moved.sort_unstable();
+            for r in 0..rows.len() {
+                let parts: Vec<String> = moved
+                    .iter()
+                    .filter(|&&c| !cols[c].cells[r].trim().is_empty())
+                    .map(|&c| match moved.len() {
+                        1 => cols[c].cells[r].clone(),
+                        _ => format!("{}: {}", cols[c].title, cols[c].cells[r]),
+                    })
+                    .collect();
+                if !parts.is_empty() {
+                    notes.push(parts.join("; "));
+                    cols[keep].cells[r] = format!("[{}]", notes.len());
+                } else {
+                    cols[keep].cells[r] = String::new();
+                }
+            }
+            let mut i = 0;
+            cols.retain(|_| {
+                i += 1;
+                i - 1 == keep || !moved.contains(&(i - 1))
+            });
+            for c in &mut cols {
+                size(c);
+            }
+        }
+    }
+    if !narrow(&mut cols, limit) {
+        let cols: Vec<Col> = brief.iter().map(|&i| column(i)).collect();
+        return blocks(&cols, limit);
+    }
+    grid(cols, &above, &groups, &notes, limit)
+}
+
+/// A column's natural width and the narrowest it may become.
+fn size(c: &mut Col) {
+    let filled: Vec<&String> = c.cells.iter().filter(|x| !x.trim().is_empty()).collect();
+    c.figures = !filled.is_empty() && filled.iter().all(|x| figure(x));
+    let longest = |t: &str| {
+        t.split_whitespace()
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let cells = c.cells.iter().map(|x| x.chars().count()).max().unwrap_or(0);
+    let title_word = longest(&c.title);
+    c.width = cells.max(c.title.chars().count());
+    let words = c.cells.iter().map(|x| longest(x)).max().unwrap_or(0);
+    (c.soft, c.hard) = match c.figures {
+        true => (cells.max(title_word), cells.max(title_word.min(LONG_WORD))),
+        false => (
+            words.max(title_word),
+            words.max(title_word).clamp(MIN_TEXT, LONG_WORD),
+        ),
+    };
+    c.soft = c.soft.min(c.width);
+    c.hard = c.hard.min(c.soft);
+}
+
+/// A cell that is a figure: digits with at most a sign, separators, a unit or a currency.
+fn figure(s: &str) -> bool {
+    let s = s.trim();
+    s == "-"
+        || (s.chars().any(|c| c.is_ascii_digit())
+            && s.chars().count() <= 16
+            && s.chars()
+                .all(|c| c.is_ascii_digit() || ".,+-%x$~".contains(c)))
+}
+
+fn total(cols: &[Col]) -> usize {
+    cols.iter().map(|c| c.width).sum::<usize>() + GAP * cols.len().saturating_sub(1)
+}
+
+/// Narrow the widest columns one character at a time until the table fits `limit`: first the
+/// titles of figures, then text at its spaces, then text through its long words; false where it
+/// cannot fit with every column at its narrowest.
+fn narrow(cols: &mut [Col], limit: usize) -> bool {
+    let passes: [fn(&Col) -> usize; 3] = [
+        |c| if c.figures { c.soft } else { c.width },
+        |c| c.soft,
+        |c| c.hard,
+    ];
+    for floor in passes {
+        while total(cols) > limit {
+            let Some(c) = cols
+                .iter_mut()
+                .filter(|c| c.width > floor(c))
+                .max_by_key(|c| c.width)
+            else {
+                break;
+            };
+            c.width -= 1;
+        }
+    }
+    total(cols) <= limit
+}
+
+fn grid(
+    cols: Vec<Col>,
+    above: &[(String, String)],
+    groups: &[String],
+    notes: &[String],
+    limit: usize,
+) -> Vec<u8> {
     let mut out = String::new();
-    for (i, row) in cells.iter().enumerate() {
-        if i > 0 {
+    for (title, value) in above {
+        out.push_str(&hanging(&format!("{title}: "), value, limit));
+    }
+    if !above.is_empty() {
+        out.push('\n');
+    }
+    let block = |out: &mut String, parts: Vec<Vec<String>>, cols: &[Col]| {
+        let height = parts.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        for l in 0..height {
+            let line: Vec<String> = parts
+                .iter()
+                .zip(cols)
+                .map(|(p, c)| {
+                    let t = p.get(l).map_or("", String::as_str);
+                    match c.figures {
+                        true => format!("{t:>w$}", w = c.width),
+                        false => format!("{t:<w$}", w = c.width),
+                    }
+                })
+                .collect();
+            out.push_str(line.join(&" ".repeat(GAP)).trim_end());
             out.push('\n');
         }
-        for (h, c) in headers.iter().zip(row) {
-            if c.is_empty() {
-                out.push_str(&format!("{h}:\n"));
-                continue;
-            }
-            let head = format!("{h}: ");
-            let room = limit.saturating_sub(head.chars().count()).max(20);
-            for (j, l) in wrap(c, room).iter().enumerate() {
-                match j {
-                    0 => out.push_str(&head),
-                    _ => out.push_str(&" ".repeat(head.chars().count())),
+    };
+    let cell = |t: &str, w: usize| -> Vec<String> {
+        match t.chars().count() <= w {
+            true => vec![t.to_string()],
+            false => wrap(t, w),
+        }
+    };
+    block(
+        &mut out,
+        cols.iter().map(|c| cell(&c.title, c.width)).collect(),
+        &cols,
+    );
+    let rules: Vec<Vec<String>> = cols.iter().map(|c| vec!["-".repeat(c.width)]).collect();
+    block(&mut out, rules, &cols);
+    let rows = cols.first().map_or(0, |c| c.cells.len());
+    for r in 0..rows {
+        if let Some(g) = groups.get(r) {
+            if r == 0 || groups[r - 1] != *g {
+                if r > 0 {
+                    out.push('\n');
                 }
-                out.push_str(l.trim_end());
-                out.push('\n');
+                out.push_str(&hanging("", &format!("{g}:"), limit));
             }
+        }
+        block(
+            &mut out,
+            cols.iter().map(|c| cell(&c.cells[r], c.width)).collect(),
+            &cols,
+        );
+    }
+    if !notes.is_empty() {
+        out.push('\n');
+        for (i, n) in notes.iter().enumerate() {
+            out.push_str(&hanging(&format!("[{}] ", i + 1), n, limit));
         }
     }
     out.into_bytes()
 }
 
-fn widths_of(headers: &[String], cells: &[Vec<String>]) -> Vec<usize> {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in cells {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    widths
-}
-
-fn total(widths: &[usize]) -> usize {
-    widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
-}
-
-/// Cut `s` to `to` characters, the last one `…`.
-fn cut(s: &mut String, to: usize) {
-    if s.chars().count() > to {
-        let mut kept: String = s.chars().take(to.saturating_sub(1)).collect();
-        kept.push('…');
-        *s = kept;
-    }
-}
-
-fn lines(
-    headers: &[String],
-    cells: &[Vec<String>],
-    widths: &[usize],
-    notes: &[String],
-    limit: Option<usize>,
-) -> Vec<u8> {
+/// `head` then `text` wrapped within `limit`, continuation lines indented under the text.
+fn hanging(head: &str, text: &str, limit: usize) -> String {
+    let indent = head.chars().count();
+    let room = limit.saturating_sub(indent).max(20);
     let mut out = String::new();
-    let line = |out: &mut String, items: Vec<&str>| {
-        let parts: Vec<String> = items
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(parts.join("  ").trim_end());
-        out.push('\n');
+    let lines = match text.chars().count() <= room {
+        true => vec![text.to_string()],
+        false => wrap(text, room),
     };
-    line(&mut out, headers.iter().map(String::as_str).collect());
-    let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    line(&mut out, rules.iter().map(String::as_str).collect());
-    for row in cells {
-        line(&mut out, row.iter().map(String::as_str).collect());
-    }
-    if !notes.is_empty() {
+    for (j, l) in lines.iter().enumerate() {
+        match j {
+            0 => out.push_str(head),
+            _ => out.push_str(&" ".repeat(indent)),
+        }
+        out.push_str(l.trim_end());
         out.push('\n');
-        for (i, n) in notes.iter().enumerate() {
-            let mark = format!("[{}] ", i + 1);
-            let width = limit
-                .unwrap_or(usize::MAX)
-                .saturating_sub(mark.len())
-                .max(20);
-            for (j, l) in wrap(n, width).iter().enumerate() {
-                match j {
-                    0 => out.push_str(&mark),
-                    _ => out.push_str(&" ".repeat(mark.len())),
-                }
-                out.push_str(l);
-                out.push('\n');
-            }
+    }
+    if lines.is_empty() {
+        out.push_str(head.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Rows as blocks, one `title: value` line each (a long value wrapped and indented), a blank
+/// line between rows: a table with too many columns to fit even at their narrowest.
+fn blocks(cols: &[Col], limit: usize) -> Vec<u8> {
+    let mut out = String::new();
+    let rows = cols.first().map_or(0, |c| c.cells.len());
+    for r in 0..rows {
+        if r > 0 {
+            out.push('\n');
+        }
+        for c in cols.iter().filter(|c| !c.cells[r].is_empty()) {
+            out.push_str(&hanging(&format!("{}: ", c.title), &c.cells[r], limit));
         }
     }
     out.into_bytes()
@@ -284,7 +441,7 @@ mod tests {
         note: String,
     }
     impl Tabular for R {
-        const NOTES: &'static str = "note";
+        const NOTES: &'static [&'static str] = &["note"];
     }
 
     fn rows() -> Vec<R> {

@@ -14,7 +14,9 @@ pub mod sentencepiece;
 mod tokenizer;
 
 pub use cache::{CacheRule, PromptCache};
-pub use render::{billed_input, billed_with, Billing, RenderModel, ToolsBilling};
+pub use render::{
+    billed_input, billed_with, definition_tokens, Billing, RenderModel, ToolsBilling,
+};
 pub use tokenizer::{clean_cuts, counting_whole, Part, Tokenizer};
 
 /// A seed drawn once per process for the hashes that stay inside it (the token-count memo's

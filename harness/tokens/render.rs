@@ -675,6 +675,20 @@ fn references(block: &Value) -> Vec<String> {
     }
 }
 
+/// Each definition's tokens in `render`'s tools block, in order: its block alone less the
+/// block's own frame (the brackets, headings and closing text a block of any size has, found as
+/// twice one definition's block less two copies'). Where a block is the sum of its definitions'
+/// counts (Claude, OpenAI, Vertex AI) this is each one's share exactly; where a template counts
+/// the block as one text, the joins between neighbours are left out.
+pub fn definition_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> Vec<f64> {
+    let Some(&first) = defs.first() else {
+        return Vec::new();
+    };
+    let one = |d: ToolRef| defs_tokens(&[d], render, tok);
+    let frame = 2.0 * one(first) - defs_tokens(&[first, first], render, tok);
+    super::tokenizer::on_cores(defs, |d| one(*d) - frame)
+}
+
 /// Tokens of a set of definitions, including the per-set constant of the render model. Each
 /// definition is counted in parts (its head and its schema), each part once per tokenizer
 /// however many requests and renderings carry it, and the Kimi array is assembled from its
