@@ -97,10 +97,66 @@ fn the_gemma3_encoder_gives_sentencepiece_ids() {
         texts.len(),
         &wrong[..wrong.len().min(5)]
     );
+    // The embedded vocabulary (splintr's text form of the same file) gives the same ids.
+    let embedded = toolcost::tokens::gemma3::embedded().unwrap();
+    for (t, w) in texts.iter().zip(&want) {
+        assert_eq!(
+            &embedded.encode(t),
+            w,
+            "{}",
+            t.chars().take(60).collect::<String>()
+        );
+    }
     // The counting path the render models use agrees with the encoder.
     let tok = toolcost::tokens::Tokenizer::Gemma3;
     for (t, w) in texts.iter().zip(&want).take(200) {
         assert_eq!(tok.count(t), w.len() as f64);
+    }
+}
+
+/// With nothing installed and no `TOOLCOST_GEMMA3`, Gemini is counted with the embedded
+/// vocabulary, from any folder; and where the model file is installed, both agree id for id on
+/// every text (no Python needed for this one).
+#[test]
+fn gemini_counts_on_a_fresh_clone_with_the_embedded_vocabulary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args([
+            "measure",
+            "--rows",
+            "5",
+            "--model",
+            "gemini-3.5-flash",
+            "--json",
+        ])
+        .env_remove("TOOLCOST_GEMMA3")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(rows[0]["input_tokens"].as_u64().unwrap() > 100, "{rows}");
+    assert!(
+        rows[0]["label"].as_str().unwrap().contains("gemma3"),
+        "{rows}"
+    );
+    let embedded = toolcost::tokens::gemma3::embedded().unwrap();
+    assert_eq!(embedded.vocab_size(), 262_144);
+    let Ok(file) = toolcost::tokens::gemma3::locate() else {
+        return;
+    };
+    let sp = SentencePiece::from_model_proto(&std::fs::read(&file).unwrap()).unwrap();
+    for t in texts() {
+        assert_eq!(
+            embedded.encode(&t),
+            sp.encode(&t),
+            "{}",
+            t.chars().take(60).collect::<String>()
+        );
     }
 }
 

@@ -48,8 +48,7 @@ pub struct MeasureArgs {
     #[arg(long, default_value = "all")]
     pub surface: String,
     /// Comma-separated tokenizers: o200k, cl100k, claude-v5, claude-v4.7, claude-v3,
-    /// claude-est, claude-legacy-est, gemma3 (Gemini's stand-in; installed apart, the error
-    /// says how), kimi, deepseek, qwen, glm, llama3, mistral. Default: the model's own, alone
+    /// claude-est, claude-legacy-est, gemma3 (Gemini's stand-in, embedded), kimi, deepseek, qwen, glm, llama3, mistral. Default: the model's own, alone
     /// (`--tokenizer claude-v5,o200k` adds o200k's rows beside Claude's).
     #[arg(long)]
     pub tokenizer: Option<String>,

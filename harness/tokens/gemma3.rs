@@ -1,8 +1,13 @@
 //! The Gemma 3 vocabulary, the offline stand-in for Gemini's tokenizer (Google states that
-//! Gemini and Gemma share a tokenizer family; FACTS section 8). The vocabulary is not shipped
-//! with toolcost: it is read from PyPI's `maxtext` 0.2.5 (Apache-2.0), whose
-//! `maxtext/assets/tokenizers/tokenizer.gemma3` is the SentencePiece model (262,144 pieces),
-//! checked by its SHA-256 before use. Counted with [`super::sentencepiece`].
+//! Gemini and Gemma share a tokenizer family; FACTS section 8), counted with
+//! [`super::sentencepiece`]. It is embedded: the `splintr-vocab-gemma3` crate (reached through
+//! `splintr`'s `vocab-gemma3` feature) ships Google's Gemma 3 `tokenizer.model` converted id for
+//! id into text (262,144 pieces, their scores and types; MD5 of the source file
+//! 00d2276cbec4474f6cf3df98fbc18cbb). The vocabulary keeps Google's licence, the Gemma Terms of
+//! Use, whose use restrictions (section 3.2) pass on to whoever receives toolcost's binary;
+//! docs/output.md says so. `$TOOLCOST_GEMMA3` points at a SentencePiece model file instead
+//! (PyPI's `maxtext` 0.2.5, Apache-2.0, ships the same vocabulary as `tokenizer.gemma3`,
+//! checked by its SHA-256); a test holds the two to the same ids.
 //!
 //! Every figure counted with it is `estimated:gemma3`: docs/notes/gemini.md and the
 //! `claude-counts`-style report say how far it is from Gemini's recorded `countTokens`.
@@ -50,6 +55,9 @@ pub fn count(text: &str) -> usize {
 }
 
 fn load() -> Result<SentencePiece> {
+    if std::env::var_os("TOOLCOST_GEMMA3").is_none() {
+        return embedded();
+    }
     let path = locate()?;
     let bytes =
         std::fs::read(&path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
@@ -65,7 +73,13 @@ fn load() -> Result<SentencePiece> {
         .map_err(|e| Error::input(format!("{}: {e}", path.display())))
 }
 
-/// The vocabulary's file: `$TOOLCOST_GEMMA3` (the file, or a folder holding it or the
+/// The embedded vocabulary.
+pub fn embedded() -> Result<SentencePiece> {
+    SentencePiece::from_gemma_text(splintr::pretrained::GEMMA3_SPM_VOCAB)
+        .map_err(|e| Error::input(format!("the embedded Gemma 3 vocabulary: {e}")))
+}
+
+/// A model file's vocabulary: `$TOOLCOST_GEMMA3` (the file, or a folder holding it or the
 /// package), else [`DEFAULT_DIR`] under the working folder or the executable's.
 pub fn locate() -> Result<PathBuf> {
     crate::installed::locate("TOOLCOST_GEMMA3", DEFAULT_DIR, in_place, missing)

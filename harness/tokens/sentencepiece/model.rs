@@ -458,3 +458,97 @@ impl<'a> Wire<'a> {
         }
     }
 }
+
+/// Reads a SentencePiece vocabulary in the plain-text form `splintr`'s vocabulary crates ship
+/// (one line per id, in id order: the piece in standard base64, its score, its type number)
+/// with the settings of a Gemma 3 model file, which that form does not carry: BPE, byte
+/// fallback, spaces escaped as U+2581, no dummy prefix, no normaliser. Every line is checked;
+/// a malformed one is refused by its line number.
+pub(super) fn read_gemma_text(text: &[u8]) -> Result<SentencePiece, String> {
+    let text = std::str::from_utf8(text).map_err(|_| "the vocabulary is not UTF-8 text")?;
+    let mut pieces = Vec::new();
+    let mut meta = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let bad = |what: &str| format!("the vocabulary's line {}: {what}", i + 1);
+        let mut f = line.split(' ');
+        let (Some(p), Some(s), Some(k), None) = (f.next(), f.next(), f.next(), f.next()) else {
+            return Err(bad("not `piece score type`"));
+        };
+        pieces.push(base64(p).ok_or_else(|| bad("the piece is not base64"))?);
+        let score: f32 = s.parse().map_err(|_| bad("the score is not a number"))?;
+        let kind: u8 = k.parse().map_err(|_| bad("the type is not a number"))?;
+        if !(NORMAL..=BYTE).contains(&kind) {
+            return Err(bad("the type is not a SentencePiece piece type"));
+        }
+        meta.push((score, kind));
+    }
+    let raw = RawModel {
+        pieces: pieces
+            .iter()
+            .zip(&meta)
+            .map(|(t, &(score, kind))| RawPiece {
+                text: t,
+                score,
+                kind,
+            })
+            .collect(),
+        model_type: BPE,
+        treat_whitespace_as_suffix: false,
+        byte_fallback: true,
+        normalizer_name: b"identity".to_vec(),
+        charsmap_len: 0,
+        add_dummy_prefix: false,
+        remove_extra_whitespaces: false,
+        escape_whitespaces: true,
+    };
+    raw.check_supported()?;
+    build(&raw)
+}
+
+/// Standard base64 with `=` padding; `None` for anything else.
+fn base64(s: &str) -> Option<Vec<u8>> {
+    let s = s.as_bytes();
+    if !s.len().is_multiple_of(4) {
+        return None;
+    }
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    for (n, quad) in s.chunks(4).enumerate() {
+        let last = n + 1 == s.len() / 4;
+        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut acc = 0u32;
+        for &c in &quad[..4 - pad] {
+            acc = acc << 6 | value(c)? as u32;
+        }
+        acc <<= 6 * pad as u32;
+        let bytes = acc.to_be_bytes();
+        out.extend_from_slice(&bytes[1..4 - pad]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::base64;
+
+    #[test]
+    fn base64_reads_what_it_should_and_refuses_the_rest() {
+        assert_eq!(base64("PHBhZD4=").unwrap(), b"<pad>");
+        assert_eq!(base64("YWJj").unwrap(), b"abc");
+        assert_eq!(base64("YQ==").unwrap(), b"a");
+        assert_eq!(base64("").unwrap(), b"");
+        for bad in ["YQ=", "Y===", "YQ==YWJj", "YW*j"] {
+            assert!(base64(bad).is_none(), "{bad}");
+        }
+    }
+}
