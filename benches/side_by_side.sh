@@ -44,7 +44,7 @@ has() { [[ ",$JOBS," == *",$1,"* ]]; }
 if has server && [ ! -x "$floor" ]; then
   cargo build --release --locked -q --example static_answer
 fi
-if has count || has server; then
+if has count || has weigh || has server; then
   [ -d "$work/npm/node_modules/@modelcontextprotocol/sdk" ] && [ -d "$work/npm/node_modules/gpt-tokenizer" ] ||
     npm install --prefix "$work/npm" --no-audit --no-fund --loglevel=error \
       @modelcontextprotocol/sdk@1.32.2 gpt-tokenizer@4.0.0

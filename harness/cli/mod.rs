@@ -112,8 +112,9 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// The price cards, and `prices update --from FILE`: refresh their LiteLLM price snapshot.
     Prices(PricesArgs),
-    /// Claude's recorded token counts of real MCP servers beside toolcost's estimate (the
-    /// claude-est fit, its in-sample and leave-one-out error); --out writes the report.
+    /// Claude's recorded token counts of real MCP servers beside toolcost's count with Claude's
+    /// own tokenizer (exact where the family's vocabulary is known), the claude-est estimate
+    /// and its error; --requests checks whole recorded requests; --out writes the report.
     ClaudeCounts(ClaudeCountsArgs),
     /// Gemini's recorded token counts (Google's docs and samples) beside toolcost's Gemini
     /// estimate (the Gemma 3 vocabulary, installed apart); --out writes the report.

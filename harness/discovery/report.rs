@@ -50,6 +50,26 @@ pub struct Written {
 
 /// Run the evaluation and write the report directory.
 pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
+    // Overall progress: each catalogue evaluated is one step of the whole run, and every line
+    // says which step it is and how long the run has taken.
+    let steps: usize = cfg
+        .sources
+        .iter()
+        .map(|s| match s {
+            Source::Generated { rows, .. } => rows.len(),
+            Source::Files { .. } | Source::Captures { .. } | Source::Tasks { .. } => 1,
+        })
+        .sum();
+    let step = std::sync::atomic::AtomicUsize::new(0);
+    let started = std::time::Instant::now();
+    let progress = &|m: &str| {
+        progress(&format!(
+            "[{}/{steps}, {:.0} s] {m}",
+            step.load(std::sync::atomic::Ordering::Relaxed).min(steps),
+            started.elapsed().as_secs_f64()
+        ))
+    };
+    let next = || step.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
     let mut scores = Vec::new();
     let mut costs = Vec::new();
@@ -77,6 +97,7 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
                 targets,
             } => {
                 for &n in rows {
+                    next();
                     progress(&format!("N={n}: generating the catalogue and its queries"));
                     let (r, q) = queries::generate(Profile::named(profile)?, n, *seed, *targets)?;
                     queries::write(&cfg.out.join(format!("queries-{n}.jsonl")), &q)?;
@@ -87,6 +108,7 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
                 catalogue,
                 queries: qpath,
             } => {
+                next();
                 let rows = Catalogue::load(catalogue)?.rows;
                 let q = queries::read(qpath)?;
                 if q.is_empty() {
@@ -112,6 +134,7 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
                 dir,
                 queries: qpath,
             } => {
+                next();
                 progress("real-mcp: reading the captures and checking the query set");
                 let caps = super::real::captures(dir)?;
                 let q = super::real::read_checked(qpath, &caps)?;
@@ -129,6 +152,7 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
                 record(eval::pool("real-mcp", parts))?;
             }
             Source::Tasks { name, dir } => {
+                next();
                 progress(&format!("{name}: reading the tools and the tasks"));
                 let (cat, q) = super::tasks::read(dir)?;
                 record(evaluate(name, cat.rows, q)?)?;
