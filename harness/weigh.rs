@@ -52,20 +52,10 @@ pub struct Extras {
 /// The client that speaks a card's API: gemini-cli for Gemini and Vertex AI, openai-agent for
 /// OpenAI, claude-cli for Anthropic and the open-weight models (as a gateway serves them).
 pub fn client_for(card: &PriceCard) -> &'static str {
-    match provider(card).as_str() {
+    match card.provider() {
         "gemini" | "vertex" => "gemini-cli",
         "openai" => "openai-agent",
         _ => "claude-cli",
-    }
-}
-
-/// A card's provider, from its render model: `anthropic`, `openai`, `gemini`, `vertex`, or an
-/// open-weight family (`kimi`, `qwen`, ...).
-pub fn provider(card: &PriceCard) -> String {
-    let (kind, arg) = card.render.split_once(':').unwrap_or((&card.render, ""));
-    match kind {
-        "open" => arg.split(['-', '.']).next().unwrap_or(kind).to_string(),
-        _ => kind.to_string(),
     }
 }
 
@@ -193,15 +183,14 @@ pub fn weigh(
             .map(|t| format!("; {}", t.label()))
             .collect::<String>()
     );
-    let indexed: Vec<(usize, &crate::catalogue::Tool)> = cat.tools.iter().enumerate().collect();
-    let mut tools: Vec<ToolWeight> = crate::sync::map_on_cores(&indexed, |&(i, t)| {
+    let mut tools: Vec<ToolWeight> = crate::sync::map_on_cores(&cat.tools, |t| {
         let bytes = t.bytes();
         let text = t.def_text();
         let schema = declared_schema(t);
         ToolWeight {
             name: t.name.clone(),
             bytes,
-            model_tokens: own[i].max(0.0).round() as u64,
+            model_tokens: 0,
             o200k_tokens: tool_tokens(t, Tokenizer::O200k) as u64,
             other_tokens: extras
                 .tokenizers
@@ -221,7 +210,10 @@ pub fn weigh(
             label: label.clone(),
         }
     });
-    drop(own);
+    // Both are in catalogue order until sorted.
+    for (t, n) in tools.iter_mut().zip(own) {
+        t.model_tokens = n.max(0.0).round() as u64;
+    }
     tools.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
 
     crate::sync::release_freed();
@@ -253,7 +245,7 @@ pub fn weigh(
         );
         let row = measure::measure(cat, &cfg, &|_| {}).remove(0);
         crate::sync::release_freed();
-        let provider = provider(card);
+        let provider = card.provider();
         limits.extend(row.warnings.iter().map(|w| format!("{provider}: {w}")));
         marginal.push(marginal_of(card, &row));
     }
@@ -288,7 +280,7 @@ pub fn weigh(
 
 fn marginal_of(card: &PriceCard, row: &MeasureRow) -> Marginal {
     Marginal {
-        provider: provider(card),
+        provider: card.provider().into(),
         model: card.id.clone(),
         tokenizer: row.tokenizer.clone(),
         tokens_per_definition: row.marginal_tokens_per_definition,

@@ -1,6 +1,8 @@
 //! Every result row type declares its table once: the formats and brief columns it names are
 //! its own serde fields, and an empty table still has its header.
 
+mod common;
+
 use toolcost::report::{check_columns, render, OutputFormat, Tabular};
 
 fn empty<T: Tabular>() -> Vec<String> {
@@ -55,14 +57,7 @@ fn measure_rows_fit_80_100_and_120_columns_uncut() {
         output_tokens: toolcost::measure::DEFAULT_OUTPUT_TOKENS,
         endpoint: toolcost::surface::DEFAULT_ENDPOINT.into(),
     };
-    let cat = toolcost::catalogue::Catalogue::from_rows(
-        "seed N=856",
-        toolcost::catalogue::generate::generate(
-            toolcost::catalogue::profile::Profile::named("seed-2026-07").unwrap(),
-            856,
-            7,
-        ),
-    );
+    let cat = common::seed_catalogue(856);
     let rows = toolcost::measure::measure(&cat, &cfg, &|_| {});
     for width in [80, 100, 120] {
         let text = String::from_utf8(toolcost::report::table_within(&rows, Some(width))).unwrap();

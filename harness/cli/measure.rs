@@ -81,7 +81,7 @@ pub fn default_client(client: Option<&str>, model: Option<&str>) -> String {
     }
     let gemini = model
         .and_then(PriceCard::lookup)
-        .is_some_and(|c| c.render.starts_with("gemini") || c.render.starts_with("vertex"));
+        .is_some_and(|c| matches!(c.provider(), "gemini" | "vertex"));
     match gemini {
         true => "gemini-cli".into(),
         false => "claude-cli".into(),

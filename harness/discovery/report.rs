@@ -65,7 +65,7 @@ pub fn run(cfg: &Config, progress: &(dyn Fn(&str) + Sync)) -> Result<Written> {
     let progress = &|m: &str| {
         progress(&format!(
             "[{}/{steps}, {:.0} s] {m}",
-            step.load(std::sync::atomic::Ordering::Relaxed).min(steps),
+            step.load(std::sync::atomic::Ordering::Relaxed),
             started.elapsed().as_secs_f64()
         ))
     };

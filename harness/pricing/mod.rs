@@ -515,6 +515,16 @@ impl PriceCard {
         }
     }
 
+    /// The card's provider, from its render: `anthropic`, `openai`, `gemini`, `vertex`, or an
+    /// open-weight family (`kimi`, `qwen`, ...).
+    pub fn provider(&self) -> &str {
+        let (kind, arg) = self.render.split_once(':').unwrap_or((&self.render, ""));
+        match kind {
+            "open" => arg.split(['-', '.']).next().unwrap_or(kind),
+            _ => kind,
+        }
+    }
+
     pub fn render_model(&self) -> RenderModel {
         RenderModel::parse(&self.render).unwrap_or_else(|| {
             panic!(

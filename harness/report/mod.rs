@@ -12,9 +12,7 @@ pub mod markdown;
 mod record;
 mod table;
 
-pub use table::{
-    fit_to_terminal, fit_within, render_within as table_within, terminal_width, wrap, PIPED_WIDTH,
-};
+pub use table::{fit_to_terminal, fit_within, render_within as table_within, terminal_width, wrap};
 
 pub use markdown::Align;
 pub use record::{check_columns, Column};

@@ -429,36 +429,12 @@ pub fn resent_thoughts(contents: &[Value]) -> Vec<&str> {
 }
 
 fn is_skip(signature: &str) -> bool {
-    use base64_free::decode_eq;
-    signature == SKIP_SIGNATURE || decode_eq(signature, SKIP_SIGNATURE)
-}
-
-/// Base64 compared without a decoder crate: whether `b64` is the standard encoding of `plain`.
-mod base64_free {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-    fn encode(plain: &[u8]) -> String {
-        let mut out = String::new();
-        for chunk in plain.chunks(3) {
-            let b = [
-                chunk[0],
-                *chunk.get(1).unwrap_or(&0),
-                *chunk.get(2).unwrap_or(&0),
-            ];
-            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-            for i in 0..4 {
-                match i <= chunk.len() {
-                    true => out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char),
-                    false => out.push('='),
-                }
-            }
-        }
-        out
-    }
-
-    pub fn decode_eq(b64: &str, plain: &str) -> bool {
-        b64.trim_end_matches('=') == encode(plain.as_bytes()).trim_end_matches('=')
-    }
+    use base64::Engine;
+    // Padding or none: the sentinel's canonical encoding either way.
+    signature == SKIP_SIGNATURE
+        || base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(signature.trim_end_matches('='))
+            .is_ok_and(|d| d == SKIP_SIGNATURE.as_bytes())
 }
 
 #[cfg(test)]

@@ -507,34 +507,8 @@ pub(super) fn read_gemma_text(text: &[u8]) -> Result<SentencePiece, String> {
 
 /// Standard base64 with `=` padding; `None` for anything else.
 fn base64(s: &str) -> Option<Vec<u8>> {
-    let s = s.as_bytes();
-    if !s.len().is_multiple_of(4) {
-        return None;
-    }
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    };
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    for (n, quad) in s.chunks(4).enumerate() {
-        let last = n + 1 == s.len() / 4;
-        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut acc = 0u32;
-        for &c in &quad[..4 - pad] {
-            acc = acc << 6 | value(c)? as u32;
-        }
-        acc <<= 6 * pad as u32;
-        let bytes = acc.to_be_bytes();
-        out.extend_from_slice(&bytes[1..4 - pad]);
-    }
-    Some(out)
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
 }
 
 #[cfg(test)]
