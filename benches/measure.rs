@@ -3,13 +3,14 @@
 //! and a `tools/list` answer served from the snapshot's bytes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use toolcost::billing::{billed_input, RenderModel};
 use toolcost::catalogue::{generate::generate, profile::Profile, Catalogue};
 use toolcost::client::Client;
 use toolcost::measure;
 use toolcost::pricing::PriceCard;
 use toolcost::server::state::Snapshot;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
-use toolcost::tokens::{billed_input, counting_whole, RenderModel, Tokenizer};
+use toolcost::tokens::{counting_whole, Tokenizer};
 
 fn catalogue(n: usize) -> Catalogue {
     Catalogue::from_rows(

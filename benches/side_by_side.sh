@@ -7,7 +7,7 @@
 #   JOBS=count,serve RUNS=1 REQUESTS=500 benches/side_by_side.sh   # a short run
 #
 # Settings (environment): JOBS (comma list of count, weigh, measure, sweep, serve, server,
-# gateway, lint; default all), RUNS (alternated runs per job, default 3), REQUESTS (requests per
+# gateway, lint, families; default all), RUNS (alternated runs per job, default 3), REQUESTS (requests per
 # load run, default 5000), BIG (rows of the large catalogue, default 85600), HUGE (rows of the
 # largest measure, default 1000000; 0 skips it), OUT (default reports/bench), NOTE (a line put
 # in the report, e.g. that this was a short run). Peers are installed under target/bench:
@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-JOBS=${JOBS:-count,weigh,measure,sweep,serve,server,gateway,lint}
+JOBS=${JOBS:-count,weigh,measure,sweep,serve,server,gateway,lint,families}
 RUNS=${RUNS:-3}
 REQUESTS=${REQUESTS:-5000}
 BIG=${BIG:-85600}
@@ -36,11 +36,15 @@ target=${CARGO_TARGET_DIR:-$root/target}
 bin=${TOOLCOST_BIN:-$target/release/toolcost}
 load=${LOAD_BIN:-$target/release/examples/load}
 floor=${FLOOR_BIN:-$target/release/examples/static_answer}
+families=${FAMILIES_BIN:-$target/release/examples/family_speed}
 
 has() { [[ ",$JOBS," == *",$1,"* ]]; }
 
 # --- build and install -------------------------------------------------------------------
 [ -n "${TOOLCOST_BIN:-}" ] || cargo build --release --locked -q --bin toolcost --example load --example static_answer
+if has families && [ ! -x "$families" ]; then
+  cargo build --release --locked -q --example family_speed
+fi
 if has server && [ ! -x "$floor" ]; then
   cargo build --release --locked -q --example static_answer
 fi
@@ -275,6 +279,13 @@ NGINX
     spid=$mockpid; stop
   fi
 done
+
+# Counting speed per tokenizer family on one core, beside each family's reference on the same
+# texts (the example takes the best of RUNS passes itself).
+rm -f "$OUT/families.csv"
+if has families; then
+  RUNS=$RUNS "$families" >"$OUT/families.csv"
+fi
 
 "$PY" benches/summarise.py "$csv" "$OUT" "$NOTE"
 echo "wrote $OUT/runs.csv, $OUT/summary.json, $OUT/README.md"

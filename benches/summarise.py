@@ -183,6 +183,23 @@ def main():
         lines += ["", "toolcost alone (no peer does the job):", "", "| job | metric | toolcost |",
                   "|---|---|---:|"]
         lines += [f"| {a['job']} | {a['metric']} | {fmt(a['toolcost_median'])} |" for a in alone]
+    families = os.path.join(out, "families.csv")
+    if os.path.exists(families):
+        with open(families) as f:
+            fam = list(csv.DictReader(f))
+        lines += ["", "Counting speed per tokenizer family, one core, each text counted on its own "
+                  "and nothing remembered, best of the runs (`families.csv`; "
+                  "`cargo run --release --example family_speed`). The reference counts the same "
+                  "texts: tiktoken-rs for OpenAI's vocabularies, splintr (the crate that ships the "
+                  "open families' and Gemma's vocabularies) for the others; Claude's families have "
+                  "no reference in Rust. Ratio: toolcost's tokens per second over the reference's.",
+                  "", "| corpus | tokenizer | texts | tokens | toolcost tokens/s | reference | "
+                  "reference tokens/s | ratio |", "|---|---|---:|---:|---:|---|---:|---:|"]
+        num = lambda v: f"{float(v):,.0f}" if v else ""
+        for r in fam:
+            lines.append(f"| {r['corpus']} | {r['tokenizer']} | {r['texts']} | {num(r['tokens'])} | "
+                         f"{num(r['toolcost_tokens_per_s'])} | {r['reference']} | "
+                         f"{num(r['reference_tokens_per_s'])} | {r['ratio']} |")
     lines += ["", "Commands:", ""]
     lines += [f"- {k}: `{v}`" for k, v in summary["commands"].items()]
     with open(os.path.join(out, "README.md"), "w") as f:

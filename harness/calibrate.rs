@@ -109,7 +109,7 @@ fn pair(r: &LogRow) -> Result<Pair, Unusable> {
     }
     if r.estimate_label
         .as_deref()
-        .is_some_and(|l| l.ends_with(crate::tokens::render::MEDIA_NOT_COUNTED))
+        .is_some_and(|l| l.ends_with(crate::billing::render::MEDIA_NOT_COUNTED))
     {
         return Err(Unusable::Media);
     }

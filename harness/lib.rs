@@ -6,6 +6,7 @@
 //! that [`report`] writes.
 
 pub mod audit;
+pub mod billing;
 pub mod calibrate;
 pub mod catalogue;
 pub mod check;

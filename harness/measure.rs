@@ -1,5 +1,7 @@
 //! `toolcost measure`: one row per surface x tokenizer for one user turn on one catalogue.
 
+use crate::billing::cache::{Pricing, PromptCache};
+use crate::billing::{billed_input, billed_with};
 use crate::catalogue::{generate::Generator, profile::Profile, Catalogue};
 use crate::client::Client;
 use crate::error::Result;
@@ -7,8 +9,7 @@ use crate::pricing::PriceCard;
 use crate::pricing::Usage;
 use crate::report::{Column, Tabular};
 use crate::surface::{Built, Context, SurfaceKind};
-use crate::tokens::cache::{Pricing, PromptCache};
-use crate::tokens::{billed_input, billed_with, Tokenizer};
+use crate::tokens::Tokenizer;
 use crate::wire::Request;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -222,7 +223,7 @@ fn measure_surface(
             cost_usd: cost(&warm),
             cost_usd_cold: cost(&cold),
             label: match bill.overhead_tokens > 0 {
-                true => crate::tokens::render::overhead_label(render, tok)
+                true => crate::billing::render::overhead_label(render, tok)
                     .map_or_else(|| tok.label(), |o| format!("{}; {o}", tok.label())),
                 false => tok.label(),
             },
@@ -304,7 +305,7 @@ fn cache_usage_billed(
     req: &mut Request,
     cfg: &Config,
     tok: Tokenizer,
-    full: &crate::tokens::Billing,
+    full: &crate::billing::Billing,
 ) -> (Usage, Usage) {
     let pricing = Pricing {
         rule: cfg.model.cache_rule(),
@@ -313,14 +314,15 @@ fn cache_usage_billed(
         min_cacheable: cfg.model.min_cacheable,
         model: &cfg.model.id,
     };
-    let bill = |cache: &mut PromptCache, r: &Request, now: f64, billed: &crate::tokens::Billing| {
-        cache
-            .bill_billed(r, &pricing, "measure", now, true, billed)
-            .unwrap_or(Usage {
-                uncached_input: billed.input_tokens,
-                ..Usage::default()
-            })
-    };
+    let bill =
+        |cache: &mut PromptCache, r: &Request, now: f64, billed: &crate::billing::Billing| {
+            cache
+                .bill_billed(r, &pricing, "measure", now, true, billed)
+                .unwrap_or(Usage {
+                    uncached_input: billed.input_tokens,
+                    ..Usage::default()
+                })
+        };
     let cold = bill(&mut PromptCache::default(), req, 0.0, full);
     let mut cache = PromptCache::default();
     let newest = swap_newest_text(req, Some(Value::from("(the turn before)")));
@@ -448,14 +450,14 @@ mod tests {
         for render in ["anthropic:claude-4.6", "kimi"] {
             check(
                 req.clone(),
-                crate::tokens::RenderModel::parse(render).unwrap(),
+                crate::billing::RenderModel::parse(render).unwrap(),
             );
         }
     }
 
     /// The turn before `req`, billed with `req`'s tool side, is billed as if counted afresh,
     /// under o200k and the Kimi estimate (whose counts are fractional until rounded).
-    fn check(mut req: Request, render: crate::tokens::RenderModel) {
+    fn check(mut req: Request, render: crate::billing::RenderModel) {
         for tok in [Tokenizer::O200k, Tokenizer::Kimi] {
             let full = billed_input(&req, render, tok);
             let newest = swap_newest_text(&mut req, Some(Value::from("(the turn before)")));

@@ -5,14 +5,15 @@
 //! evidence label of each, written as Markdown, CSV and JSON. Nothing is fitted to the recorded
 //! token figures: the gap to them is measured and its candidate explanations tested one by one.
 
+use crate::billing::render::open::Template;
+use crate::billing::{billed_input, Billing, RenderModel};
 use crate::catalogue::{generate::Generator, profile::Profile, stats::Composition, Catalogue};
 use crate::client::Client;
 use crate::error::Result;
 use crate::pricing::{PriceCard, Usage};
 use crate::report::{self, thousands, Column, Tabular};
 use crate::surface::{small_mcp, Context, SurfaceKind, DEFAULT_ENDPOINT};
-use crate::tokens::render::open::Template;
-use crate::tokens::{billed_input, Billing, RenderModel, Tokenizer};
+use crate::tokens::Tokenizer;
 use crate::{json, measure};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -453,10 +454,10 @@ fn gap(setup: &Setup, cat: &Catalogue) -> (Vec<ReproRow>, Gap) {
             "the template: compact JSON declarations (K2.5+ without its TypeScript writer)",
             &kimi,
             per_row.slope(|r| {
-                    let tools = crate::tokens::render::open::function_tools(r);
+                    let tools = crate::billing::render::open::function_tools(r);
                     let sorted: Vec<serde_json::Value> = tools
                         .iter()
-                        .map(crate::tokens::render::open::deep_sorted)
+                        .map(crate::billing::render::open::deep_sorted)
                         .collect();
                 Tokenizer::Kimi.count(&json::compact(&sorted))
             }),

@@ -300,7 +300,7 @@ fn model_tokens(cat: &Catalogue, client: &Client, model: &PriceCard) -> Vec<f64>
     };
     let defs = ctx.catalogue_definitions(false);
     let refs: Vec<crate::wire::ToolRef> = defs.iter().map(crate::wire::ToolEntry::as_ref).collect();
-    crate::tokens::definition_tokens(&refs, model.render_model(), model.tokenizer())
+    crate::billing::definition_tokens(&refs, model.render_model(), model.tokenizer())
 }
 
 /// Tokens of a tool's text as the server sent it. Where the text is the plain

@@ -4,11 +4,12 @@
 
 mod common;
 
+use toolcost::billing::cache::{CacheRule, Pricing, PromptCache};
+use toolcost::billing::{billed_input, RenderModel};
 use toolcost::catalogue::{generate::generate, profile::Profile, Catalogue};
 use toolcost::client::Client;
 use toolcost::surface::{Context, DEFAULT_ENDPOINT, REGISTRY};
-use toolcost::tokens::cache::{CacheRule, Pricing, PromptCache};
-use toolcost::tokens::{billed_input, counting_whole, RenderModel, Tokenizer};
+use toolcost::tokens::{counting_whole, Tokenizer};
 use toolcost::wire::Request;
 
 const CLIENTS: [&str; 3] = ["claude-cli", "openai-agent", "openai-responses-agent"];

@@ -12,10 +12,10 @@ mod upstream;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use toolcost::billing::billed_input;
 use toolcost::gateway::mock::card_for;
 use toolcost::gateway::{self, log, Gateway, Upstream};
 use toolcost::provider::Format;
-use toolcost::tokens::billed_input;
 use toolcost::wire::Request;
 use upstream::{End, Reply};
 
@@ -479,7 +479,7 @@ fn media_row(parts: usize) -> log::LogRow {
     let mut row = observed_row(GPT, "openai-chat", 3_000, 1_000);
     row.estimate_label = Some(format!(
         "estimated:o200k; {parts} {}",
-        toolcost::tokens::render::MEDIA_NOT_COUNTED
+        toolcost::billing::render::MEDIA_NOT_COUNTED
     ));
     row
 }

@@ -37,7 +37,7 @@ fn the_estimate_meets_the_recorded_counts() {
     );
     assert_eq!(
         c.tool_prompt,
-        toolcost::tokens::render::CLAUDE_5_TOOL_PROMPT,
+        toolcost::billing::render::CLAUDE_5_TOOL_PROMPT,
         "the committed tool-use prompt is the fit"
     );
     let held = check(&held_set).unwrap();

@@ -137,7 +137,7 @@ parallel_calls = 16
         .request;
     let card = toolcost::pricing::PriceCard::named(&client.model).unwrap();
     let expected =
-        toolcost::tokens::billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
+        toolcost::billing::billed_input(&req, card.render_model(), card.tokenizer()).input_tokens;
     let turn = results
         .iter()
         .find(|r| r.surface == "per-row-mcp" && r.task == "turn")

@@ -7,11 +7,11 @@ use axum::routing::post;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
+use toolcost::billing::billed_input;
 use toolcost::client::Client;
 use toolcost::gateway::{log, Upstream};
 use toolcost::pricing::PriceCard;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
-use toolcost::tokens::billed_input;
 use toolcost::wire::{self, Format, Request};
 
 struct Gw {
@@ -583,7 +583,7 @@ async fn media_parts_left_out_of_a_count_are_named_in_its_label() {
         {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/f.pdf"}},
         {"text": "summarise"}
     ]);
-    let media = toolcost::tokens::render::media_parts(&[json!({"role": "user", "parts": parts})]);
+    let media = toolcost::billing::render::media_parts(&[json!({"role": "user", "parts": parts})]);
     assert_eq!(media, 2);
     // A function response's own parts, and a Responses screenshot.
     let response = json!({"role": "user", "parts": [{"functionResponse": {"name": "shot",
@@ -592,7 +592,7 @@ async fn media_parts_left_out_of_a_count_are_named_in_its_label() {
         "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,AA=="}});
     let text = json!({"type": "function_call_output", "call_id": "c2", "output": "done"});
     assert_eq!(
-        toolcost::tokens::render::media_parts(&[response, screenshot, text]),
+        toolcost::billing::render::media_parts(&[response, screenshot, text]),
         2
     );
 }

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::io::Write;
 use toolcost::tokens::sentencepiece::SentencePiece;
 
 fn texts() -> Vec<String> {
@@ -66,22 +65,7 @@ fn the_gemma3_encoder_gives_sentencepiece_ids() {
     let sp = SentencePiece::from_model_proto(&std::fs::read(&file).unwrap()).unwrap();
     let texts = texts();
     assert!(texts.len() > 1500, "{} texts", texts.len());
-    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/peers/gemma3_reference.py");
-    let mut child = std::process::Command::new(common::python())
-        .arg(&script)
-        .arg(&file)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = serde_json::to_vec(&texts).unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    assert!(out.status.success());
-    let want: Vec<Vec<u32>> = serde_json::from_slice(&out.stdout).unwrap();
+    let want = common::sentencepiece_ids(&file, &texts);
     let mut wrong = Vec::new();
     for (t, w) in texts.iter().zip(&want) {
         let got = sp.encode(t);
@@ -212,7 +196,7 @@ fn the_recorded_gemini_counts_report_regenerates() {
     let dev = toolcost::gemini_counts::summary(&rows, "developer");
     assert!(dev.requests >= 20, "{dev:?}");
     // The 2024 notebook counts of Gemini 1.5 bill a token per role, which the later recorded
-    // requests of 1.5 and 2.0 do not ([`toolcost::tokens::render::gemini`] follows those): the
+    // requests of 1.5 and 2.0 do not ([`toolcost::billing::render::gemini`] follows those): the
     // 1.5 rows of this older set are off by their roles.
     assert!(
         dev.mape_pct < 7.0 && dev.exact * 2 >= dev.requests,

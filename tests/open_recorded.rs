@@ -5,8 +5,8 @@
 //! and held to no bound.
 
 use serde_json::Value;
-use toolcost::tokens::render::open::{of_model, Template};
-use toolcost::tokens::{billed_input, RenderModel};
+use toolcost::billing::render::open::{of_model, Template};
+use toolcost::billing::{billed_input, RenderModel};
 use toolcost::wire::{Format, Request};
 
 struct Row {

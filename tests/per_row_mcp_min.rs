@@ -2,13 +2,14 @@
 //! reference server's `/mcp/min`, and whole tasks through the driver.
 
 use serde_json::{json, Value};
+use toolcost::billing::billed_input;
 use toolcost::catalogue::{generate::Generator, profile::Profile, Catalogue, Row};
 use toolcost::client::Client;
 use toolcost::driver::{self, scenario::Scenario};
 use toolcost::server;
 use toolcost::surface::per_row_mcp_min::minimise;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
-use toolcost::tokens::{billed_input, Tokenizer};
+use toolcost::tokens::Tokenizer;
 
 fn rows(n: usize) -> Vec<Row> {
     Generator::new(Profile::named("seed-2026-07").unwrap(), n, 1, false).collect()

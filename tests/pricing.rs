@@ -6,9 +6,10 @@ mod common;
 
 use serde_json::{json, Value};
 use std::process::Command;
+use toolcost::billing::{billed_input, RenderModel};
 use toolcost::gateway::Upstream;
 use toolcost::pricing::{PriceCard, Usage};
-use toolcost::tokens::{billed_input, RenderModel, Tokenizer};
+use toolcost::tokens::Tokenizer;
 use toolcost::wire::{Format, Request};
 
 fn toolcost() -> Command {

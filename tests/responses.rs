@@ -8,11 +8,11 @@ mod common;
 
 use serde_json::{json, Value};
 use std::time::Duration;
+use toolcost::billing::billed_input;
 use toolcost::client::Client;
 use toolcost::gateway::{log, Upstream};
 use toolcost::pricing::PriceCard;
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
-use toolcost::tokens::billed_input;
 use toolcost::wire::{Format, Request, ToolEntry};
 
 const CLIENT: &str = "openai-responses-agent";
@@ -66,7 +66,7 @@ fn build(surface: &str, n: usize) -> Request {
         .request
 }
 
-fn billed(req: &Request) -> toolcost::tokens::Billing {
+fn billed(req: &Request) -> toolcost::billing::Billing {
     let card = PriceCard::named("gpt-5.4").unwrap();
     billed_input(req, card.render_model(), card.tokenizer())
 }
@@ -168,7 +168,7 @@ async fn mock_answers_whole_and_streamed_and_the_usage_is_the_log_row() {
     // Cached in the card's steps (128 tokens before gpt-5.6, any length from it on).
     let card = PriceCard::named(&Client::named(CLIENT).unwrap().model).unwrap();
     let step = match card.cache_rule() {
-        toolcost::tokens::CacheRule::Automatic { step, .. } => step,
+        toolcost::billing::CacheRule::Automatic { step, .. } => step,
         other => panic!("{other:?}"),
     };
     assert!(usage.cached > 0 && usage.cached % step == 0, "{usage:?}");

@@ -4,11 +4,12 @@
 mod common;
 
 use serde_json::Value;
+use toolcost::billing::{billed_input, RenderModel};
 use toolcost::catalogue::Catalogue;
 use toolcost::client::Client;
 use toolcost::surface::name_list::{CallCheck, Failure, Session, MAX_EXPAND};
 use toolcost::surface::{Context, SurfaceKind, DEFAULT_ENDPOINT};
-use toolcost::tokens::{billed_input, RenderModel, Tokenizer};
+use toolcost::tokens::Tokenizer;
 use toolcost::wire;
 
 fn ctx<'a>(cat: &'a Catalogue, client: &'a Client, turn: &'a str) -> Context<'a> {

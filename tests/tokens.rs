@@ -3,7 +3,8 @@
 mod common;
 
 use serde_json::json;
-use toolcost::tokens::{billed_input, RenderModel, Tokenizer};
+use toolcost::billing::{billed_input, RenderModel};
+use toolcost::tokens::Tokenizer;
 use toolcost::wire::{Format, Request};
 
 #[test]

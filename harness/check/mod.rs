@@ -153,7 +153,7 @@ pub const PROVIDER_RENDERINGS: [(crate::wire::Format, &str, Tokenizer); 2] = [
 /// block's end).
 fn billed(t: &crate::catalogue::Tool, how: &(crate::wire::Format, &str, Tokenizer)) -> u64 {
     let (format, render, tok) = *how;
-    let render = crate::tokens::RenderModel::parse(render).expect("a known render model");
+    let render = crate::billing::RenderModel::parse(render).expect("a known render model");
     let bill = |tools: Vec<serde_json::Value>| {
         let mut body =
             serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "."}]});
@@ -161,7 +161,7 @@ fn billed(t: &crate::catalogue::Tool, how: &(crate::wire::Format, &str, Tokenize
             body["tools"] = serde_json::Value::Array(tools);
         }
         let req = crate::wire::Request::new(format, body);
-        crate::tokens::billed_input(&req, render, tok).tool_tokens
+        crate::billing::billed_input(&req, render, tok).tool_tokens
     };
     let def = crate::wire::tool_definition(format, &t.name, t, false);
     // The walk's fixed end is in a set of one as in a set of two: a second copy's share is the

@@ -218,14 +218,14 @@ const HELD_COLUMNS: [(&str, crate::report::Align); 9] = {
 /// What toolcost answered for a tools delta before any Claude model: o200k definitions and the
 /// 4.6 family's tool prompt.
 fn before_of(tools: &[Value]) -> u64 {
-    let render = crate::tokens::RenderModel::parse("anthropic:claude-4.6").expect("family");
+    let render = crate::billing::RenderModel::parse("anthropic:claude-4.6").expect("family");
     let bill = |tools: Option<&[Value]>| {
         let mut body = json!({"model": "m", "messages": [{"role": "user", "content": "."}]});
         if let Some(t) = tools {
             body["tools"] = Value::Array(t.to_vec());
         }
         let req = Request::new(Format::AnthropicMessages, body);
-        crate::tokens::billed_input(&req, render, Tokenizer::O200k).input_tokens
+        crate::billing::billed_input(&req, render, Tokenizer::O200k).input_tokens
     };
     bill(Some(tools)) - bill(None)
 }
@@ -422,7 +422,7 @@ fn pct(estimate: f64, recorded: f64) -> f64 {
 /// server out of the fit in turn; `held` is scored with the renderings tried.
 pub fn compare(set: &[Recorded], held: &[Recorded]) -> Result<Comparison> {
     let measured = set.iter().map(measure).collect::<Result<Vec<_>>>()?;
-    let committed = crate::tokens::render::CLAUDE_5_TOOL_PROMPT;
+    let committed = crate::billing::render::CLAUDE_5_TOOL_PROMPT;
     // What each delta holds beyond the committed prompt is the block's tokens: recorded less
     // that is each server's own reading of the prompt.
     let own: Vec<f64> = measured

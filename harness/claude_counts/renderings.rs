@@ -35,7 +35,7 @@ pub const RENDERINGS: [&str; 6] = [
 
 /// The text of `tools` in one of [`RENDERINGS`].
 fn rendered(which: usize, tools: &[Value]) -> String {
-    use crate::tokens::render::functions::{push_json, CLOSE, OPEN};
+    use crate::billing::render::functions::{push_json, CLOSE, OPEN};
     let array = Value::Array(tools.to_vec());
     let function = |t: &Value, sort: bool, spaced: bool| {
         let m = json!({"description": t["description"], "name": t["name"], "parameters": t["input_schema"]});

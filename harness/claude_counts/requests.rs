@@ -1,18 +1,19 @@
 //! Whole recorded requests: what Claude billed for each (input, cache writes and cache reads
 //! added) beside toolcost's count of the same body, by shape and tokenizer family, with the
 //! leave-one-out error of the constants fitted to them (the tool-use prompts and the structured
-//! output prompt, [`crate::tokens::render::claude`]).
+//! output prompt, [`crate::billing::render::claude`]).
 //!
 //! The set shipped with toolcost (`fixtures/claude-requests`) holds 733 requests recorded by four
 //! public test suites, each body exactly as it was sent. A request with server tools, media or
 //! thinking bills prompts or media no offline count sees: such rows are reported, left out of
 //! the summary's bar, and say why.
 
+use crate::billing::render::claude::{self, STRUCTURED_OUTPUT_PROMPT};
+use crate::billing::{billed_input, RenderModel};
 use crate::error::{Error, Result};
 use crate::report::{Column, Tabular};
 use crate::tokens::claude_exact::Family;
-use crate::tokens::render::claude::{self, STRUCTURED_OUTPUT_PROMPT};
-use crate::tokens::{billed_input, RenderModel, Tokenizer};
+use crate::tokens::Tokenizer;
 use crate::wire::{Format, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -155,7 +156,7 @@ fn shape(b: &Value) -> &'static str {
     let tools = b["tools"].as_array().is_some_and(|t| !t.is_empty());
     if text.contains("\"type\":\"tool_use\"") || text.contains("\"type\":\"tool_result\"") {
         "tool calls"
-    } else if crate::tokens::render::structured_output(b).is_some() {
+    } else if crate::billing::render::structured_output(b).is_some() {
         "structured output"
     } else if tools && b["tools"].to_string().contains("\"defer_loading\":true") {
         "deferred tools"
@@ -221,7 +222,7 @@ pub fn check(set: &[Value]) -> Result<(Vec<RequestRow>, Vec<Summary>)> {
             if let Some((g, c)) = prompt_used(&r.model, f, &r.body) {
                 consts.push((g, c));
             }
-            if crate::tokens::render::structured_output(&r.body).is_some() {
+            if crate::billing::render::structured_output(&r.body).is_some() {
                 consts.push(("structured output".to_string(), STRUCTURED_OUTPUT_PROMPT));
             }
             for (g, c) in &consts {

@@ -2,9 +2,9 @@
 //! of a whole request in the model's provider format, with what they are made of.
 
 use super::print_bytes;
+use crate::billing::billed_input;
 use crate::error::{Error, Result};
 use crate::pricing::PriceCard;
-use crate::tokens::billed_input;
 use crate::wire::{Format, Request};
 use clap::Args;
 use serde_json::{json, Value};
@@ -17,8 +17,10 @@ pub struct CountArgs {
     /// claude-opus-5, gpt-5.4, gemini-3.5-flash, kimi-k2.7-code, deepseek/deepseek-chat, ...).
     #[arg(long)]
     pub model: String,
-    /// The text, or with --request the request body (JSON); `-` or nothing reads stdin.
-    pub file: Option<PathBuf>,
+    /// The text, or with --request the request body (JSON); `-` or nothing reads stdin. With
+    /// several files each is counted on its own: one line per file (`tokens<TAB>file`), or with
+    /// --json an array of objects, each with its `file`.
+    pub files: Vec<PathBuf>,
     /// Read the input as a request body in the model's provider format (Anthropic Messages,
     /// OpenAI Chat Completions or Responses, Gemini; an open model's as Chat Completions) and
     /// print the input tokens the provider bills for it: system, tools, messages and the
@@ -119,7 +121,46 @@ pub(super) fn run(a: CountArgs) -> Result<i32> {
     let card = PriceCard::named(&a.model)?;
     let tok = card.tokenizer();
     tok.ready()?;
-    let bytes = input(a.file.as_ref())?;
+    if a.files.len() <= 1 {
+        let v = count_one(&a, &card, a.files.first())?;
+        let out = match a.json {
+            true => format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).expect("serialises")
+            ),
+            false => plain(&v, &card),
+        };
+        print_bytes(out.as_bytes())?;
+        return Ok(0);
+    }
+    // Several files: each counted on its own, in the order given; the first that cannot be
+    // read or counted stops the run with its name.
+    let mut all = Vec::with_capacity(a.files.len());
+    for f in &a.files {
+        let mut v = count_one(&a, &card, Some(f))
+            .map_err(|e| Error::input(format!("{}: {e}", f.display())))?;
+        v["file"] = json!(f.display().to_string());
+        all.push(v);
+    }
+    let out = match a.json {
+        true => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&all).expect("serialises")
+        ),
+        false => all
+            .iter()
+            .map(|v| format!("{}\t{}\n", v["tokens"], v["file"].as_str().unwrap_or("")))
+            .collect(),
+    };
+    print_bytes(out.as_bytes())?;
+    Ok(0)
+}
+
+/// One input's count as `{"model", "tokenizer", "tokens", "label"}` (and `breakdown` for a
+/// request).
+fn count_one(a: &CountArgs, card: &PriceCard, file: Option<&PathBuf>) -> Result<Value> {
+    let tok = card.tokenizer();
+    let bytes = input(file)?;
     let render = card.render_model();
     let (tokens, label, breakdown) = match a.request {
         false => {
@@ -131,7 +172,7 @@ pub(super) fn run(a: CountArgs) -> Result<i32> {
             let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
                 Error::input(format!("request body: {}", crate::json::why_unreadable(&e)))
             })?;
-            let format = format_of(&body, &card)?;
+            let format = format_of(&body, card)?;
             let req = Request::parse(format, &bytes)?;
             let b = billed_input(&req, render, tok);
             let label = format!("{}; rendered as {}", tok.label(), render.name());
@@ -146,31 +187,33 @@ pub(super) fn run(a: CountArgs) -> Result<i32> {
             (b.input_tokens, label, Some(breakdown))
         }
     };
-    let out = match (a.json, &breakdown) {
-        (true, _) => {
-            let mut v = json!({
-                "model": card.id,
-                "tokenizer": tok.name(),
-                "tokens": tokens,
-                "label": label,
-            });
-            if let Some(b) = breakdown {
-                v["breakdown"] = b;
-            }
-            format!("{}\n", serde_json::to_string_pretty(&v).expect("serialises"))
-        }
-        (false, None) => format!("{tokens}\n"),
-        (false, Some(b)) => format!(
-            "{tokens} input tokens ({}; {} format; {label})\n  system {}\n  tools {} ({} definitions)\n  messages {}\n  frame {}\n",
+    let mut v = json!({
+        "model": card.id,
+        "tokenizer": tok.name(),
+        "tokens": tokens,
+        "label": label,
+    });
+    if let Some(b) = breakdown {
+        v["breakdown"] = b;
+    }
+    Ok(v)
+}
+
+/// One count as text: the number alone, or a request's breakdown.
+fn plain(v: &Value, card: &PriceCard) -> String {
+    let tokens = &v["tokens"];
+    match v.get("breakdown") {
+        None => format!("{tokens}\n"),
+        Some(b) => format!(
+            "{tokens} input tokens ({}; {} format; {})\n  system {}\n  tools {} ({} definitions)\n  messages {}\n  frame {}\n",
             card.id,
             b["format"].as_str().unwrap_or(""),
+            v["label"].as_str().unwrap_or(""),
             b["system"],
             b["tools"],
             b["tools_billed"],
             b["messages"],
             b["frame"],
         ),
-    };
-    print_bytes(out.as_bytes())?;
-    Ok(0)
+    }
 }

@@ -371,7 +371,7 @@ fn surface_costs(
                     endpoint: crate::surface::DEFAULT_ENDPOINT,
                 };
                 let req = surface.build(&ctx).request;
-                crate::tokens::billed_input(&req, card.render_model(), card.tokenizer())
+                crate::billing::billed_input(&req, card.render_model(), card.tokenizer())
                     .input_tokens
             });
             let count = tasks.len() as f64;

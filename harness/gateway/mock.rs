@@ -8,9 +8,10 @@
 //! step the caller names in `x-toolcost-next` (what a competent model does next in the task's
 //! trajectory), or a short final text.
 
+use crate::billing::billed_input;
+use crate::billing::cache::{Pricing, PromptCache};
 use crate::pricing::{PriceCard, Usage};
-use crate::tokens::cache::{Pricing, PromptCache};
-use crate::tokens::{billed_input, Tokenizer};
+use crate::tokens::Tokenizer;
 use crate::wire::{self, Format, Request, ToolEntry, ToolRef};
 use serde_json::{json, Value};
 use std::sync::Mutex;
@@ -201,7 +202,7 @@ impl Mock {
         // remembered), so that billing under the lock finds them and other requests, whatever
         // their scope, do not wait on its tokenizing.
         if req.wire_bytes() > WARM_OUTSIDE_LOCK_BYTES {
-            let _ = crate::tokens::billed_input(req, render, tok);
+            let _ = crate::billing::billed_input(req, render, tok);
         }
         let usage = crate::sync::lock(&self.cache)
             .bill(req, &pricing, &when.scope, now, commit)

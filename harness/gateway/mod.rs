@@ -202,7 +202,7 @@ impl Gateway {
                 // forwarded and logged without an estimate.
                 tok.ready().ok()?;
                 Some(log::Estimate {
-                    input_tokens: crate::tokens::billed_input(req, card.render_model(), tok)
+                    input_tokens: crate::billing::billed_input(req, card.render_model(), tok)
                         .input_tokens,
                     label: label(tok),
                     ..Default::default()
@@ -681,12 +681,12 @@ fn when(headers: &HeaderMap) -> mock::When {
 /// The evidence label of toolcost's count of a request under `tok`. Media parts are billed by
 /// their size, which no text count sees: the label says how many the count leaves out.
 fn estimate_label(req: &Request, tok: crate::tokens::Tokenizer) -> String {
-    match crate::tokens::render::media_parts(req.messages()) {
+    match crate::billing::render::media_parts(req.messages()) {
         0 => tok.label(),
         n => format!(
             "{}; {n} {}",
             tok.label(),
-            crate::tokens::render::MEDIA_NOT_COUNTED
+            crate::billing::render::MEDIA_NOT_COUNTED
         ),
     }
 }

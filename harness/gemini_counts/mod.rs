@@ -6,10 +6,11 @@
 
 pub mod requests;
 
+use crate::billing::render::gemini::Gemini;
+use crate::billing::{billed_input, RenderModel};
 use crate::error::{Error, Result};
 use crate::report::{Column, Tabular};
-use crate::tokens::render::gemini::Gemini;
-use crate::tokens::{billed_input, RenderModel, Tokenizer};
+use crate::tokens::Tokenizer;
 use crate::wire::{Format, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -1,6 +1,6 @@
 //! Whole recorded Gemini requests: what Google billed for each (`promptTokenCount`, or a
 //! `countTokens` total) beside toolcost's count of the same body, by API, generation and shape.
-//! Nothing here is fitted: every rule of [`crate::tokens::render::gemini`] is a rendering, and
+//! Nothing here is fitted: every rule of [`crate::billing::render::gemini`] is a rendering, and
 //! the error is out of sample for each of them.
 //!
 //! A Gemini 3 request that sends back a `thoughtSignature` bills the thinking of the answer it
@@ -9,10 +9,11 @@
 //! same cassette, a request whose contents this one extends), its `thoughtsTokenCount` is added
 //! (`thoughts_added`); where it is not, the row says how many turns it could not price.
 
+use crate::billing::render::gemini::{self, Gemini};
+use crate::billing::{billed_input, RenderModel};
 use crate::error::{Error, Result};
 use crate::report::{Column, Tabular};
-use crate::tokens::render::gemini::{self, Gemini};
-use crate::tokens::{billed_input, RenderModel, Tokenizer};
+use crate::tokens::Tokenizer;
 use crate::wire::{Format, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -36,7 +36,7 @@ pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
     let anthropic = parent.render.starts_with("anthropic");
     // An open-weight model renders by its family's chat template and counts with its family's
     // vocabulary; only the cache rule comes from the parent.
-    let template = crate::tokens::render::open::of_model(&lower);
+    let template = crate::billing::render::open::of_model(&lower);
     let mut assumed = vec![match (anthropic, template) {
         (true, _) => format!("render rules, cache rule and minimum as {}'s", parent.id),
         (false, Some(t)) => format!(
@@ -83,7 +83,7 @@ pub fn derive_key(id: &str, key: &str, snap: &Snapshot) -> Option<PriceCard> {
     // A Claude model the tool-use prompt table names renders with its own prompt.
     let render = match parent.render.split_once(':').map(|(k, _)| k) {
         Some("openai") if lower.starts_with("gpt-") => format!("openai:{lower}"),
-        Some("anthropic") if crate::tokens::render::claude::tool_prompt(&lower).is_some() => {
+        Some("anthropic") if crate::billing::render::claude::tool_prompt(&lower).is_some() => {
             format!("anthropic:{lower}")
         }
         // A Gemini model bills by its generation's rules (the Developer API's: the format
@@ -210,7 +210,7 @@ fn parent(provider: &str, k: &str) -> Option<&'static str> {
                 false => "gemini-3.5-flash",
             })
         }
-        _ if crate::tokens::render::open::of_model(k).is_some() => Some("kimi-k2.7-code"),
+        _ if crate::billing::render::open::of_model(k).is_some() => Some("kimi-k2.7-code"),
         _ => None,
     }
 }

@@ -11,8 +11,9 @@
 pub mod family;
 pub mod litellm;
 
+use crate::billing::{CacheRule, RenderModel};
 use crate::error::{Error, Result};
-use crate::tokens::{CacheRule, RenderModel, Tokenizer};
+use crate::tokens::Tokenizer;
 use serde::{Deserialize, Serialize};
 
 /// One model's card.
@@ -35,7 +36,7 @@ pub struct PriceCard {
     /// Minimum prefix the provider caches, in tokens.
     pub min_cacheable: u64,
     /// How the provider caches prompts: `marks` (only at `cache_control`),
-    /// `automatic:<step>:<ttl seconds>`, or `none` (see `tokens::cache`).
+    /// `automatic:<step>:<ttl seconds>`, or `none` (see `billing::cache`).
     pub cache: String,
     /// Where the cache rule and minimum come from, and when they were read.
     pub cache_source: String,

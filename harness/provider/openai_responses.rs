@@ -12,7 +12,7 @@
 //!   functions, on the functions inside a namespace (not on the namespace itself), or on an MCP
 //!   server tool. The model sees the name and description of each searchable function, and of
 //!   a namespace or MCP server only its name and description; loaded definitions are injected
-//!   at the end of the context so the cache survives (the render model, `tokens::render`).
+//!   at the end of the context so the cache survives (the render model, `billing::render`).
 //! - `tool_search_call` / `tool_search_output` items carry `execution` (`server` or `client`);
 //!   the output's `tools` are the loaded definitions.
 //! - OpenAI's limit of 128 tools per request (FACTS section 3, the same limit as Chat

@@ -151,6 +151,7 @@ pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<
             | Tokenizer::Qwen
             | Tokenizer::Glm
             | Tokenizer::Llama3
+            | Tokenizer::Llama4
             | Tokenizer::Mistral => card.tokenizer() == t,
             // A Claude family counts Claude's cards (the family of the card's own model or
             // another's: the same rendering applies).

@@ -66,16 +66,59 @@ impl Bpe {
             .expect("the embedded vocabulary is gzip");
         assert_eq!(&data[..8], MAGIC, "the embedded vocabulary's header");
         let n = u32::from_le_bytes(data[8..12].try_into().expect("four bytes")) as usize;
-        let mut bytes = Vec::with_capacity(data.len() - 12 - n);
-        let mut starts = Vec::with_capacity(n + 1);
+        let mut tokens = Vec::with_capacity(n);
         let mut at = 12;
         for _ in 0..n {
             let len = data[at] as usize;
-            starts.push(bytes.len() as u32);
-            bytes.extend_from_slice(&data[at + 1..at + 1 + len]);
+            tokens.push(&data[at + 1..at + 1 + len]);
             at += 1 + len;
         }
         assert_eq!(at, data.len(), "the embedded vocabulary's length");
+        Bpe::from_tokens(&tokens, pattern).expect("the embedded vocabulary's tokens are distinct")
+    }
+
+    /// A vocabulary from a tiktoken rank file (each line a token's bytes in base64, a space and
+    /// its rank; ranks run from 0 in order), with the pretokenizer `pattern`.
+    pub fn from_tiktoken(text: &[u8], pattern: Pattern) -> Result<Bpe, String> {
+        use base64::Engine;
+        let mut tokens = Vec::new();
+        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+            if line.is_empty() {
+                continue;
+            }
+            let mut fields = line.split(|&b| b == b' ');
+            let (Some(b64), Some(rank), None) = (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(format!("line {}: not `<base64> <rank>`", i + 1));
+            };
+            let token = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map_err(|e| format!("line {}: {e}", i + 1))?;
+            if std::str::from_utf8(rank).ok() != Some(tokens.len().to_string().as_str()) {
+                return Err(format!("line {}: ranks must run from 0 in order", i + 1));
+            }
+            tokens.push(token);
+        }
+        let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+        Bpe::from_tokens(&refs, pattern)
+    }
+
+    /// A vocabulary of these tokens, in rank order. Every single byte must be a token (the
+    /// count is the parts left after merging), and no token may appear twice.
+    fn from_tokens(tokens: &[&[u8]], pattern: Pattern) -> Result<Bpe, String> {
+        let n = tokens.len();
+        if n == 0 || n >= u32::MAX as usize / 2 {
+            return Err(format!("{n} tokens"));
+        }
+        let mut bytes = Vec::with_capacity(tokens.iter().map(|t| t.len()).sum());
+        let mut starts = Vec::with_capacity(n + 1);
+        for t in tokens {
+            if t.is_empty() || t.len() > 255 {
+                return Err(format!("a token of {} bytes", t.len()));
+            }
+            starts.push(bytes.len() as u32);
+            bytes.extend_from_slice(t);
+        }
         starts.push(bytes.len() as u32);
         let mut v = Bpe {
             pattern,
@@ -84,10 +127,15 @@ impl Bpe {
             slots: vec![0; (2 * n).next_power_of_two()].into_boxed_slice(),
         };
         for rank in 0..n as u32 {
-            let slot = v.probe(v.token(rank)).expect_err("tokens are distinct");
-            v.slots[slot] = rank + 1;
+            match v.probe(v.token(rank)) {
+                Ok(_) => return Err(format!("token {rank} appears twice")),
+                Err(slot) => v.slots[slot] = rank + 1,
+            }
         }
-        v
+        if let Some(b) = (0..=255u8).find(|&b| v.rank(&[b]).is_none()) {
+            return Err(format!("the byte {b:#04x} is not a token"));
+        }
+        Ok(v)
     }
 
     fn token(&self, rank: u32) -> &[u8] {

@@ -55,7 +55,7 @@ pub fn count(text: &str) -> usize {
 }
 
 fn load() -> Result<SentencePiece> {
-    if std::env::var_os("TOOLCOST_GEMMA3").is_none() {
+    if std::env::var_os("TOOLCOST_GEMMA3").is_none_or(|v| v.is_empty()) {
         return embedded();
     }
     let path = locate()?;

@@ -1,27 +1,24 @@
-//! Token counting: the tokenizers (OpenAI's, Claude's, Gemma's and the open-weight families') and
-//! the provider render models that turn a request body into billed input tokens.
+//! Tokenizers: a text to its tokens, for every family toolcost counts with (OpenAI's, Claude's,
+//! Gemma's and the open-weight families'), behind one registry ([`Tokenizer`]). What surrounds
+//! a text in a request (tools blocks, frames, chat templates, caching) is
+//! the `billing` module's, which counts with these.
 
 mod bpe;
-pub mod cache;
 pub mod claude;
 pub mod claude_exact;
 pub mod families;
 pub mod gemma3;
+pub mod llama4;
 mod pretoken;
-mod prompt;
-pub mod render;
 pub mod sentencepiece;
 mod tokenizer;
 
-pub use cache::{CacheRule, PromptCache};
-pub use render::{
-    billed_input, billed_with, definition_tokens, Billing, RenderModel, ToolsBilling,
-};
-pub use tokenizer::{clean_cuts, counting_whole, Part, Tokenizer};
+pub(crate) use tokenizer::counting_whole_now;
+pub use tokenizer::{clean_cuts, counting_whole, on_cores, Part, Tokenizer};
 
 /// A seed drawn once per process for the hashes that stay inside it (the token-count memo's
 /// keys, the prompt cache's digests): a text cannot be written to aim at them without it.
-fn process_seed() -> u64 {
+pub(crate) fn process_seed() -> u64 {
     static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *SEED.get_or_init(|| {
         use std::hash::BuildHasher;

@@ -1,153 +1,115 @@
-//! Tokenizers, one registry of the families toolcost counts with: o200k_base and cl100k_base
-//! are OpenAI's vocabularies, counted one pretoken at a time ([`super::bpe`], the same counts as
-//! tiktoken); Claude's three families exactly ([`super::claude_exact`]) and their two earlier
+//! The registry of tokenizers: [`Tokenizer`] names each one toolcost counts with, and
+//! [`Tokenizer::spec`] finds its [`Spec`] in its family's file ([`super::families`]): OpenAI's
+//! o200k_base and cl100k_base, counted one pretoken at a time ([`super::bpe`], the same counts
+//! as tiktoken); Claude's three families exactly ([`super::claude_exact`]) and their two earlier
 //! estimators ([`super::claude`]); Gemma 3's SentencePiece ([`super::gemma3`]); and the
-//! open-weight families (Kimi, DeepSeek, Qwen, GLM, Llama 3, Mistral: [`super::families`]).
+//! open-weight families (Kimi, DeepSeek, Qwen, GLM, Llama 3, Mistral). Everything a tokenizer
+//! is asked (its name, label, whether it can count here, a text's tokens) is read from its
+//! spec; how a text is counted (remembered, assembled from pieces, on every core) is here.
 
 use super::bpe::Bpe;
 use super::claude_exact::Family;
+use super::families::{self, Counter, Label, Spec};
 use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A tokenizer toolcost can count with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A tokenizer toolcost can count with (its spec: [`Tokenizer::spec`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tokenizer {
-    #[serde(rename = "o200k")]
     O200k,
-    #[serde(rename = "cl100k")]
     Cl100k,
-    /// Kimi's own vocabulary (K2 to K3), counted exactly.
-    #[serde(rename = "kimi")]
     Kimi,
-    #[serde(rename = "deepseek")]
     Deepseek,
-    #[serde(rename = "qwen")]
     Qwen,
-    #[serde(rename = "glm")]
     Glm,
-    #[serde(rename = "llama3")]
     Llama3,
-    #[serde(rename = "mistral")]
+    /// Llama 4's vocabulary, where it is installed ([`super::llama4`]).
+    Llama4,
     Mistral,
-    /// Claude's current tokenizer (Opus 4.7 and later), estimated from o200k pretokens with
-    /// weights fitted to recorded counts ([`super::claude::CURRENT`]).
-    #[serde(rename = "claude-est")]
-    ClaudeEst,
-    /// Claude's earlier tokenizer (Claude 3 to the 4.6 models): cl100k x
-    /// [`super::claude::LEGACY_PER_CL100K`].
-    #[serde(rename = "claude-legacy-est")]
-    ClaudeLegacyEst,
-    /// Claude's tokenizers counted exactly ([`super::claude_exact`]): Claude 3 to the 4.6
-    /// models, Opus 4.7, and Opus 4.8 and the 5.x models.
-    #[serde(rename = "claude-v3")]
-    ClaudeV3,
-    #[serde(rename = "claude-v4.7")]
-    ClaudeV4_7,
-    #[serde(rename = "claude-v5")]
     ClaudeV5,
-    /// The Gemma 3 SentencePiece vocabulary, standing in for Gemini's ([`super::gemma3`]).
-    #[serde(rename = "gemma3")]
+    ClaudeV4_7,
+    ClaudeV3,
+    /// Claude's current tokenizer estimated from o200k pretokens (kept for comparison).
+    ClaudeEst,
+    /// Claude's earlier tokenizer estimated from cl100k (kept for comparison).
+    ClaudeLegacyEst,
+    /// The Gemma 3 SentencePiece vocabulary, standing in for Gemini's.
     Gemma3,
 }
 
 impl Tokenizer {
-    pub const NAMES: [&'static str; 14] = [
-        "o200k",
-        "cl100k",
-        "kimi",
-        "deepseek",
-        "qwen",
-        "glm",
-        "llama3",
-        "mistral",
-        "claude-v5",
-        "claude-v4.7",
-        "claude-v3",
-        "claude-est",
-        "claude-legacy-est",
-        "gemma3",
+    /// Every tokenizer, in the order `--help` and errors list them.
+    pub const ALL: [Tokenizer; 15] = [
+        Tokenizer::O200k,
+        Tokenizer::Cl100k,
+        Tokenizer::Kimi,
+        Tokenizer::Deepseek,
+        Tokenizer::Qwen,
+        Tokenizer::Glm,
+        Tokenizer::Llama3,
+        Tokenizer::Llama4,
+        Tokenizer::Mistral,
+        Tokenizer::ClaudeV5,
+        Tokenizer::ClaudeV4_7,
+        Tokenizer::ClaudeV3,
+        Tokenizer::ClaudeEst,
+        Tokenizer::ClaudeLegacyEst,
+        Tokenizer::Gemma3,
     ];
 
-    pub fn parse(name: &str) -> Result<Tokenizer> {
-        match name.trim() {
-            "o200k" | "o200k_base" => Ok(Tokenizer::O200k),
-            "cl100k" | "cl100k_base" => Ok(Tokenizer::Cl100k),
-            "kimi" => Ok(Tokenizer::Kimi),
-            "kimi-est" => Err(Error::input(
-                "kimi-est (o200k times a fitted constant) is gone: Kimi is counted with its own vocabulary, `kimi`",
-            )),
-            "deepseek" => Ok(Tokenizer::Deepseek),
-            "qwen" => Ok(Tokenizer::Qwen),
-            "glm" => Ok(Tokenizer::Glm),
-            "llama3" | "llama" => Ok(Tokenizer::Llama3),
-            "mistral" | "tekken" => Ok(Tokenizer::Mistral),
-            "claude-est" | "claude" => Ok(Tokenizer::ClaudeEst),
-            "claude-legacy-est" | "claude-legacy" => Ok(Tokenizer::ClaudeLegacyEst),
-            "claude-v3" => Ok(Tokenizer::ClaudeV3),
-            "claude-v4.7" => Ok(Tokenizer::ClaudeV4_7),
-            "claude-v5" => Ok(Tokenizer::ClaudeV5),
-            "gemma3" | "gemini" => Ok(Tokenizer::Gemma3),
-            other => Err(Error::unknown("tokenizer", other, &Self::NAMES)),
+    /// The registry: each tokenizer's spec, in its family's file.
+    pub fn spec(self) -> &'static Spec {
+        use families::*;
+        match self {
+            Tokenizer::O200k => &openai::O200K,
+            Tokenizer::Cl100k => &openai::CL100K,
+            Tokenizer::Kimi => &kimi::SPEC,
+            Tokenizer::Deepseek => &deepseek::SPEC,
+            Tokenizer::Qwen => &qwen::SPEC,
+            Tokenizer::Glm => &glm::SPEC,
+            Tokenizer::Llama3 => &llama::SPEC,
+            Tokenizer::Llama4 => &llama::LLAMA4,
+            Tokenizer::Mistral => &mistral::SPEC,
+            Tokenizer::ClaudeV5 => &anthropic::V5,
+            Tokenizer::ClaudeV4_7 => &anthropic::V4_7,
+            Tokenizer::ClaudeV3 => &anthropic::V3,
+            Tokenizer::ClaudeEst => &anthropic::ESTIMATE,
+            Tokenizer::ClaudeLegacyEst => &anthropic::LEGACY_ESTIMATE,
+            Tokenizer::Gemma3 => &gemma::GEMMA3,
         }
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Tokenizer::O200k => "o200k",
-            Tokenizer::Cl100k => "cl100k",
-            Tokenizer::Kimi => "kimi",
-            Tokenizer::Deepseek => "deepseek",
-            Tokenizer::Qwen => "qwen",
-            Tokenizer::Glm => "glm",
-            Tokenizer::Llama3 => "llama3",
-            Tokenizer::Mistral => "mistral",
-            Tokenizer::ClaudeEst => "claude-est",
-            Tokenizer::ClaudeLegacyEst => "claude-legacy-est",
-            Tokenizer::ClaudeV3 => "claude-v3",
-            Tokenizer::ClaudeV4_7 => "claude-v4.7",
-            Tokenizer::ClaudeV5 => "claude-v5",
-            Tokenizer::Gemma3 => "gemma3",
+    /// Every tokenizer's name.
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|t| t.name()).collect()
+    }
+
+    /// The tokenizer a name or alias names.
+    pub fn parse(name: &str) -> Result<Tokenizer> {
+        let name = name.trim();
+        if name == "kimi-est" {
+            return Err(Error::input(
+                "kimi-est (o200k times a fitted constant) is gone: Kimi is counted with its own vocabulary, `kimi`",
+            ));
         }
+        Self::ALL
+            .into_iter()
+            .find(|t| t.spec().name == name || t.spec().aliases.contains(&name))
+            .ok_or_else(|| Error::unknown("tokenizer", name, &Self::names()))
+    }
+
+    pub fn name(self) -> &'static str {
+        self.spec().name
     }
 
     /// The Claude tokenizer family this tokenizer counts exactly, if it is one.
     pub fn claude_family(self) -> Option<Family> {
-        match self {
-            Tokenizer::ClaudeV3 => Some(Family::V3),
-            Tokenizer::ClaudeV4_7 => Some(Family::V4_7),
-            Tokenizer::ClaudeV5 => Some(Family::V5),
-            Tokenizer::O200k
-            | Tokenizer::Cl100k
-            | Tokenizer::ClaudeEst
-            | Tokenizer::ClaudeLegacyEst
-            | Tokenizer::Gemma3 => None,
-            Tokenizer::Kimi
-            | Tokenizer::Deepseek
-            | Tokenizer::Qwen
-            | Tokenizer::Glm
-            | Tokenizer::Llama3
-            | Tokenizer::Mistral => None,
-        }
-    }
-
-    /// The open-weight family this tokenizer counts, if it is one.
-    pub fn open_family(self) -> Option<super::families::Open> {
-        use super::families::Open;
-        match self {
-            Tokenizer::Kimi => Some(Open::Kimi),
-            Tokenizer::Deepseek => Some(Open::Deepseek),
-            Tokenizer::Qwen => Some(Open::Qwen),
-            Tokenizer::Glm => Some(Open::Glm),
-            Tokenizer::Llama3 => Some(Open::Llama3),
-            Tokenizer::Mistral => Some(Open::Mistral),
-            Tokenizer::O200k
-            | Tokenizer::Cl100k
-            | Tokenizer::ClaudeEst
-            | Tokenizer::ClaudeLegacyEst
-            | Tokenizer::ClaudeV3
-            | Tokenizer::ClaudeV4_7
-            | Tokenizer::ClaudeV5
-            | Tokenizer::Gemma3 => None,
+        match self.spec().counter {
+            Counter::Claude(f) => Some(f),
+            Counter::Bpe { .. }
+            | Counter::ClaudeEstimate
+            | Counter::Splintr(_)
+            | Counter::Whole(_) => None,
         }
     }
 
@@ -155,10 +117,7 @@ impl Tokenizer {
     /// `TOOLCOST_GEMMA3` names a model file that is missing or not the expected one (the error
     /// says so).
     pub fn ready(self) -> Result<()> {
-        match self {
-            Tokenizer::Gemma3 => super::gemma3::ready(),
-            _ => Ok(()),
-        }
+        (self.spec().ready)()
     }
 
     /// The exact tokenizer of a Claude family.
@@ -182,42 +141,22 @@ impl Tokenizer {
 
     /// The evidence label of a figure counted with this tokenizer.
     pub fn label(self) -> String {
-        match self {
-            Tokenizer::ClaudeEst => {
-                "calibrated:claude-est(fit to claude-opus-5 count_tokens of 17 servers, 2026-08)"
-                    .into()
-            }
-            Tokenizer::ClaudeLegacyEst => format!(
-                "calibrated:claude-legacy-est(cl100k x {}, claude-3-haiku counts of 7 servers)",
-                super::claude::LEGACY_PER_CL100K
-            ),
-            Tokenizer::O200k | Tokenizer::Cl100k | Tokenizer::Gemma3 => {
-                format!("estimated:{}", self.name())
-            }
-            Tokenizer::Kimi
-            | Tokenizer::Deepseek
-            | Tokenizer::Qwen
-            | Tokenizer::Glm
-            | Tokenizer::Llama3
-            | Tokenizer::Mistral => format!("estimated:{}", self.name()),
-            Tokenizer::ClaudeV3 | Tokenizer::ClaudeV4_7 | Tokenizer::ClaudeV5 => {
-                format!("estimated:{}", self.name())
-            }
+        match self.spec().label {
+            Label::Estimated => format!("estimated:{}", self.name()),
+            Label::Calibrated(label) => label(),
         }
     }
 
     /// Tokens in a text. Estimates stay fractional until a total is rounded.
     pub fn count(self, text: &str) -> f64 {
-        if let Some(f) = self.claude_family() {
-            return claude_exact_count(f, text, false) as f64;
-        }
-        if let Some(f) = self.open_family() {
-            return open_count(f, text) as f64;
-        }
-        match self {
-            Tokenizer::ClaudeEst => claude_count(text),
-            Tokenizer::Gemma3 => gemma3_count(text) as f64,
-            _ => self.scale(self.count_base(text)),
+        match self.spec().counter {
+            Counter::Bpe { vocab, scale } => count_bpe(vocab, text) as f64 * scale,
+            Counter::ClaudeEstimate => claude_count(text),
+            Counter::Claude(f) => claude_exact_count(f, text, false) as f64,
+            Counter::Splintr(vocab) => {
+                whole_count(self.memo_key(), text, |t| families::splintr_count(vocab, t)) as f64
+            }
+            Counter::Whole(count) => whole_count(self.memo_key(), text, count) as f64,
         }
     }
 
@@ -243,22 +182,20 @@ impl Tokenizer {
     /// Tokens of the text the parts make, one after another: the same figure as counting that
     /// text whole, assembled from the pieces' own counts (each remembered, so a piece several
     /// texts share is counted once) and each join counted exactly. Where the pieces do not fit
-    /// the rule of [`Part`] the whole text is built and counted instead.
+    /// the rule of [`Part`] the whole text is built and counted instead. Only the byte-pair
+    /// encodings' counts add across a join the way [`Part`] needs; the others' parts are
+    /// counted as the text they make (remembered whole).
     pub fn count_parts<'a>(self, parts: impl Iterator<Item = Part<'a>> + Clone) -> f64 {
         let whole = counting_whole_now();
-        // Claude's tokens do not add across a join the way BPE pretokens do: the parts are
-        // counted as the text they make (remembered whole).
-        if self.claude_family().is_some()
-            || self == Tokenizer::Gemma3
-            || self.open_family().is_some()
-        {
-            return self.count(&joined(parts));
-        }
-        if whole && self == Tokenizer::ClaudeEst {
-            return claude_count(&joined(parts));
-        }
-        let bpe = self.bpe();
-        let which = self.memo_key();
+        let (vocab, scale) = match self.spec().counter {
+            Counter::Bpe { vocab, scale } => (vocab, scale),
+            Counter::ClaudeEstimate if !whole => (families::Bpe::O200k, 1.0),
+            Counter::ClaudeEstimate => return claude_count(&joined(parts)),
+            Counter::Claude(_) | Counter::Splintr(_) | Counter::Whole(_) => {
+                return self.count(&joined(parts))
+            }
+        };
+        let (bpe, which) = bpe_of(vocab);
         let assembled = match whole {
             true => None,
             false => {
@@ -281,10 +218,10 @@ impl Tokenizer {
                 false => memo::count(which, &text, |t| pieces::count(bpe, which, t)),
             }
         });
-        match self {
+        match self.spec().counter {
             // The estimate reads the o200k pretokens by kind, which add up across pieces as
             // their tokens do.
-            Tokenizer::ClaudeEst => {
+            Counter::ClaudeEstimate => {
                 let bytes = parts
                     .map(|p| match p {
                         Part::Piece(t) | Part::Joint(t) => t.len(),
@@ -292,92 +229,48 @@ impl Tokenizer {
                     .sum();
                 claude_estimate(bytes, &counts)
             }
-            Tokenizer::O200k
-            | Tokenizer::Cl100k
-            | Tokenizer::ClaudeLegacyEst
-            | Tokenizer::ClaudeV3
-            | Tokenizer::ClaudeV4_7
-            | Tokenizer::ClaudeV5
-            | Tokenizer::Gemma3
-            | Tokenizer::Kimi
-            | Tokenizer::Deepseek
-            | Tokenizer::Qwen
-            | Tokenizer::Glm
-            | Tokenizer::Llama3
-            | Tokenizer::Mistral => self.scale(counts.total),
-        }
-    }
-
-    /// The whole-number count of the underlying BPE (o200k for the Kimi estimate).
-    fn count_base(self, text: &str) -> usize {
-        let bpe = self.bpe();
-        match counting_whole_now() {
-            true => bpe.count(text),
-            false => {
-                memo::count(self.memo_key(), text, |t| {
-                    pieces::count(bpe, self.memo_key(), t)
-                })
-                .total
+            Counter::Bpe { .. } | Counter::Claude(_) | Counter::Splintr(_) | Counter::Whole(_) => {
+                counts.total as f64 * scale
             }
         }
     }
 
-    fn scale(self, n: usize) -> f64 {
-        match self {
-            Tokenizer::ClaudeLegacyEst => n as f64 * super::claude::LEGACY_PER_CL100K,
-            Tokenizer::Kimi
-            | Tokenizer::Deepseek
-            | Tokenizer::Qwen
-            | Tokenizer::Glm
-            | Tokenizer::Llama3
-            | Tokenizer::Mistral
-            | Tokenizer::O200k
-            | Tokenizer::Cl100k
-            | Tokenizer::ClaudeEst
-            | Tokenizer::ClaudeV3
-            | Tokenizer::ClaudeV4_7
-            | Tokenizer::ClaudeV5
-            | Tokenizer::Gemma3 => n as f64,
-        }
-    }
-
-    /// The BPE this tokenizer counts with. Each is loaded the first time it is asked for, so a
-    /// command that counts with one never loads the other. (Claude's exact tokenizers count
-    /// and Gemma 3 count before any BPE is asked for; o200k stands in the match.)
-    fn bpe(self) -> &'static Bpe {
-        match self {
-            Tokenizer::O200k
-            | Tokenizer::Kimi
-            | Tokenizer::Deepseek
-            | Tokenizer::Qwen
-            | Tokenizer::Glm
-            | Tokenizer::Llama3
-            | Tokenizer::Mistral
-            | Tokenizer::ClaudeEst
-            | Tokenizer::ClaudeV3
-            | Tokenizer::ClaudeV4_7
-            | Tokenizer::ClaudeV5
-            | Tokenizer::Gemma3 => Bpe::o200k(),
-            Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => Bpe::cl100k(),
-        }
-    }
-
+    /// The memo key of a tokenizer counted whole: one of its own, after the fixed ones.
     fn memo_key(self) -> u8 {
-        match self {
-            Tokenizer::O200k
-            | Tokenizer::Kimi
-            | Tokenizer::Deepseek
-            | Tokenizer::Qwen
-            | Tokenizer::Glm
-            | Tokenizer::Llama3
-            | Tokenizer::Mistral
-            | Tokenizer::ClaudeEst
-            | Tokenizer::ClaudeV3
-            | Tokenizer::ClaudeV4_7
-            | Tokenizer::ClaudeV5 => memo::O200K,
-            Tokenizer::Gemma3 => memo::GEMMA3,
-            Tokenizer::Cl100k | Tokenizer::ClaudeLegacyEst => memo::CL100K,
-        }
+        let i = Self::ALL.iter().position(|&t| t == self).unwrap_or(0);
+        memo::WHOLE + i as u8
+    }
+}
+
+impl Serialize for Tokenizer {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Tokenizer {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Tokenizer::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The BPE of a vocabulary and its memo key. Each is loaded the first time it is asked for,
+/// so a command that counts with one never loads the other.
+fn bpe_of(vocab: families::Bpe) -> (&'static Bpe, u8) {
+    match vocab {
+        families::Bpe::O200k => (Bpe::o200k(), memo::O200K),
+        families::Bpe::Cl100k => (Bpe::cl100k(), memo::CL100K),
+        families::Bpe::Llama4 => (super::llama4::bpe(), memo::LLAMA4),
+    }
+}
+
+/// The whole-number count of a byte-pair encoding, remembered.
+fn count_bpe(vocab: families::Bpe, text: &str) -> usize {
+    let (bpe, which) = bpe_of(vocab);
+    match counting_whole_now() {
+        true => bpe.count(text),
+        false => memo::count(which, text, |t| pieces::count(bpe, which, t)).total,
     }
 }
 
@@ -461,31 +354,16 @@ fn claude_exact_count(f: Family, text: &str, inline: bool) -> usize {
     .total
 }
 
-/// Gemma 3 tokens of a text, remembered: SentencePiece has no pretokens, so a text is
-/// counted whole.
-fn gemma3_count(text: &str) -> usize {
+/// Tokens of a text under a tokenizer counted whole, remembered under its key `which`.
+fn whole_count(which: u8, text: &str, count: impl Fn(&str) -> usize) -> usize {
     if text.is_empty() {
         return 0;
     }
     if counting_whole_now() {
-        return super::gemma3::count(text);
+        return count(text);
     }
-    memo::count(memo::GEMMA3, text, |t| Counts {
-        total: super::gemma3::count(t),
-        ..Counts::default()
-    })
-    .total
-}
-
-/// An open-weight family's tokens of a text, remembered (each family under a key of its own
-/// after Gemma 3's).
-fn open_count(f: super::families::Open, text: &str) -> usize {
-    if counting_whole_now() {
-        return f.count(text);
-    }
-    let which = memo::GEMMA3 + 1 + f.index() as u8;
     memo::count(which, text, |t| Counts {
-        total: f.count(t),
+        total: count(t),
         ..Counts::default()
     })
     .total
@@ -642,7 +520,10 @@ mod tests {
         ];
         let mut rng = crate::rng::Rng::new(3);
         for which in [Tokenizer::O200k, Tokenizer::Cl100k] {
-            let bpe = which.bpe();
+            let (bpe, key) = match which {
+                Tokenizer::O200k => bpe_of(families::Bpe::O200k),
+                _ => bpe_of(families::Bpe::Cl100k),
+            };
             for _ in 0..3_000 {
                 let n = rng.below(6);
                 let text: String = (0..n)
@@ -657,7 +538,7 @@ mod tests {
                     .collect::<Vec<_>>()
                     .join(" ");
                 assert_eq!(
-                    pieces::count(bpe, which.memo_key(), &text).total,
+                    pieces::count(bpe, key, &text).total,
                     bpe.count(text.as_str()),
                     "{text:?}"
                 );

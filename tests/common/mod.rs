@@ -309,3 +309,49 @@ pub fn gemma3_installed() -> bool {
     }
     ok
 }
+
+/// Google's sentencepiece package (PyPI) encoding each text with the Gemma 3 model file
+/// `model` (tests/peers/gemma3_reference.py): the reference Gemini's offline count is held to.
+pub fn sentencepiece_ids(model: &std::path::Path, texts: &[String]) -> Vec<Vec<u32>> {
+    use std::io::Write;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/gemma3_reference.py");
+    let mut child = std::process::Command::new(python())
+        .arg(&script)
+        .arg(model)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(texts).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The pretokenizer pattern of o200k_base, which Llama 4's tokenizer uses too (its
+/// `O200K_PATTERN`, in llama-models' `llama4/tokenizer.py`).
+pub const O200K_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// tiktoken's encoder (the Rust port, tiktoken-rs) over a tiktoken rank file with o200k's
+/// pattern: Llama 4's reference, where its `tokenizer.model` is installed.
+pub fn tiktoken_of(file: &std::path::Path) -> tiktoken_rs::CoreBPE {
+    use base64::Engine;
+    let text = std::fs::read_to_string(file).unwrap();
+    let ranks = text.lines().filter(|l| !l.is_empty()).map(|l| {
+        let (b64, rank) = l.split_once(' ').unwrap();
+        (
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap(),
+            rank.parse::<u32>().unwrap(),
+        )
+    });
+    tiktoken_rs::CoreBPE::new(ranks.collect(), Default::default(), O200K_PATTERN).unwrap()
+}

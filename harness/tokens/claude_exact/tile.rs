@@ -242,45 +242,47 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n')
 }
 
-/// The tokens of a marked stream: the sum over its segments.
+/// The tokens of a marked stream: the sum over its segments. The thread's remembered segments
+/// and scratch space are taken once for the whole stream, not once a segment.
 pub fn count_stream(vocab: &Vocab, which: usize, stream: &[u8]) -> usize {
-    let mut total = 0usize;
-    let mut from = 0;
-    let n = stream.len();
-    for i in 0..n {
-        let b = stream[i];
-        let cut_after =
-            b == EOW || (i + 1 < n && stream[i + 1] != b && (is_ws(b) || is_ws(stream[i + 1])));
-        if cut_after {
-            total += segment(vocab, which, &stream[from..=i]) as usize;
-            from = i + 1;
-        }
-    }
-    if from < n {
-        total += segment(vocab, which, &stream[from..]) as usize;
-    }
-    total
-}
-
-fn segment(vocab: &Vocab, which: usize, seg: &[u8]) -> u32 {
-    if seg.len() == 1 {
-        return 1;
-    }
-    let tile = |seg: &[u8]| SCRATCH.with(|s| vocab.tile(seg, &mut s.borrow_mut()));
-    if seg.len() > MEMO_MAX {
-        return tile(seg);
-    }
     MEMO.with(|m| {
-        let mut m = m.borrow_mut();
-        let table = &mut m[which];
-        if let Some(&c) = table.get(seg) {
-            return c;
-        }
-        let c = tile(seg);
-        if table.len() >= MEMO_ENTRIES {
-            table.clear();
-        }
-        table.insert(seg.into(), c);
-        c
+        SCRATCH.with(|s| {
+            let mut m = m.borrow_mut();
+            let mut scratch = s.borrow_mut();
+            let table = &mut m[which];
+            let mut segment = |seg: &[u8]| -> usize {
+                if seg.len() == 1 {
+                    return 1;
+                }
+                if seg.len() > MEMO_MAX {
+                    return vocab.tile(seg, &mut scratch) as usize;
+                }
+                if let Some(&c) = table.get(seg) {
+                    return c as usize;
+                }
+                let c = vocab.tile(seg, &mut scratch);
+                if table.len() >= MEMO_ENTRIES {
+                    table.clear();
+                }
+                table.insert(seg.into(), c);
+                c as usize
+            };
+            let mut total = 0usize;
+            let mut from = 0;
+            let n = stream.len();
+            for i in 0..n {
+                let b = stream[i];
+                let cut_after = b == EOW
+                    || (i + 1 < n && stream[i + 1] != b && (is_ws(b) || is_ws(stream[i + 1])));
+                if cut_after {
+                    total += segment(&stream[from..=i]);
+                    from = i + 1;
+                }
+            }
+            if from < n {
+                total += segment(&stream[from..]);
+            }
+            total
+        })
     })
 }

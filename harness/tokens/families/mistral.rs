@@ -2,11 +2,14 @@
 //! Large 2, Medium, Devstral and Ministral. The SentencePiece vocabularies of Mistral 7B and
 //! Mixtral are counted with it too (assumed, and said in the label).
 
-use super::FamilySpec;
+use super::{Counter, Label, Spec};
 
-pub const SPEC: FamilySpec = FamilySpec {
+pub static SPEC: Spec = Spec {
     name: "mistral",
-    splintr: "mistral_v3",
     source: "mistral-common's tekken file, as the splintr-vocab-mistral crate 1.0.0 ships it",
     licence: "Apache-2.0",
+    aliases: &["tekken"],
+    label: Label::Estimated,
+    counter: Counter::Splintr("mistral_v3"),
+    ready: super::always_ready,
 };

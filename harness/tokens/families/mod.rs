@@ -1,125 +1,147 @@
-//! The open-weight families' tokenizers, one file each behind [`FAMILIES`]: each names the
-//! vocabulary it counts with (shipped by the `splintr` crate, under its maker's licence) and
-//! counts a text as that family's reference tokenizer encodes it, with special tokens written in
-//! the text counted as ordinary text (a chat template's markers are counted by the render
-//! model, one each). A new family is a file here and a line in [`FAMILIES`].
+//! Every tokenizer family toolcost counts with, one file each. A family's file holds the
+//! [`Spec`] of each tokenizer it has: its names, where its vocabulary comes from and under what
+//! licence, its evidence label and how it counts a text. [`super::Tokenizer::spec`] is the
+//! registry that finds them, and everything a [`super::Tokenizer`] is asked is read from its
+//! spec: a new family is a file here, a variant of [`super::Tokenizer`] and a line in `spec`.
+//!
+//! The open-weight families' vocabularies are the `splintr` crate's (each under its maker's
+//! licence); they count a text as the family's reference tokenizer encodes it, with special
+//! tokens written in the text counted as ordinary text (a chat template's markers are counted
+//! by the render model, one each).
 
-mod deepseek;
-mod glm;
-mod kimi;
-mod llama;
-mod mistral;
-mod qwen;
+pub mod anthropic;
+pub mod deepseek;
+pub mod gemma;
+pub mod glm;
+pub mod kimi;
+pub mod llama;
+pub mod mistral;
+pub mod openai;
+pub mod qwen;
 
-use std::sync::OnceLock;
+use super::claude_exact::Family;
+use crate::error::Result;
+use std::sync::Mutex;
 
-/// One family's vocabulary: its name, the vocabulary splintr loads, where it comes from and
-/// under what licence, and the reference it is checked against.
+/// One tokenizer: what it is called, where its vocabulary comes from, how its figures are
+/// labelled and how it counts.
 #[derive(Debug)]
-pub struct FamilySpec {
+pub struct Spec {
+    /// Its name on the command line, in reports and in JSON.
     pub name: &'static str,
-    /// The name `splintr::pretrained::from_pretrained` takes.
-    pub splintr: &'static str,
+    /// Other names `--tokenizer` accepts for it.
+    pub aliases: &'static [&'static str],
     pub source: &'static str,
     pub licence: &'static str,
+    pub label: Label,
+    pub counter: Counter,
+    /// Whether it can count here; the error says what to do (a vocabulary read from a file the
+    /// user named may be missing).
+    pub ready: fn() -> Result<()>,
 }
 
-/// Every family, in the order of [`Open`]'s variants.
-pub const FAMILIES: [&FamilySpec; 6] = [
-    &kimi::SPEC,
-    &deepseek::SPEC,
-    &qwen::SPEC,
-    &glm::SPEC,
-    &llama::SPEC,
-    &mistral::SPEC,
-];
-
-/// An open-weight family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Open {
-    Kimi,
-    Deepseek,
-    Qwen,
-    Glm,
-    Llama3,
-    Mistral,
+/// How a figure counted with a tokenizer is labelled.
+#[derive(Debug, Clone, Copy)]
+pub enum Label {
+    /// `estimated:<name>`: the tokenizer's own count.
+    Estimated,
+    /// `calibrated:...`: a count that depends on constants fitted to recorded figures (the
+    /// label says which).
+    Calibrated(fn() -> String),
 }
 
-impl Open {
-    pub const ALL: [Open; 6] = [
-        Open::Kimi,
-        Open::Deepseek,
-        Open::Qwen,
-        Open::Glm,
-        Open::Llama3,
-        Open::Mistral,
-    ];
+/// How a tokenizer counts a text.
+#[derive(Debug, Clone, Copy)]
+pub enum Counter {
+    /// One of OpenAI's byte-pair encodings over regex pretokens ([`super::bpe`]): a text's
+    /// count is the sum of its pretokens', so a long text is assembled from remembered pieces
+    /// ([`super::Part`]). `scale` multiplies the count (1 for the vocabulary itself; another
+    /// tokenizer's estimate otherwise).
+    Bpe { vocab: Bpe, scale: f64 },
+    /// The current-Claude estimate: o200k pretokens weighed by kind ([`super::claude`]).
+    ClaudeEstimate,
+    /// A Claude family counted exactly ([`super::claude_exact`]), as a message's content or
+    /// inside a longer text.
+    Claude(Family),
+    /// One of the vocabularies the `splintr` crate ships, by the name its `from_pretrained`
+    /// takes: each text counted whole (and remembered), special-token spellings read as text.
+    Splintr(&'static str),
+    /// Another encoder whose counts do not add across a join: each text counted whole (and
+    /// remembered).
+    Whole(fn(&str) -> usize),
+}
 
-    /// Its place in [`FAMILIES`] and [`Open::ALL`].
-    pub fn index(self) -> usize {
-        match self {
-            Open::Kimi => 0,
-            Open::Deepseek => 1,
-            Open::Qwen => 2,
-            Open::Glm => 3,
-            Open::Llama3 => 4,
-            Open::Mistral => 5,
-        }
-    }
+/// The byte-pair vocabularies counted one pretoken at a time ([`super::bpe::Bpe`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bpe {
+    O200k,
+    Cl100k,
+    /// Llama 4's ranks, installed apart ([`super::llama4`]), with o200k's pretokenizer.
+    Llama4,
+}
 
-    pub fn spec(self) -> &'static FamilySpec {
-        FAMILIES[self.index()]
-    }
+/// For a spec whose tokenizer is always here (embedded in the binary).
+pub fn always_ready() -> Result<()> {
+    Ok(())
+}
 
-    /// The family's tokenizer, loaded the first time it is asked for.
-    fn tokenizer(self) -> &'static splintr::AnyTokenizer {
-        static LOADED: [OnceLock<splintr::AnyTokenizer>; 6] = [
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-        ];
-        LOADED[self.index()].get_or_init(|| {
-            splintr::pretrained::from_pretrained(self.spec().splintr).unwrap_or_else(|e| {
-                panic!("the bundled {} vocabulary loads: {e}", self.spec().name)
-            })
-        })
+/// Tokens of a text under one of splintr's vocabularies (loaded the first time it is asked for,
+/// and kept); special-token spellings in the text are read as text.
+pub fn splintr_count(vocab: &'static str, text: &str) -> usize {
+    if text.is_empty() {
+        return 0;
     }
+    let tok = splintr_loaded(vocab);
+    tok.encode_with(text, &splintr::SpecialMode::Ordinary)
+        .map(|ids| ids.len())
+        .unwrap_or_else(|_| tok.encode(text).len())
+}
 
-    /// Tokens of a text, special-token spellings in it read as text.
-    pub fn count(self, text: &str) -> usize {
-        if text.is_empty() {
-            return 0;
-        }
-        self.tokenizer()
-            .encode_with(text, &splintr::SpecialMode::Ordinary)
-            .map(|ids| ids.len())
-            .unwrap_or_else(|_| self.tokenizer().encode(text).len())
+/// A splintr vocabulary, loaded once per process. A bundled vocabulary that does not load is a
+/// broken build: it panics with its name.
+fn splintr_loaded(vocab: &'static str) -> &'static splintr::AnyTokenizer {
+    static LOADED: Mutex<Vec<(&str, &splintr::AnyTokenizer)>> = Mutex::new(Vec::new());
+    let mut loaded = crate::sync::lock(&LOADED);
+    if let Some((_, t)) = loaded.iter().find(|(v, _)| *v == vocab) {
+        return t;
     }
-
-    /// The ids of a text (for the tests against the reference).
-    pub fn encode(self, text: &str) -> Vec<u32> {
-        self.tokenizer()
-            .encode_with(text, &splintr::SpecialMode::Ordinary)
-            .unwrap_or_default()
-    }
+    let t: &'static splintr::AnyTokenizer = Box::leak(Box::new(
+        splintr::pretrained::from_pretrained(vocab)
+            .unwrap_or_else(|e| panic!("the bundled {vocab} vocabulary loads: {e}")),
+    ));
+    loaded.push((vocab, t));
+    t
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::Tokenizer;
 
-    /// Each family loads and counts; the families differ where their vocabularies do.
+    /// Each open family loads and counts; a special token's spelling in a text is text.
     #[test]
-    fn every_family_counts() {
-        for f in Open::ALL {
-            assert_eq!(f.count(""), 0);
-            let n = f.count("Hello, world! The quick brown fox jumps over the lazy dog.");
-            assert!((10..=20).contains(&n), "{}: {n}", f.spec().name);
-            // A special token's spelling in text is text, several tokens.
-            assert!(f.count("<|im_end|>") > 1, "{}", f.spec().name);
+    fn every_open_family_counts() {
+        let open = Tokenizer::ALL
+            .into_iter()
+            .filter(|t| matches!(t.spec().counter, super::Counter::Splintr(_)));
+        assert_eq!(open.clone().count(), 6);
+        for t in open {
+            assert_eq!(t.count(""), 0.0);
+            let n = t.count("Hello, world! The quick brown fox jumps over the lazy dog.");
+            assert!((10.0..=20.0).contains(&n), "{}: {n}", t.name());
+            assert!(t.count("<|im_end|>") > 1.0, "{}", t.name());
+        }
+    }
+
+    /// Every tokenizer's names are its own: no name or alias is two tokenizers'.
+    #[test]
+    fn names_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for t in Tokenizer::ALL {
+            let s = t.spec();
+            for n in std::iter::once(&s.name).chain(s.aliases) {
+                assert!(seen.insert(*n), "{n} names two tokenizers");
+                assert_eq!(Tokenizer::parse(n).unwrap(), t, "{n}");
+            }
         }
     }
 }

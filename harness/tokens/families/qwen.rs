@@ -2,11 +2,14 @@
 //! one at a time. Qwen 3.5 has a vocabulary of its own that no crate ships: it is counted with
 //! this one (assumed, and said in its label).
 
-use super::FamilySpec;
+use super::{Counter, Label, Spec};
 
-pub const SPEC: FamilySpec = FamilySpec {
+pub static SPEC: Spec = Spec {
     name: "qwen",
-    splintr: "qwen3",
     source: "Qwen/Qwen3 tokenizer.json, as the splintr-vocab-qwen crate 1.0.0 ships it",
     licence: "Apache-2.0",
+    aliases: &[],
+    label: Label::Estimated,
+    counter: Counter::Splintr("qwen3"),
+    ready: super::always_ready,
 };

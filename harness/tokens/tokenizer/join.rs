@@ -389,8 +389,11 @@ mod tests {
                     Part::Piece(t) | Part::Joint(t) => *t,
                 })
                 .collect();
-            for tok in [Tokenizer::O200k, Tokenizer::Cl100k] {
-                let (bpe, which) = (tok.bpe(), tok.memo_key());
+            for (tok, vocab) in [
+                (Tokenizer::O200k, crate::tokens::families::Bpe::O200k),
+                (Tokenizer::Cl100k, crate::tokens::families::Bpe::Cl100k),
+            ] {
+                let (bpe, which) = super::super::bpe_of(vocab);
                 let one = assemble(bpe, which, parts.iter().copied());
                 for runs in [2, 3, 7] {
                     let split = assemble_in_runs(bpe, which, &parts, runs, 16);

@@ -4,10 +4,13 @@ use std::sync::{Mutex, OnceLock};
 
 pub const O200K: u8 = 0;
 pub const CL100K: u8 = 1;
+/// Llama 4's ranks (o200k's pretokenizer), after the keys of the tokenizers counted whole.
+pub const LLAMA4: u8 = 64;
 /// The first of six keys: each Claude family, as a message's content and inline.
 pub const CLAUDE: u8 = 2;
-/// Gemma 3, counted whole (after the six Claude keys).
-pub const GEMMA3: u8 = 8;
+/// The first key of the tokenizers counted whole (after the six Claude keys): each one's is
+/// this plus its place in [`super::Tokenizer::ALL`].
+pub const WHOLE: u8 = 8;
 /// Shorter texts are cheaper to count than to hash and look up.
 const MIN_LEN: usize = 64;
 /// Entries per shard: 7/8 of 65,536, the most a table of 65,536 slots holds before it

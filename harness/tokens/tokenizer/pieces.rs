@@ -10,7 +10,17 @@ const MAX_LEN: usize = 24;
 const MAX_ENTRIES: usize = 1 << 16;
 
 thread_local! {
-    static TABLES: [RefCell<Table>; 2] = Default::default();
+    static TABLES: [RefCell<Table>; 3] = Default::default();
+}
+
+/// The remembered pretokens of the vocabulary `which` names.
+fn table_of(which: u8) -> usize {
+    match which {
+        super::memo::O200K => 0,
+        super::memo::CL100K => 1,
+        super::memo::LLAMA4 => 2,
+        other => unreachable!("tokenizer key {other} has no pretokens"),
+    }
 }
 
 /// The pretokens of `text` under the tokenizer `which` names.
@@ -18,6 +28,7 @@ pub fn split<'a>(bpe: &'a Bpe, which: u8, text: &'a str) -> impl Iterator<Item =
     let pattern = match which {
         super::memo::O200K => Pattern::O200k,
         super::memo::CL100K => Pattern::Cl100k,
+        super::memo::LLAMA4 => Pattern::O200k,
         other => unreachable!("tokenizer key {other} has no pretokenizer"),
     };
     debug_assert_eq!(bpe.pattern(), pattern);
@@ -73,7 +84,7 @@ fn clean_parts(text: &str, at_least: usize) -> Vec<&str> {
 /// [`count`] of the text as one part, on this thread.
 pub(super) fn count_one(bpe: &Bpe, which: u8, text: &str) -> Counts {
     TABLES.with(|tables| {
-        let mut table = tables[which as usize].borrow_mut();
+        let mut table = tables[table_of(which)].borrow_mut();
         let mut c = Counts::default();
         for p in split(bpe, which, text) {
             let (n, kind) = pretoken(&mut table, bpe, p);

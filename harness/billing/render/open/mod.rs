@@ -136,9 +136,12 @@ impl Template {
             Template::Mistral { .. } => (Tokenizer::Mistral, true),
             Template::Harmony => (Tokenizer::O200k, true),
             Template::Llama { llama4: false } => (Tokenizer::Llama3, true),
-            // Llama 4's vocabulary is not bundled; it shares o200k's pretokenizer and most of
-            // its merges, so o200k stands in.
-            Template::Llama { llama4: true } => (Tokenizer::O200k, false),
+            // Llama 4's vocabulary is read where the user installed it; without it o200k, which
+            // shares its pretokenizer and most of its merges, stands in.
+            Template::Llama { llama4: true } => match crate::tokens::llama4::installed() {
+                true => (Tokenizer::Llama4, true),
+                false => (Tokenizer::O200k, false),
+            },
         }
     }
 }

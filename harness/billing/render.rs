@@ -20,22 +20,24 @@
 //!   (docs/notes/gemini.md). How Gemini renders declarations is not published: the array is
 //!   assumed, and its recorded error is in docs/notes/gemini.md.
 
-use super::{Part, Tokenizer};
+use crate::tokens::Tokenizer;
 use crate::wire::{self, Request, ToolEntry, ToolRef};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
 pub mod claude;
+mod definitions;
 mod framed;
 pub mod functions;
 pub mod gemini;
 pub mod open;
-use framed::Framed;
 mod text;
 pub mod turns;
-use super::claude_exact::Family;
+use crate::tokens::claude_exact::Family;
 pub use claude::{overhead_label, CLAUDE_5_TOOL_PROMPT};
+pub use definitions::definition_tokens;
+use definitions::{defs_tokens, fixed_defs_tokens};
 use text::{calls_from_code, message_text_beside};
 pub use text::{media_parts, message_text, system_text, MEDIA_NOT_COUNTED};
 
@@ -108,7 +110,7 @@ impl RenderModel {
 /// prompt is taken with its tools block, as Anthropic's pricing page gives it (8 tokens more than
 /// the table's), and no request frame (assumed, as toolcost has always billed them); the models of
 /// the current tokenizer keep the `claude-est` estimator's own constants
-/// ([`super::claude::current_tool_prompt`], [`super::claude::current_framing`]): calibrated.
+/// ([`crate::tokens::claude::current_tool_prompt`], [`crate::tokens::claude::current_framing`]): calibrated.
 pub fn anthropic_family(family: &str) -> Option<RenderModel> {
     let prompt = claude::tool_prompt(family)?;
     let current = matches!(
@@ -117,12 +119,12 @@ pub fn anthropic_family(family: &str) -> Option<RenderModel> {
     );
     Some(match current {
         true => {
-            let auto = super::claude::current_tool_prompt();
+            let auto = crate::tokens::claude::current_tool_prompt();
             RenderModel::Anthropic {
                 family: prompt.model,
                 auto,
                 any: auto + (prompt.any - prompt.auto),
-                framing: super::claude::current_framing(),
+                framing: crate::tokens::claude::current_framing(),
             }
         }
         false => RenderModel::Anthropic {
@@ -673,181 +675,4 @@ fn references(block: &Value) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-/// Each definition's tokens in `render`'s tools block, in order: its block alone less the
-/// block's own frame (the brackets, headings and closing text a block of any size has, found as
-/// twice one definition's block less two copies'). Where a block is the sum of its definitions'
-/// counts (Claude, OpenAI, Vertex AI) this is each one's share exactly; where a template counts
-/// the block as one text, the joins between neighbours are left out.
-pub fn definition_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> Vec<f64> {
-    let Some(&first) = defs.first() else {
-        return Vec::new();
-    };
-    let one = |d: ToolRef| defs_tokens(&[d], render, tok);
-    let frame = 2.0 * one(first) - defs_tokens(&[first, first], render, tok);
-    super::tokenizer::on_cores(defs, |d| one(*d) - frame)
-}
-
-/// Tokens of a set of definitions, including the per-set constant of the render model. Each
-/// definition is counted in parts (its head and its schema), each part once per tokenizer
-/// however many requests and renderings carry it, and the Kimi array is assembled from its
-/// members with every join counted exactly ([`Tokenizer::count_parts`]).
-fn defs_tokens(defs: &[ToolRef], render: RenderModel, tok: Tokenizer) -> f64 {
-    if defs.is_empty() {
-        return 0.0;
-    }
-    match render {
-        // Claude counted exactly: each definition as the tools block renders it, and the
-        // newline before it.
-        RenderModel::Anthropic { .. } if tok.claude_family().is_some() => {
-            let between = tok.count_inline(functions::BETWEEN);
-            super::tokenizer::on_cores(defs, |d| {
-                kept(*d, Rendering::ClaudeFunctions, tok, || {
-                    tok.count_inline(&functions::function(*d, tok == Tokenizer::ClaudeV3))
-                })
-            })
-            .into_iter()
-            .map(|n| n + between)
-            .sum()
-        }
-        RenderModel::Anthropic { .. } => super::tokenizer::on_cores(defs, |d| {
-            kept(*d, Rendering::AnthropicJson, tok, || {
-                tok.count_parts(Framed::anthropic(*d).parts())
-            })
-        })
-        .into_iter()
-        .sum(),
-        // Vertex AI bills a declaration's name; the Developer API from 2.5 on, the template's
-        // declaration ([`gemini`]).
-        RenderModel::Gemini(g) if g.vertex => defs
-            .iter()
-            .map(|d| tok.count(d.parts().map_or("", |p| p.name)))
-            .sum(),
-        RenderModel::Gemini(g) if g.templated() => {
-            super::tokenizer::on_cores(defs, |d| marked_tokens(&gemini::declaration(*d, g), tok))
-                .into_iter()
-                .sum()
-        }
-        // The template's tools section alone.
-        RenderModel::Open(t) => open::defs_tokens(defs, t, tok),
-        RenderModel::Gemini(_) => {
-            let framed: Vec<Framed> = crate::sync::map_on_cores(defs, |d| Framed::gemini(*d));
-            let members = framed.iter().enumerate().flat_map(|(i, f)| {
-                let comma = (i > 0).then_some(Part::Joint(","));
-                comma.into_iter().chain(f.parts())
-            });
-            let parts = std::iter::once(Part::Joint("["))
-                .chain(members)
-                .chain(std::iter::once(Part::Joint("]")));
-            tok.count_parts(parts)
-        }
-        RenderModel::Openai { func_init } => {
-            let n: f64 = super::tokenizer::on_cores(defs, |d| {
-                kept(*d, Rendering::OpenaiWalk(func_init), tok, || {
-                    openai_function_tokens(*d, func_init, tok)
-                })
-            })
-            .into_iter()
-            .sum();
-            n + 12.0 // func_end
-        }
-    }
-}
-
-/// How one definition is counted on its own, where a request's count is the sum of its
-/// definitions' ([`defs_tokens`]): each rendering's count is kept beside the definition's shared
-/// text ([`crate::catalogue::DefText::counted`]), so a surface, request or round that carries
-/// the same definition under the same name adds its count instead of rendering and counting it
-/// again. Renderings whose definitions are counted together (the Kimi and Gemini arrays, whose
-/// joins and whole-text tokenizers do not split by definition) are not kept here.
-#[derive(Debug, Clone, Copy)]
-enum Rendering {
-    /// Claude's tools block, counted exactly ([`functions::function`]).
-    ClaudeFunctions,
-    /// Anthropic's compact JSON, counted with an estimate ([`Framed::anthropic`]).
-    AnthropicJson,
-    /// The OpenAI cookbook walk with its per-function constant ([`openai_function_tokens`]).
-    OpenaiWalk(i64),
-}
-
-/// `count()` of a definition under `rendering` and `tok`, kept beside a shared definition's text
-/// under a key of the rendering, the tokenizer and the name the request gives it; a definition
-/// that is not shared (a tree), or a count made whole ([`super::counting_whole`]), is counted
-/// as it is.
-fn kept(d: ToolRef, rendering: Rendering, tok: Tokenizer, count: impl FnOnce() -> f64) -> f64 {
-    match d {
-        ToolRef::Shared(def) if !super::tokenizer::counting_whole_now() => {
-            let mut h = xxhash_rust::xxh3::Xxh3::with_seed(super::process_seed());
-            let (tag, constant) = match rendering {
-                Rendering::ClaudeFunctions => (0u8, 0),
-                Rendering::AnthropicJson => (1, 0),
-                Rendering::OpenaiWalk(func_init) => (2, func_init),
-            };
-            h.update(&[tag]);
-            h.update(&constant.to_le_bytes());
-            h.update(tok.name().as_bytes());
-            h.update(&[0]);
-            h.update(def.name().as_bytes());
-            def.shared_text().counted(h.digest(), count)
-        }
-        ToolRef::Shared(_) | ToolRef::Json(_) | ToolRef::Namespace(_) => count(),
-    }
-}
-
-fn fixed_defs_tokens(render: RenderModel) -> f64 {
-    match render {
-        RenderModel::Anthropic { .. } | RenderModel::Open(_) | RenderModel::Gemini(_) => 0.0,
-        RenderModel::Openai { .. } => 12.0,
-    }
-}
-
-/// A definition's compact JSON as a provider renders it, in three parts: everything before the
-/// schema, the schema, and what closes the definition. The schema (most of a definition's
-/// text) is a part of its own, so it is counted once per tokenizer whatever name and wrapper
-/// Tokens of the walk's `name:description` (the description without its final periods), its
-/// prose counted as a piece of its own ([`super::clean_cuts`]), so the prose several renderings
-/// of a definition share is counted once.
-fn name_and_description(tok: Tokenizer, name: &str, desc: &str) -> f64 {
-    let [first, prose, last] = super::clean_cuts(desc.trim_end_matches('.'));
-    let head = format!("{name}:{first}");
-    let parts = [head.as_str(), prose, last];
-    tok.count_parts(parts.into_iter().filter(|p| !p.is_empty()).map(Part::Piece))
-}
-
-/// The cookbook walk for one function (gpt-4o constants; enum_init is -3).
-fn openai_function_tokens(d: ToolRef, func_init: i64, tok: Tokenizer) -> f64 {
-    let Some(p) = d.parts() else {
-        return tok.count(&d.text());
-    };
-    let (name, desc) = (p.name, p.description);
-    let schema = p.schema.value();
-    let mut n = func_init as f64 + name_and_description(tok, name, desc);
-    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        if !props.is_empty() {
-            n += 3.0; // prop_init
-            for (key, p) in props {
-                n += 3.0; // prop_key
-                if let Some(values) = p.get("enum").and_then(Value::as_array) {
-                    n -= 3.0; // enum_init
-                    for v in values {
-                        n += 3.0
-                            + tok.count(
-                                &v.as_str()
-                                    .map(String::from)
-                                    .unwrap_or_else(|| v.to_string()),
-                            );
-                    }
-                }
-                let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
-                let pd = p
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .trim_end_matches('.');
-                n += tok.count(&format!("{key}:{ty}:{pd}"));
-            }
-        }
-    }
-    n
 }

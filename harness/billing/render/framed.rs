@@ -1,15 +1,15 @@
 //! A definition's compact JSON as a provider renders it, in parts whose counts are shared
 //! across renderings (see [`Framed`]).
 
-use super::super::Part;
 use crate::json;
+use crate::tokens::Part;
 use crate::wire::ToolRef;
 use std::borrow::Cow;
 
 /// each rendering gives it.
 pub(super) struct Framed<'a> {
     /// Everything before the description's prose: the open and the description up to its
-    /// first clean cut ([`super::clean_cuts`]).
+    /// first clean cut ([`crate::tokens::clean_cuts`]).
     head: String,
     /// The description as JSON; its prose (between the cuts) is a piece of its own.
     description: String,
@@ -58,7 +58,7 @@ impl<'a> Framed<'a> {
         tail: &'static str,
     ) -> Framed<'a> {
         let description = json::compact(description);
-        let [first, prose, last] = super::super::clean_cuts(&description);
+        let [first, prose, last] = crate::tokens::clean_cuts(&description);
         let prose = first.len()..first.len() + prose.len();
         let (head, neck) = (open + first, format!("{last}{before_schema}"));
         Framed {

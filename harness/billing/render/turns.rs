@@ -13,7 +13,7 @@
 //! - a result that loads deferred tools (`tool_reference`) carries their definitions as a tools
 //!   block.
 
-use crate::tokens::render::functions;
+use crate::billing::render::functions;
 use crate::wire::ToolRef;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};

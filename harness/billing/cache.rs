@@ -20,8 +20,9 @@
 //! and stay deterministic. Entries are kept per scope (an API key's organisation, or one task).
 
 use super::prompt::{blocks, truncated, ttl_of, Digest, Pos};
-use super::{billed_input, billed_with, RenderModel, Tokenizer};
+use super::{billed_input, billed_with, RenderModel};
 use crate::provider::Usage;
+use crate::tokens::Tokenizer;
 use crate::wire::Request;
 use serde_json::Value;
 use std::collections::HashMap;

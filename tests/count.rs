@@ -1,0 +1,243 @@
+//! `toolcost count --model ID --json` on a model of each family equals the family's reference
+//! tokenizer on every recorded text of `../shared/claude-counts-text` and on random hostile
+//! strings: the open-weight families against splintr's encoder called directly (the crate
+//! that ships their vocabularies, encoding as each family's reference does), gpt-oss against
+//! bpe-openai's o200k_base, Llama 4 against tiktoken's encoder over its ranks where its
+//! vocabulary is installed, and Gemini against Google's sentencepiece package where it is
+//! installed (tests/gemma3.rs holds the embedded vocabulary to it id for id).
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The recorded texts, then hostile ones: special-token spellings of every family, control
+/// characters, lone combining marks, long runs, mixed scripts, random code points.
+fn texts() -> Vec<String> {
+    let path = common::shared().join("claude-counts-text/rosetta.jsonl.gz");
+    let f = std::fs::File::open(&path).unwrap();
+    let mut s = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(f), &mut s).unwrap();
+    let mut out: Vec<String> = s
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["text"].as_str().map(String::from)
+        })
+        .collect();
+    assert!(out.len() >= 1741, "{} recorded texts", out.len());
+    out.extend(
+        [
+            "<|im_start|>system\n<|im_end|><|endoftext|>",
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|><|eot_id|>",
+            "[gMASK]<sop><|system|><|user|><|assistant|><|observation|>",
+            "[INST] [/INST] [AVAILABLE_TOOLS] [TOOL_CALLS] </s> <s>",
+            "<|im_middle|><|tool_calls_section_begin|><|tool_call_begin|>",
+            "<｜begin▁of▁sentence｜><｜User｜><｜Assistant｜><｜tool▁calls▁begin｜>",
+            "<|start|>assistant<|channel|>analysis<|message|><|end|><|call|>",
+            "<start_of_turn>user\n<end_of_turn><pad><unk>",
+            "\u{0}\u{1}\u{7f}\u{200b}\u{200d}\u{feff}\u{fffd}\u{10ffff}",
+            "e\u{301}\u{301}\u{301}\u{301} \u{301}",
+            "9999999999999999999999999999.000000001e-308",
+            "naïve café — 東京タワー 👩‍👩‍👧‍👦 مرحبا бағдарлама ऊर्जा 한국어",
+        ]
+        .map(String::from),
+    );
+    for n in [1, 2, 3, 17, 255, 256, 257, 4096, 70_000] {
+        out.push(" ".repeat(n));
+        out.push("\n".repeat(n));
+        out.push("a".repeat(n));
+        out.push("!?".repeat(n));
+    }
+    let mut rng = toolcost::rng::Rng::new(60);
+    for _ in 0..200 {
+        let len = rng.below(300);
+        let t: String = (0..len)
+            .map(|_| match rng.below(4) {
+                0 => char::from_u32(rng.below(0x80) as u32).unwrap_or('?'),
+                1 => char::from_u32(0x80 + rng.below(0x780) as u32).unwrap_or('?'),
+                2 => char::from_u32(0x3000 + rng.below(0x7000) as u32).unwrap_or('?'),
+                _ => char::from_u32(rng.below(0x110000) as u32).unwrap_or('\u{fffd}'),
+            })
+            .collect();
+        out.push(t);
+    }
+    out
+}
+
+/// Each text in a file of its own under `dir`, in order.
+fn write_all(dir: &Path, texts: &[String]) -> Vec<PathBuf> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let p = dir.join(format!("{i:05}.txt"));
+            std::fs::write(&p, t).unwrap();
+            p
+        })
+        .collect()
+}
+
+/// `count --model MODEL --json FILES...`: each file's tokens, and the tokenizer named.
+fn cli_counts(model: &str, files: &[PathBuf]) -> (String, Vec<u64>) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["count", "--model", model, "--json"])
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{model}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.len(), files.len());
+    let tok = v[0]["tokenizer"].as_str().unwrap().to_string();
+    for (x, f) in v.iter().zip(files) {
+        assert_eq!(x["file"].as_str().unwrap(), f.display().to_string());
+        assert_eq!(x["model"].as_str().unwrap(), model);
+        assert!(x["label"].as_str().unwrap().starts_with("estimated:"));
+    }
+    (
+        tok,
+        v.iter().map(|x| x["tokens"].as_u64().unwrap()).collect(),
+    )
+}
+
+fn first_differences(texts: &[String], got: &[u64], want: &[usize]) -> Vec<String> {
+    texts
+        .iter()
+        .zip(got.iter().zip(want))
+        .filter(|(_, (g, w))| **g != **w as u64)
+        .take(5)
+        .map(|(t, (g, w))| {
+            format!(
+                "{g} against {w}: {:?}",
+                t.chars().take(40).collect::<String>()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn count_equals_each_open_familys_reference() {
+    let texts = texts();
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &texts);
+    // A model of each family, as LiteLLM's table names it; the tokenizer it must count with;
+    // splintr's name for that vocabulary.
+    for (model, tokenizer, vocab) in [
+        ("kimi-k2.7-code", "kimi", "kimi_k2"),
+        ("deepseek/deepseek-chat", "deepseek", "deepseek_v3"),
+        (
+            "bedrock/eu-central-1/qwen.qwen3-coder-next",
+            "qwen",
+            "qwen3",
+        ),
+        ("zai/glm-4.6", "glm", "glm4"),
+        ("cerebras/llama-3.3-70b", "llama3", "llama3"),
+        ("azure_ai/mistral-large-3", "mistral", "mistral_v3"),
+    ] {
+        let (tok, got) = cli_counts(model, &files);
+        assert_eq!(tok, tokenizer, "{model}");
+        let reference = splintr::pretrained::from_pretrained(vocab).unwrap();
+        let want: Vec<usize> = texts
+            .iter()
+            .map(|t| {
+                reference
+                    .encode_with(t, &splintr::SpecialMode::Ordinary)
+                    .unwrap()
+                    .len()
+            })
+            .collect();
+        let wrong = first_differences(&texts, &got, &want);
+        assert!(wrong.is_empty(), "{model}: {wrong:?}");
+    }
+}
+
+#[test]
+fn count_equals_o200k_for_gpt_oss() {
+    let texts = texts();
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &texts);
+    let (tok, got) = cli_counts("cerebras/gpt-oss-120b", &files);
+    assert_eq!(tok, "o200k");
+    let reference = bpe_openai::o200k_base();
+    let want: Vec<usize> = texts.iter().map(|t| reference.count(t)).collect();
+    let wrong = first_differences(&texts, &got, &want);
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+/// Llama 4, where its vocabulary is installed (CI installs it): tiktoken's encoder over the same
+/// ranks and pattern.
+#[test]
+fn count_equals_tiktoken_for_llama4() {
+    let Ok(file) = toolcost::tokens::llama4::locate() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs llama-models into models/llama4"
+        );
+        return;
+    };
+    let texts = texts();
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &texts);
+    let (tok, got) = cli_counts("databricks/databricks-llama-4-maverick", &files);
+    assert_eq!(tok, "llama4");
+    let reference = common::tiktoken_of(&file);
+    let want: Vec<usize> = texts
+        .iter()
+        .map(|t| reference.encode_ordinary(t).len())
+        .collect();
+    let wrong = first_differences(&texts, &got, &want);
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+#[test]
+fn count_equals_sentencepiece_for_gemini() {
+    if !common::python_sdks("sentencepiece") || !common::gemma3_installed() {
+        return;
+    }
+    let texts = texts();
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &texts);
+    let (tok, got) = cli_counts("gemini-3.5-flash", &files);
+    assert_eq!(tok, "gemma3");
+    let model = toolcost::tokens::gemma3::locate().unwrap();
+    let ids = common::sentencepiece_ids(&model, &texts);
+    let want: Vec<usize> = ids.iter().map(Vec::len).collect();
+    let wrong = first_differences(&texts, &got, &want);
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+/// One file prints the bare number (or the one object); several print one line per file.
+#[test]
+fn count_prints_one_line_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &["hello world".into(), "".into()]);
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+            .args(["count", "--model", "kimi-k2.7-code"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(run(&[files[0].as_os_str()]), "2\n");
+    let both = run(&[files[0].as_os_str(), files[1].as_os_str()]);
+    assert_eq!(
+        both,
+        format!("2\t{}\n0\t{}\n", files[0].display(), files[1].display())
+    );
+    // A missing file among several is named.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["count", "--model", "kimi-k2.7-code"])
+        .arg(&files[0])
+        .arg(dir.path().join("missing.txt"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.txt"));
+}
