@@ -192,13 +192,15 @@ def main():
                   "`cargo run --release --example family_speed`). The reference counts the same "
                   "texts: tiktoken-rs for OpenAI's vocabularies, splintr (the crate that ships the "
                   "open families' and Gemma's vocabularies) for the others; Claude's families have "
-                  "no reference in Rust. Ratio: toolcost's tokens per second over the reference's.",
+                  "no reference in Rust. Ratio: toolcost's speed over the reference's on the same texts (texts "
+                  "per second, which is tokens per second where both count the same tokens).",
                   "", "| corpus | tokenizer | texts | tokens | toolcost tokens/s | reference | "
-                  "reference tokens/s | ratio |", "|---|---|---:|---:|---:|---|---:|---:|"]
+                  "reference tokens | reference tokens/s | ratio |",
+                  "|---|---|---:|---:|---:|---|---:|---:|---:|"]
         num = lambda v: f"{float(v):,.0f}" if v else ""
         for r in fam:
             lines.append(f"| {r['corpus']} | {r['tokenizer']} | {r['texts']} | {num(r['tokens'])} | "
-                         f"{num(r['toolcost_tokens_per_s'])} | {r['reference']} | "
+                         f"{num(r['toolcost_tokens_per_s'])} | {r['reference']} | {num(r['reference_tokens'])} | "
                          f"{num(r['reference_tokens_per_s'])} | {r['ratio']} |")
     lines += ["", "Commands:", ""]
     lines += [f"- {k}: `{v}`" for k, v in summary["commands"].items()]
