@@ -30,3 +30,27 @@ pub fn locate(
         .find_map(|b| found(&b.join(default_dir)))
         .ok_or_else(|| missing(default_dir))
 }
+
+/// The bytes of an installed file (at most `max`), which must have the SHA-256 `sha256`;
+/// otherwise an error that names `what` it should be and the command that installs it.
+pub fn read_checked(
+    path: &Path,
+    max: u64,
+    sha256: &str,
+    what: &str,
+    install: &str,
+) -> Result<Vec<u8>> {
+    use sha2::{Digest, Sha256};
+    let bytes = crate::input::read(path, max)?;
+    let hex: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    match hex == sha256 {
+        true => Ok(bytes),
+        false => Err(Error::input(format!(
+            "{} is not {what} (SHA-256 {hex}, expected {sha256}); reinstall it with\n  {install}",
+            path.display()
+        ))),
+    }
+}

@@ -241,3 +241,25 @@ fn count_prints_one_line_per_file() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.txt"));
 }
+
+/// A Llama 4 vocabulary named but wrong is an error that says how to install the right one,
+/// never a quiet count with o200k.
+#[test]
+fn a_wrong_llama4_vocabulary_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = dir.path().join("tokenizer.model");
+    std::fs::write(&wrong, "wA== 0\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["count", "--model", "databricks/databricks-llama-4-maverick"])
+        .env("TOOLCOST_LLAMA4", &wrong)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not llama-models 0.3.0's"), "{err}");
+    assert!(
+        err.contains("pip install --no-deps --target models/llama4"),
+        "{err}"
+    );
+}

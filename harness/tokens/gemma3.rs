@@ -14,7 +14,6 @@
 
 use super::sentencepiece::SentencePiece;
 use crate::error::{Error, Result};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -59,16 +58,13 @@ fn load() -> Result<SentencePiece> {
         return embedded();
     }
     let path = locate()?;
-    let bytes =
-        std::fs::read(&path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    let digest = Sha256::digest(&bytes);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    if hex != SHA256 {
-        return Err(Error::input(format!(
-            "{} is not maxtext 0.2.5's tokenizer.gemma3 (SHA-256 {hex}, expected {SHA256}); reinstall it with\n  {INSTALL}",
-            path.display()
-        )));
-    }
+    let bytes = crate::installed::read_checked(
+        &path,
+        64 << 20,
+        SHA256,
+        "maxtext 0.2.5's tokenizer.gemma3",
+        INSTALL,
+    )?;
     SentencePiece::from_model_proto(&bytes)
         .map_err(|e| Error::input(format!("{}: {e}", path.display())))
 }

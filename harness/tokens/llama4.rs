@@ -14,7 +14,6 @@
 use super::bpe::Bpe;
 use super::pretoken::Pattern;
 use crate::error::{Error, Result};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -44,9 +43,11 @@ pub fn ready() -> Result<()> {
         .map_err(|e| Error::input(e.clone()))
 }
 
-/// Whether the vocabulary is installed here (a Llama 4 card counts with it when it is).
-pub fn installed() -> bool {
-    ready().is_ok()
+/// Whether a Llama 4 card counts with this vocabulary: where it is installed, or where
+/// `TOOLCOST_LLAMA4` names a file (a wrong one is then an error that says so, not a quiet fall
+/// back to o200k).
+pub fn chosen() -> bool {
+    std::env::var_os("TOOLCOST_LLAMA4").is_some_and(|v| !v.is_empty()) || ready().is_ok()
 }
 
 /// The vocabulary. It must be [`ready`]: commands that count with it check first, so reaching
@@ -60,17 +61,13 @@ pub fn bpe() -> &'static Bpe {
 
 fn load() -> Result<Bpe> {
     let path = locate()?;
-    let bytes = crate::input::read(&path, 16 << 20)?;
-    let hex: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    if hex != SHA256 {
-        return Err(Error::input(format!(
-            "{} is not llama-models 0.3.0's Llama 4 tokenizer.model (SHA-256 {hex}, expected {SHA256}); reinstall it with\n  {INSTALL}",
-            path.display()
-        )));
-    }
+    let bytes = crate::installed::read_checked(
+        &path,
+        16 << 20,
+        SHA256,
+        "llama-models 0.3.0's Llama 4 tokenizer.model",
+        INSTALL,
+    )?;
     Bpe::from_tiktoken(&bytes, Pattern::O200k)
         .map_err(|e| Error::input(format!("{}: {e}", path.display())))
 }

@@ -138,7 +138,7 @@ impl Template {
             Template::Llama { llama4: false } => (Tokenizer::Llama3, true),
             // Llama 4's vocabulary is read where the user installed it; without it o200k, which
             // shares its pretokenizer and most of its merges, stands in.
-            Template::Llama { llama4: true } => match crate::tokens::llama4::installed() {
+            Template::Llama { llama4: true } => match crate::tokens::llama4::chosen() {
                 true => (Tokenizer::Llama4, true),
                 false => (Tokenizer::O200k, false),
             },
