@@ -135,10 +135,17 @@ pub(super) fn run(a: CountArgs) -> Result<i32> {
     }
     // Several files: each counted on its own, in the order given; the first that cannot be
     // read or counted stops the run with its name.
+    if a.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return Err(Error::input("`-` (stdin) can be named once"));
+    }
     let mut all = Vec::with_capacity(a.files.len());
     for f in &a.files {
-        let mut v = count_one(&a, &card, Some(f))
-            .map_err(|e| Error::input(format!("{}: {e}", f.display())))?;
+        let shown = f.display().to_string();
+        let mut v = count_one(&a, &card, Some(f)).map_err(|e| match e.to_string() {
+            // A read error names the file already.
+            m if m.contains(&shown) => e,
+            m => Error::input(format!("{shown}: {m}")),
+        })?;
         v["file"] = json!(f.display().to_string());
         all.push(v);
     }

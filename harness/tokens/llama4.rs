@@ -43,11 +43,11 @@ pub fn ready() -> Result<()> {
         .map_err(|e| Error::input(e.clone()))
 }
 
-/// Whether a Llama 4 card counts with this vocabulary: where it is installed, or where
-/// `TOOLCOST_LLAMA4` names a file (a wrong one is then an error that says so, not a quiet fall
-/// back to o200k).
+/// Whether a Llama 4 card counts with this vocabulary: wherever a file is found (the default
+/// folder, or the one `TOOLCOST_LLAMA4` names). A file found but wrong is then an error that
+/// says how to reinstall it, not a quiet fall back to o200k.
 pub fn chosen() -> bool {
-    std::env::var_os("TOOLCOST_LLAMA4").is_some_and(|v| !v.is_empty()) || ready().is_ok()
+    std::env::var_os("TOOLCOST_LLAMA4").is_some_and(|v| !v.is_empty()) || locate().is_ok()
 }
 
 /// The vocabulary. It must be [`ready`]: commands that count with it check first, so reaching

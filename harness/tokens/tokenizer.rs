@@ -237,10 +237,16 @@ impl Tokenizer {
 
     /// The memo key of a tokenizer counted whole: one of its own, after the fixed ones.
     fn memo_key(self) -> u8 {
-        let i = Self::ALL.iter().position(|&t| t == self).unwrap_or(0);
+        let i = Self::ALL
+            .iter()
+            .position(|&t| t == self)
+            .expect("every tokenizer is in Tokenizer::ALL");
         memo::WHOLE + i as u8
     }
 }
+
+// The keys of the tokenizers counted whole stay below the BPE keys that come after them.
+const _: () = assert!(memo::WHOLE as usize + Tokenizer::ALL.len() <= memo::LLAMA4 as usize);
 
 impl Serialize for Tokenizer {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
