@@ -14,18 +14,7 @@ use std::path::{Path, PathBuf};
 /// The recorded texts, then hostile ones: special-token spellings of every family, control
 /// characters, lone combining marks, long runs, mixed scripts, random code points.
 fn texts() -> Vec<String> {
-    let path = common::shared().join("claude-counts-text/rosetta.jsonl.gz");
-    let f = std::fs::File::open(&path).unwrap();
-    let mut s = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(f), &mut s).unwrap();
-    let mut out: Vec<String> = s
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            v["text"].as_str().map(String::from)
-        })
-        .collect();
+    let mut out = common::rosetta_texts();
     assert!(out.len() >= 1741, "{} recorded texts", out.len());
     out.extend(
         [

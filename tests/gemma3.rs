@@ -7,18 +7,8 @@ mod common;
 use toolcost::tokens::sentencepiece::SentencePiece;
 
 fn texts() -> Vec<String> {
-    let mut out = Vec::new();
     // Recorded texts of three tokenizer families' studies: prose, code, many languages.
-    let path = common::shared().join("claude-counts-text/rosetta.jsonl.gz");
-    let f = std::fs::File::open(&path).unwrap();
-    let mut s = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(f), &mut s).unwrap();
-    for line in s.lines().filter(|l| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        if let Some(t) = v["text"].as_str() {
-            out.push(t.to_string());
-        }
-    }
+    let mut out = common::rosetta_texts();
     // Real MCP tool definitions, each as compact JSON.
     for e in std::fs::read_dir(common::shared().join("real-mcp")).unwrap() {
         let p = e.unwrap().path();

@@ -122,7 +122,7 @@ pub(super) fn run(a: CountArgs) -> Result<i32> {
     let tok = card.tokenizer();
     tok.ready()?;
     if a.files.len() <= 1 {
-        let v = count_one(&a, &card, a.files.first())?;
+        let v = count_one(&a, &card, input(a.files.first())?)?;
         let out = match a.json {
             true => format!(
                 "{}\n",
@@ -134,18 +134,14 @@ pub(super) fn run(a: CountArgs) -> Result<i32> {
         return Ok(0);
     }
     // Several files: each counted on its own, in the order given; the first that cannot be
-    // read or counted stops the run with its name.
+    // read (the read error names it) or counted stops the run with its name.
     if a.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
         return Err(Error::input("`-` (stdin) can be named once"));
     }
     let mut all = Vec::with_capacity(a.files.len());
     for f in &a.files {
-        let shown = f.display().to_string();
-        let mut v = count_one(&a, &card, Some(f)).map_err(|e| match e.to_string() {
-            // A read error names the file already.
-            m if m.contains(&shown) => e,
-            m => Error::input(format!("{shown}: {m}")),
-        })?;
+        let mut v = count_one(&a, &card, input(Some(f))?)
+            .map_err(|e| Error::input(format!("{}: {e}", f.display())))?;
         v["file"] = json!(f.display().to_string());
         all.push(v);
     }
@@ -165,9 +161,8 @@ pub(super) fn run(a: CountArgs) -> Result<i32> {
 
 /// One input's count as `{"model", "tokenizer", "tokens", "label"}` (and `breakdown` for a
 /// request).
-fn count_one(a: &CountArgs, card: &PriceCard, file: Option<&PathBuf>) -> Result<Value> {
+fn count_one(a: &CountArgs, card: &PriceCard, bytes: Vec<u8>) -> Result<Value> {
     let tok = card.tokenizer();
-    let bytes = input(file)?;
     let render = card.render_model();
     let (tokens, label, breakdown) = match a.request {
         false => {

@@ -46,8 +46,13 @@ pub fn ready() -> Result<()> {
 /// Whether a Llama 4 card counts with this vocabulary: wherever a file is found (the default
 /// folder, or the one `TOOLCOST_LLAMA4` names). A file found but wrong is then an error that
 /// says how to reinstall it, not a quiet fall back to o200k.
+/// Decided once per process: a card is derived many times, and where the file lies does not
+/// change while toolcost runs.
 pub fn chosen() -> bool {
-    std::env::var_os("TOOLCOST_LLAMA4").is_some_and(|v| !v.is_empty()) || locate().is_ok()
+    static CHOSEN: OnceLock<bool> = OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        std::env::var_os("TOOLCOST_LLAMA4").is_some_and(|v| !v.is_empty()) || locate().is_ok()
+    })
 }
 
 /// The vocabulary. It must be [`ready`]: commands that count with it check first, so reaching

@@ -154,7 +154,7 @@ impl Tokenizer {
             Counter::ClaudeEstimate => claude_count(text),
             Counter::Claude(f) => claude_exact_count(f, text, false) as f64,
             Counter::Splintr(vocab) => {
-                whole_count(self.memo_key(), text, |t| families::splintr_count(vocab, t)) as f64
+                whole_count(self.memo_key(), text, |t| vocab.count(t)) as f64
             }
             Counter::Whole(count) => whole_count(self.memo_key(), text, count) as f64,
         }

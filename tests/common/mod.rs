@@ -30,6 +30,21 @@ pub fn real_mcp_captures() -> Vec<(String, PathBuf)> {
     out
 }
 
+/// The texts of the recorded Rosetta Code documents in shared/claude-counts-text, in order.
+pub fn rosetta_texts() -> Vec<String> {
+    let path = shared().join("claude-counts-text/rosetta.jsonl.gz");
+    let f = std::fs::File::open(&path).unwrap();
+    let mut s = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(f), &mut s).unwrap();
+    s.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["text"].as_str().map(String::from)
+        })
+        .collect()
+}
+
 pub fn seed_catalogue(n: usize) -> Catalogue {
     Catalogue::from_rows(
         "test",

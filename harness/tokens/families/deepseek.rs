@@ -1,7 +1,9 @@
 //! DeepSeek: V3, R1, V3.1, V3.2 and V4 share one byte-level BPE vocabulary (128,815 ids) and
 //! its three-pass pretokenizer.
 
-use super::{Counter, Label, Spec};
+use super::{Counter, Label, Spec, Splintr};
+
+static VOCAB: Splintr = Splintr::new("deepseek_v3");
 
 pub static SPEC: Spec = Spec {
     name: "deepseek",
@@ -10,6 +12,6 @@ pub static SPEC: Spec = Spec {
     licence: "DeepSeek model licence (the vocabulary's, in its crate)",
     aliases: &[],
     label: Label::Estimated,
-    counter: Counter::Splintr("deepseek_v3"),
+    counter: Counter::Splintr(&VOCAB),
     ready: super::always_ready,
 };

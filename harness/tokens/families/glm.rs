@@ -1,7 +1,9 @@
 //! GLM (Z.ai): GLM-4 to 4.7 and the 5.x models, Llama 3's pretokenizer over GLM's own
 //! vocabulary (151,329 ranks).
 
-use super::{Counter, Label, Spec};
+use super::{Counter, Label, Spec, Splintr};
+
+static VOCAB: Splintr = Splintr::new("glm4");
 
 pub static SPEC: Spec = Spec {
     name: "glm",
@@ -9,6 +11,6 @@ pub static SPEC: Spec = Spec {
     licence: "MIT (the GLM-4.5 release)",
     aliases: &[],
     label: Label::Estimated,
-    counter: Counter::Splintr("glm4"),
+    counter: Counter::Splintr(&VOCAB),
     ready: super::always_ready,
 };

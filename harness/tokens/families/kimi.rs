@@ -1,7 +1,9 @@
 //! Kimi (Moonshot AI): K2, K2.5, K2.6, K2.7 Code and K3 share one vocabulary, Moonshot's
 //! `tiktoken.model` (163,584 ranks), with the pretokenizer of its `tokenization_kimi.py`.
 
-use super::{Counter, Label, Spec};
+use super::{Counter, Label, Spec, Splintr};
+
+static VOCAB: Splintr = Splintr::new("kimi_k2");
 
 pub static SPEC: Spec = Spec {
     name: "kimi",
@@ -9,6 +11,6 @@ pub static SPEC: Spec = Spec {
     licence: "Modified MIT (Moonshot AI)",
     aliases: &[],
     label: Label::Estimated,
-    counter: Counter::Splintr("kimi_k2"),
+    counter: Counter::Splintr(&VOCAB),
     ready: super::always_ready,
 };

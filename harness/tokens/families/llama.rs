@@ -2,7 +2,9 @@
 //! it; and Llama 4 (Scout, Maverick), 200,000 ranks with o200k's pretokenizer, read from Meta's
 //! `llama-models` package where the user installed it ([`super::super::llama4`]).
 
-use super::{Bpe, Counter, Label, Spec};
+use super::{Bpe, Counter, Label, Spec, Splintr};
+
+static VOCAB: Splintr = Splintr::new("llama3");
 
 pub static SPEC: Spec = Spec {
     name: "llama3",
@@ -11,7 +13,7 @@ pub static SPEC: Spec = Spec {
     licence: "Llama 3 community licence",
     aliases: &["llama"],
     label: Label::Estimated,
-    counter: Counter::Splintr("llama3"),
+    counter: Counter::Splintr(&VOCAB),
     ready: super::always_ready,
 };
 

@@ -2,7 +2,9 @@
 //! Large 2, Medium, Devstral and Ministral. The SentencePiece vocabularies of Mistral 7B and
 //! Mixtral are counted with it too (assumed, and said in the label).
 
-use super::{Counter, Label, Spec};
+use super::{Counter, Label, Spec, Splintr};
+
+static VOCAB: Splintr = Splintr::new("mistral_v3");
 
 pub static SPEC: Spec = Spec {
     name: "mistral",
@@ -10,6 +12,6 @@ pub static SPEC: Spec = Spec {
     licence: "Apache-2.0",
     aliases: &["tekken"],
     label: Label::Estimated,
-    counter: Counter::Splintr("mistral_v3"),
+    counter: Counter::Splintr(&VOCAB),
     ready: super::always_ready,
 };

@@ -21,7 +21,7 @@ pub mod qwen;
 
 use super::claude_exact::Family;
 use crate::error::Result;
-use std::sync::Mutex;
+use std::sync::OnceLock;
 
 /// One tokenizer: what it is called, where its vocabulary comes from, how its figures are
 /// labelled and how it counts.
@@ -63,9 +63,9 @@ pub enum Counter {
     /// A Claude family counted exactly ([`super::claude_exact`]), as a message's content or
     /// inside a longer text.
     Claude(Family),
-    /// One of the vocabularies the `splintr` crate ships, by the name its `from_pretrained`
-    /// takes: each text counted whole (and remembered), special-token spellings read as text.
-    Splintr(&'static str),
+    /// One of the vocabularies the `splintr` crate ships: each text counted whole (and
+    /// remembered), special-token spellings read as text.
+    Splintr(&'static Splintr),
     /// Another encoder whose counts do not add across a join: each text counted whole (and
     /// remembered).
     Whole(fn(&str) -> usize),
@@ -85,32 +85,41 @@ pub fn always_ready() -> Result<()> {
     Ok(())
 }
 
-/// Tokens of a text under one of splintr's vocabularies (loaded the first time it is asked for,
-/// and kept); special-token spellings in the text are read as text.
-pub fn splintr_count(vocab: &'static str, text: &str) -> usize {
-    if text.is_empty() {
-        return 0;
-    }
-    let tok = splintr_loaded(vocab);
-    tok.encode_with(text, &splintr::SpecialMode::Ordinary)
-        .map(|ids| ids.len())
-        .unwrap_or_else(|_| tok.encode(text).len())
+/// One of the vocabularies the `splintr` crate ships, by the name its `from_pretrained` takes,
+/// loaded the first time it is asked for and kept.
+pub struct Splintr {
+    name: &'static str,
+    loaded: OnceLock<splintr::AnyTokenizer>,
 }
 
-/// A splintr vocabulary, loaded once per process. A bundled vocabulary that does not load is a
-/// broken build: it panics with its name.
-fn splintr_loaded(vocab: &'static str) -> &'static splintr::AnyTokenizer {
-    static LOADED: Mutex<Vec<(&str, &splintr::AnyTokenizer)>> = Mutex::new(Vec::new());
-    let mut loaded = crate::sync::lock(&LOADED);
-    if let Some((_, t)) = loaded.iter().find(|(v, _)| *v == vocab) {
-        return t;
+impl Splintr {
+    pub const fn new(name: &'static str) -> Splintr {
+        Splintr {
+            name,
+            loaded: OnceLock::new(),
+        }
     }
-    let t: &'static splintr::AnyTokenizer = Box::leak(Box::new(
-        splintr::pretrained::from_pretrained(vocab)
-            .unwrap_or_else(|e| panic!("the bundled {vocab} vocabulary loads: {e}")),
-    ));
-    loaded.push((vocab, t));
-    t
+
+    /// Tokens of a text, special-token spellings in it read as text. A bundled vocabulary that
+    /// does not load is a broken build: it panics with its name.
+    pub fn count(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        let tok = self.loaded.get_or_init(|| {
+            splintr::pretrained::from_pretrained(self.name)
+                .unwrap_or_else(|e| panic!("the bundled {} vocabulary loads: {e}", self.name))
+        });
+        tok.encode_with(text, &splintr::SpecialMode::Ordinary)
+            .map(|ids| ids.len())
+            .unwrap_or_else(|_| tok.encode(text).len())
+    }
+}
+
+impl std::fmt::Debug for Splintr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "splintr:{}", self.name)
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //! one at a time. Qwen 3.5 has a vocabulary of its own that no crate ships: it is counted with
 //! this one (assumed, and said in its label).
 
-use super::{Counter, Label, Spec};
+use super::{Counter, Label, Spec, Splintr};
+
+static VOCAB: Splintr = Splintr::new("qwen3");
 
 pub static SPEC: Spec = Spec {
     name: "qwen",
@@ -10,6 +12,6 @@ pub static SPEC: Spec = Spec {
     licence: "Apache-2.0",
     aliases: &[],
     label: Label::Estimated,
-    counter: Counter::Splintr("qwen3"),
+    counter: Counter::Splintr(&VOCAB),
     ready: super::always_ready,
 };
