@@ -136,6 +136,10 @@ fn reference(t: Tokenizer) -> Option<Reference> {
             ))
         }
         Tokenizer::Mistral => Some(splintr_reference("mistral_v3")),
+        // splintr's encoder over the same SentencePiece vocabulary (version 1's pieces).
+        Tokenizer::MistralSpm1 | Tokenizer::MistralSpm3 | Tokenizer::MistralSpm7 => {
+            Some(splintr_reference("mistral"))
+        }
         Tokenizer::Gemma3 => Some(splintr_reference("gemma3")),
         Tokenizer::ClaudeV5
         | Tokenizer::ClaudeV4_7

@@ -3,8 +3,9 @@
 //! strings: the open-weight families against splintr's encoder called directly (the crate
 //! that ships their vocabularies, encoding as each family's reference does), gpt-oss against
 //! bpe-openai's o200k_base, Llama 4 against tiktoken's encoder over its ranks where its
-//! vocabulary is installed, and Gemini against Google's sentencepiece package where it is
-//! installed (tests/gemma3.rs holds the embedded vocabulary to it id for id).
+//! vocabulary is installed, and Gemini and Mistral's earlier models against Google's
+//! sentencepiece package over the model files (tests/gemma3.rs holds the embedded Gemma 3
+//! vocabulary to it id for id; mistral-common's files are where CI installs them).
 
 mod common;
 
@@ -22,6 +23,8 @@ fn texts() -> Vec<String> {
             "<|begin_of_text|><|start_header_id|>user<|end_header_id|><|eot_id|>",
             "[gMASK]<sop><|system|><|user|><|assistant|><|observation|>",
             "[INST] [/INST] [AVAILABLE_TOOLS] [TOOL_CALLS] </s> <s>",
+            "[REFERENCE_DOC_0][REF]x[/REF] [REFERENCE_DOC_19]\n[REFERENCE_DOC_20][IMG]",
+            "  leading spaces, ▁ a literal U+2581, <0x41> <unk>",
             "<|im_middle|><|tool_calls_section_begin|><|tool_call_begin|>",
             "<｜begin▁of▁sentence｜><｜User｜><｜Assistant｜><｜tool▁calls▁begin｜>",
             "<|start|>assistant<|channel|>analysis<|message|><|end|><|call|>",
@@ -251,4 +254,58 @@ fn a_wrong_llama4_vocabulary_is_refused() {
         err.contains("pip install --no-deps --target models/llama4"),
         "{err}"
     );
+}
+
+/// Mistral's earlier models (SentencePiece, a dummy prefix): each version's count against
+/// sentencepiece over mistral-common's own model file for it.
+#[test]
+fn count_equals_sentencepiece_for_mistrals_earlier_models() {
+    let data =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mistral-common/mistral_common/data");
+    if !common::python_sdks("sentencepiece") {
+        return;
+    }
+    if !data.is_dir() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs mistral-common into target/mistral-common"
+        );
+        eprintln!(
+            "skipping: mistral-common's model files are not in {}",
+            data.display()
+        );
+        return;
+    }
+    let texts = texts();
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &texts);
+    for (model, tokenizer, file) in [
+        (
+            "mistral.mistral-7b-instruct-v0:2",
+            "mistral-spm-v1",
+            "tokenizer.model.v1",
+        ),
+        (
+            "mistral.mistral-small-2402-v1:0",
+            "mistral-spm-v1",
+            "mistral_instruct_tokenizer_240216.model.v2",
+        ),
+        (
+            "mistral.mistral-large-2407-v1:0",
+            "mistral-spm-v3",
+            "mistral_instruct_tokenizer_240323.model.v3",
+        ),
+        (
+            "vertex_ai/mistral-large-2411",
+            "mistral-spm-v7",
+            "mistral_instruct_tokenizer_241114.model.v7",
+        ),
+    ] {
+        let (tok, got) = cli_counts(model, &files);
+        assert_eq!(tok, tokenizer, "{model}");
+        let ids = common::sentencepiece_ids(&data.join(file), &texts);
+        let want: Vec<usize> = ids.iter().map(Vec::len).collect();
+        let wrong = first_differences(&texts, &got, &want);
+        assert!(wrong.is_empty(), "{model}: {wrong:?}");
+    }
 }

@@ -152,7 +152,10 @@ pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<
             | Tokenizer::Glm
             | Tokenizer::Llama3
             | Tokenizer::Llama4
-            | Tokenizer::Mistral => card.tokenizer() == t,
+            | Tokenizer::Mistral
+            | Tokenizer::MistralSpm1
+            | Tokenizer::MistralSpm3
+            | Tokenizer::MistralSpm7 => card.tokenizer() == t,
             // A Claude family counts Claude's cards (the family of the card's own model or
             // another's: the same rendering applies).
             Tokenizer::ClaudeV3 | Tokenizer::ClaudeV4_7 | Tokenizer::ClaudeV5 => {

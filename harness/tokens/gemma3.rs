@@ -12,7 +12,7 @@
 //! Every figure counted with it is `estimated:gemma3`: docs/notes/gemini.md and the
 //! `claude-counts`-style report say how far it is from Gemini's recorded `countTokens`.
 
-use super::sentencepiece::SentencePiece;
+use super::sentencepiece::{SentencePiece, TextSettings};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -71,7 +71,13 @@ fn load() -> Result<SentencePiece> {
 
 /// The embedded vocabulary.
 pub fn embedded() -> Result<SentencePiece> {
-    SentencePiece::from_gemma_text(splintr::pretrained::GEMMA3_SPM_VOCAB)
+    // Gemma 3's model file adds no dummy prefix, and the text form holds its user-defined
+    // pieces.
+    let settings = TextSettings {
+        add_dummy_prefix: false,
+        user_defined: &[],
+    };
+    SentencePiece::from_text(splintr::pretrained::GEMMA3_SPM_VOCAB, &settings)
         .map_err(|e| Error::input(format!("the embedded Gemma 3 vocabulary: {e}")))
 }
 

@@ -10,8 +10,9 @@
 //! 1. Read the model file, a `ModelProto` protocol buffer: the pieces (text, score, type), the
 //!    trainer's settings (model type, byte fallback) and the normaliser's settings.
 //! 2. Normalise the text. Only normalisers that leave the text as it is are taken (no
-//!    precompiled character map, no dummy prefix, no removal of extra whitespace); the one
-//!    change left is that each space becomes U+2581 ('▁') when spaces are escaped.
+//!    precompiled character map, no removal of extra whitespace); what is left is that each
+//!    space becomes U+2581 ('▁') when spaces are escaped, and that a model with a dummy prefix
+//!    (Mistral's, Llama 2's) puts one space before a text that is not empty.
 //! 3. Cut the text into symbols: where a user-defined piece starts, the longest one becomes a
 //!    symbol that is never merged; anywhere else one UTF-8 character is a symbol.
 //! 4. Merge: while two neighbouring symbols join into a piece of the vocabulary (normal,
@@ -42,6 +43,7 @@
 //! A text of more than 1 GiB is cut at a character boundary into parts of at most 1 GiB, each
 //! encoded on its own; only there can the result differ from the reference's.
 
+pub use model::TextSettings;
 use std::borrow::Cow;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -87,6 +89,8 @@ pub struct SentencePiece {
     byte_fallback: bool,
     /// Whether spaces become U+2581.
     escape_whitespaces: bool,
+    /// Whether a text that is not empty gets one space before it.
+    add_dummy_prefix: bool,
     /// Whether any piece is of the unused type (then merges run over the whole text at once).
     has_unused: bool,
     /// The length in bytes of the longest mergeable piece: no longer pair needs a lookup.
@@ -141,10 +145,11 @@ impl SentencePiece {
         model::read(bytes)
     }
 
-    /// Reads a Gemma 3 vocabulary in the plain-text form `splintr`'s vocabulary crates ship
-    /// (`piece score type` per line, the piece in base64), with Gemma 3's model settings.
-    pub fn from_gemma_text(bytes: &[u8]) -> Result<SentencePiece, String> {
-        model::read_gemma_text(bytes)
+    /// Reads a vocabulary in the plain-text form `splintr`'s vocabulary crates ship
+    /// (`piece score [type]` per line, the piece in base64), with the model file's settings
+    /// that the form does not carry.
+    pub fn from_text(bytes: &[u8], settings: &TextSettings) -> Result<SentencePiece, String> {
+        model::read_text(bytes, settings)
     }
 
     /// The ids of a text, as SentencePiece's `encode` gives them (no BOS or EOS added).
@@ -201,22 +206,24 @@ impl SentencePiece {
         };
         let mut scratch = Scratch::default();
         let mut rest = text;
+        let mut first = true;
         while !rest.is_empty() {
             let mut cut = rest.len().min(MAX_PART);
             while !rest.is_char_boundary(cut) {
                 cut -= 1;
             }
             let (now, later) = rest.split_at(cut);
-            self.run_part(now, &mut out, &mut scratch);
+            self.run_part(now, first, &mut out, &mut scratch);
             rest = later;
+            first = false;
         }
     }
 
     /// Encodes one part of a text: normalises it, then merges it stretch by stretch, cut at
     /// frozen symbols and between neighbours no piece joins (or all at once when the model
     /// has unused pieces).
-    fn run_part<S: Sink>(&self, text: &str, out: &mut Out<S>, scratch: &mut Scratch) {
-        let norm = self.normalize(text);
+    fn run_part<S: Sink>(&self, text: &str, first: bool, out: &mut Out<S>, scratch: &mut Scratch) {
+        let norm = self.normalize(text, first && self.add_dummy_prefix);
         let b: &[u8] = &norm;
         if self.has_unused {
             self.merge_span(b, 0, b.len(), true, scratch, out);
@@ -259,15 +266,26 @@ impl SentencePiece {
         }
     }
 
-    /// The normalised text: the text itself, with each space turned into U+2581 when the
-    /// model escapes whitespace.
-    fn normalize<'t>(&self, text: &'t str) -> Cow<'t, [u8]> {
+    /// The normalised text: the text itself, after one space when `prefix` (a dummy prefix on
+    /// a text that is not empty), with each space turned into U+2581 when the model escapes
+    /// whitespace.
+    fn normalize<'t>(&self, text: &'t str, prefix: bool) -> Cow<'t, [u8]> {
         let b = text.as_bytes();
-        if !self.escape_whitespaces || !b.contains(&b' ') {
+        let prefix = prefix && !b.is_empty();
+        if !self.escape_whitespaces {
+            return match prefix {
+                true => Cow::Owned([b" ", b].concat()),
+                false => Cow::Borrowed(b),
+            };
+        }
+        if !prefix && !b.contains(&b' ') {
             return Cow::Borrowed(b);
         }
         let spaces = b.iter().filter(|&&c| c == b' ').count();
-        let mut v = Vec::with_capacity(b.len() + 2 * spaces);
+        let mut v = Vec::with_capacity(b.len() + 2 * spaces + 3);
+        if prefix {
+            v.extend_from_slice("\u{2581}".as_bytes());
+        }
         let mut first = true;
         for run in b.split(|&c| c == b' ') {
             if !first {

@@ -26,6 +26,11 @@ pub enum Tokenizer {
     /// Llama 4's vocabulary, where it is installed ([`super::llama4`]).
     Llama4,
     Mistral,
+    /// Mistral's SentencePiece vocabulary: v1 and v2, v3, v7 (they differ in user-defined
+    /// pieces only).
+    MistralSpm1,
+    MistralSpm3,
+    MistralSpm7,
     ClaudeV5,
     ClaudeV4_7,
     ClaudeV3,
@@ -39,7 +44,7 @@ pub enum Tokenizer {
 
 impl Tokenizer {
     /// Every tokenizer, in the order `--help` and errors list them.
-    pub const ALL: [Tokenizer; 15] = [
+    pub const ALL: [Tokenizer; 18] = [
         Tokenizer::O200k,
         Tokenizer::Cl100k,
         Tokenizer::Kimi,
@@ -49,6 +54,9 @@ impl Tokenizer {
         Tokenizer::Llama3,
         Tokenizer::Llama4,
         Tokenizer::Mistral,
+        Tokenizer::MistralSpm1,
+        Tokenizer::MistralSpm3,
+        Tokenizer::MistralSpm7,
         Tokenizer::ClaudeV5,
         Tokenizer::ClaudeV4_7,
         Tokenizer::ClaudeV3,
@@ -70,6 +78,9 @@ impl Tokenizer {
             Tokenizer::Llama3 => &llama::SPEC,
             Tokenizer::Llama4 => &llama::LLAMA4,
             Tokenizer::Mistral => &mistral::SPEC,
+            Tokenizer::MistralSpm1 => &mistral::SPM_V1,
+            Tokenizer::MistralSpm3 => &mistral::SPM_V3,
+            Tokenizer::MistralSpm7 => &mistral::SPM_V7,
             Tokenizer::ClaudeV5 => &anthropic::V5,
             Tokenizer::ClaudeV4_7 => &anthropic::V4_7,
             Tokenizer::ClaudeV3 => &anthropic::V3,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Google's sentencepiece package (PyPI) counting texts with the Gemma 3 vocabulary: the
+"""Google's sentencepiece package (PyPI) counting texts with a model file (Gemma 3's, Mistral's): the
 reference toolcost's own SentencePiece encoder is held to (tests/gemma3.rs).
 
 usage: gemma3_reference.py MODEL_FILE < texts.json   (a JSON list of strings)

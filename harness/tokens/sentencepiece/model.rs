@@ -44,16 +44,11 @@ impl RawModel<'_> {
                 "the SentencePiece model is of type {name}; only BPE models (such as Gemma's) are supported"
             ));
         }
-        let only = "only Gemma-style models (identity normaliser, no dummy prefix, whitespace kept) are supported";
+        let only = "only models with an identity normaliser that keeps whitespace (Gemma's, Mistral's) are supported";
         if self.charsmap_len > 0 {
             return Err(format!(
                 "the SentencePiece model's normaliser ({:?}) rewrites text with a character map; {only}",
                 String::from_utf8_lossy(&self.normalizer_name)
-            ));
-        }
-        if self.add_dummy_prefix {
-            return Err(format!(
-                "the SentencePiece model adds a dummy space prefix; {only}"
             ));
         }
         if self.remove_extra_whitespaces {
@@ -201,6 +196,7 @@ fn build(raw: &RawModel) -> Result<SentencePiece, String> {
         unk_id,
         byte_fallback: raw.byte_fallback,
         escape_whitespaces: raw.escape_whitespaces,
+        add_dummy_prefix: raw.add_dummy_prefix,
         has_unused,
         longest_mergeable,
         small_pairs: vec![(0, 0); SMALL * SMALL],
@@ -459,27 +455,49 @@ impl<'a> Wire<'a> {
     }
 }
 
+/// What a plain-text vocabulary does not carry: the model file's settings and pieces that
+/// the text form left out.
+pub struct TextSettings {
+    /// Whether a text that is not empty gets one space before it (the model file's
+    /// `add_dummy_prefix`).
+    pub add_dummy_prefix: bool,
+    /// User-defined pieces of the model file that the text form does not hold; they are given
+    /// the ids after the file's (their count is what matters, not their id).
+    pub user_defined: &'static [&'static str],
+}
+
 /// Reads a SentencePiece vocabulary in the plain-text form `splintr`'s vocabulary crates ship
-/// (one line per id, in id order: the piece in standard base64, its score, its type number)
-/// with the settings of a Gemma 3 model file, which that form does not carry: BPE, byte
-/// fallback, spaces escaped as U+2581, no dummy prefix, no normaliser. Every line is checked;
-/// a malformed one is refused by its line number.
-pub(super) fn read_gemma_text(text: &[u8]) -> Result<SentencePiece, String> {
+/// (one line per id, in id order: the piece in standard base64, its score and, in the newer
+/// form, its type number), with the settings every such model file shares: BPE, byte
+/// fallback, spaces escaped as U+2581, an identity normaliser; `settings` gives the rest. A
+/// line of two fields is typed as SentencePiece types such pieces: `<unk>` unknown, `<s>` and
+/// `</s>` control, `<0xXX>` byte, any other normal. Every line is checked; a malformed one is
+/// refused by its line number.
+pub(super) fn read_text(text: &[u8], settings: &TextSettings) -> Result<SentencePiece, String> {
     let text = std::str::from_utf8(text).map_err(|_| "the vocabulary is not UTF-8 text")?;
     let mut pieces = Vec::new();
     let mut meta = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let bad = |what: &str| format!("the vocabulary's line {}: {what}", i + 1);
         let mut f = line.split(' ');
-        let (Some(p), Some(s), Some(k), None) = (f.next(), f.next(), f.next(), f.next()) else {
-            return Err(bad("not `piece score type`"));
+        let (Some(p), Some(s), k, None) = (f.next(), f.next(), f.next(), f.next()) else {
+            return Err(bad("not `piece score [type]`"));
         };
-        pieces.push(base64(p).ok_or_else(|| bad("the piece is not base64"))?);
+        let piece = base64(p).ok_or_else(|| bad("the piece is not base64"))?;
         let score: f32 = s.parse().map_err(|_| bad("the score is not a number"))?;
-        let kind: u8 = k.parse().map_err(|_| bad("the type is not a number"))?;
+        let kind: u8 = match k {
+            Some(k) => k.parse().map_err(|_| bad("the type is not a number"))?,
+            None => match piece.as_slice() {
+                b"<unk>" => UNKNOWN,
+                b"<s>" | b"</s>" => CONTROL,
+                t if byte_of_piece(t).is_some() => BYTE,
+                _ => NORMAL,
+            },
+        };
         if !(NORMAL..=BYTE).contains(&kind) {
             return Err(bad("the type is not a SentencePiece piece type"));
         }
+        pieces.push(piece);
         meta.push((score, kind));
     }
     let raw = RawModel {
@@ -491,13 +509,18 @@ pub(super) fn read_gemma_text(text: &[u8]) -> Result<SentencePiece, String> {
                 score,
                 kind,
             })
+            .chain(settings.user_defined.iter().map(|t| RawPiece {
+                text: t.as_bytes(),
+                score: 0.0,
+                kind: USER_DEFINED,
+            }))
             .collect(),
         model_type: BPE,
         treat_whitespace_as_suffix: false,
         byte_fallback: true,
         normalizer_name: b"identity".to_vec(),
         charsmap_len: 0,
-        add_dummy_prefix: false,
+        add_dummy_prefix: settings.add_dummy_prefix,
         remove_extra_whitespaces: false,
         escape_whitespaces: true,
     };

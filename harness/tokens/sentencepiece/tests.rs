@@ -303,6 +303,25 @@ fn long_runs_take_linear_log_time() {
     assert_eq!(sp.count(&text), 50_001);
 }
 
+#[test]
+fn a_dummy_prefix_goes_before_a_text_that_is_not_empty() {
+    let mut spec = gemma_like();
+    spec.add_dummy_prefix = true;
+    let pieces_in = [
+        ("\u{2581}", -1.0, 1),
+        ("a", -2.0, 1),
+        ("\u{2581}a", -0.5, 1),
+        ("[R]", 0.0, 4),
+    ];
+    let sp = SentencePiece::from_model_proto(&model(&spec, &pieces_in)).unwrap();
+    assert_eq!(pieces(&sp, "a"), ["\u{2581}a"]);
+    assert_eq!(pieces(&sp, "a a"), ["\u{2581}a", "\u{2581}a"]);
+    assert_eq!(pieces(&sp, " a"), ["\u{2581}", "\u{2581}a"]);
+    // A user-defined piece at the start stays whole after the prefix.
+    assert_eq!(pieces(&sp, "[R]a"), ["\u{2581}", "[R]", "a"]);
+    assert!(sp.encode("").is_empty());
+}
+
 // ---- Refusals ----
 
 #[test]
@@ -313,13 +332,6 @@ fn refuses_other_models() {
         .err()
         .unwrap();
     assert!(e.contains("UNIGRAM") && e.contains("only BPE"), "{e}");
-
-    let mut spec = gemma_like();
-    spec.add_dummy_prefix = true;
-    let e = SentencePiece::from_model_proto(&model(&spec, &[]))
-        .err()
-        .unwrap();
-    assert!(e.contains("dummy") && e.contains("Gemma-style"), "{e}");
 
     let mut spec = gemma_like();
     spec.remove_extra_whitespaces = true;
@@ -335,7 +347,7 @@ fn refuses_other_models() {
         .unwrap();
     assert!(e.contains("character map"), "{e}");
 
-    // No normaliser spec at all: the defaults add a dummy prefix.
+    // No normaliser spec at all: the defaults remove extra whitespace.
     let mut spec = gemma_like();
     spec.normalizer = false;
     assert!(SentencePiece::from_model_proto(&model(&spec, &[])).is_err());

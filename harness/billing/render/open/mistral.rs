@@ -2,8 +2,17 @@
 //! `<s>`, each user turn `[INST]{text}[/INST]`, an assistant turn's text or calls closed by
 //! `</s>`, the tools as `[AVAILABLE_TOOLS]` + a JSON list (Python's spaced separators, `strict`
 //! left out) + `[/AVAILABLE_TOOLS]` before the last user turn (version 13: the first). Each
-//! text between control tokens is encoded on its own, as mistral-common does.
+//! text between control tokens is encoded on its own, as mistral-common does (with
+//! SentencePiece, each gets its own dummy prefix); from v2 an assistant's text loses its
+//! trailing spaces.
 //!
+//! - v1 (Mistral 7B v0.1 and v0.2, Mixtral 8x7B): no control tokens but `<s>` and `</s>`; each
+//!   user turn is the text `[INST] {text} [/INST]`, the system text before the first user
+//!   turn's. mistral-common refuses tools and calls at v1: a request with them is written as
+//!   v2 writes it (assumed: what an API serving these models with tools bills is not
+//!   published).
+//! - v2 (Small and Large 2402): as v3, but calls and results before the last user turn are
+//!   left out, calls carry no ids and a result is `[{"name": ..., "content": ...}]`.
 //! - v3 (NeMo, Pixtral, Mistral 7B v0.3, Mixtral): the system text before the last user
 //!   turn's text; calls as one `[TOOL_CALLS]` JSON list with ids; results as
 //!   `{"content": ..., "call_id": ...}`.
@@ -38,6 +47,14 @@ const SPECIALS: &[&str] = &[
 ];
 
 pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
+    let tooled = !tools.is_empty()
+        || c.messages
+            .iter()
+            .any(|m| m.role == Role::Tool || !m.calls.is_empty());
+    if version == 1 && !tooled {
+        return render_v1(c, p);
+    }
+    let version = version.max(2);
     p.spelled("<s>", SPECIALS);
     if version >= 7 && !c.system.is_empty() {
         p.spelled("[SYSTEM_PROMPT]", SPECIALS);
@@ -56,6 +73,8 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
         false => users.last().copied(),
     };
     let last_user = c.last_user;
+    // At v2, calls and results before the last user turn are not written.
+    let dropped = |i: usize| version == 2 && last_user.is_some_and(|u| i < u);
     let mut i = 0;
     while i < c.messages.len() {
         let m = &c.messages[i];
@@ -85,14 +104,18 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
                 p.message(&m.text);
                 p.spelled("[/INST]", SPECIALS);
             }
+            Role::Assistant if !m.calls.is_empty() && dropped(i) => {}
             Role::Assistant => {
-                p.message(&m.text);
+                p.message(m.text.trim_end_matches(' '));
                 match version {
                     ..=7 if !m.calls.is_empty() => {
                         let list: Vec<Value> = m
                             .calls
                             .iter()
-                            .map(|c| serde_json::json!({"name": c.name, "arguments": c.arguments, "id": c.id}))
+                            .map(|c| match version {
+                                2 => serde_json::json!({"name": c.name, "arguments": c.arguments}),
+                                _ => serde_json::json!({"name": c.name, "arguments": c.arguments, "id": c.id}),
+                            })
                             .collect();
                         p.spelled("[TOOL_CALLS]", SPECIALS);
                         p.message(&pyjson::dumps(&Value::Array(list), pyjson::SPACED));
@@ -112,10 +135,17 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
                 }
                 p.spelled("</s>", SPECIALS);
             }
+            Role::Tool if dropped(i) => {}
             Role::Tool => {
                 p.spelled("[TOOL_RESULTS]", SPECIALS);
                 match version {
-                    ..=6 => {
+                    ..=2 => {
+                        let content = serde_json::from_str::<Value>(&m.text)
+                            .unwrap_or_else(|_| Value::String(m.text.clone()));
+                        let r = serde_json::json!([{"name": m.tool, "content": content}]);
+                        p.message(&pyjson::dumps(&r, pyjson::SPACED));
+                    }
+                    3..=6 => {
                         let content = serde_json::from_str::<Value>(&m.text)
                             .unwrap_or_else(|_| Value::String(m.text.clone()));
                         let r = serde_json::json!({"content": content, "call_id": m.call_id});
@@ -132,5 +162,36 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
             }
         }
         i += 1;
+    }
+}
+
+/// Version 1: `[INST]` and `[/INST]` are text, the system text before the first user turn's.
+fn render_v1(c: &Conversation, p: &mut Prompt) {
+    p.spelled("<s>", SPECIALS);
+    let first_user = c.messages.iter().position(|m| m.role == Role::User);
+    for (i, m) in c.messages.iter().enumerate() {
+        p.message_starts(c, i);
+        match m.role {
+            Role::User | Role::System => {
+                p.frame("[INST] ");
+                if Some(i) == first_user && !c.system.is_empty() {
+                    p.system(&c.system);
+                    p.frame("\n\n");
+                }
+                p.message(&m.text);
+                p.frame(" [/INST]");
+            }
+            Role::Assistant => {
+                // Encoded on its own after the user turn's text: its dummy prefix is a space
+                // (no piece of the vocabulary spans `]` and a space, so the count is the same).
+                if !m.text.is_empty() {
+                    p.frame(" ");
+                }
+                p.message(&m.text);
+                p.spelled("</s>", SPECIALS);
+            }
+            // A conversation with results is written as v2 writes it (see `render`).
+            Role::Tool => {}
+        }
     }
 }

@@ -43,8 +43,9 @@ pub enum Template {
     DeepseekV3,
     /// DeepSeek V3.2 and V4: DSML declarations.
     DeepseekV4,
-    /// Mistral, by tokenizer version (3, 7, 11, 13).
-    Mistral { version: u8 },
+    /// Mistral, by tokenizer version: tekken (3, 7, 11, 13) or, with `spm`, the earlier
+    /// models' SentencePiece vocabulary (1, 2, 3, 7).
+    Mistral { version: u8, spm: bool },
     /// gpt-oss: the harmony format.
     Harmony,
     /// Llama 3.1 to 3.3 (`llama4` false) and Llama 4: tools as indented JSON in the first user
@@ -65,7 +66,8 @@ impl Template {
             Template::Glm { compact: true } => "glm-4.7 (GLM-4.7 chat template; GLM-5.x by assumption)",
             Template::DeepseekV3 => "deepseek-v3 (vLLM's DeepSeek-V3 tool template)",
             Template::DeepseekV4 => "deepseek-v4 (DeepSeek's encoding_dsv4, DSML)",
-            Template::Mistral { .. } => "mistral (mistral-common 1.13 instruct rules)",
+            Template::Mistral { spm: false, .. } => "mistral (mistral-common 1.13 instruct rules, tekken)",
+            Template::Mistral { spm: true, .. } => "mistral (mistral-common 1.13 instruct rules, SentencePiece)",
             Template::Harmony => "harmony (openai-harmony 0.0.8)",
             Template::Llama { llama4: false } => "llama3.1 (Llama-3.1 chat template, tools in the first user message)",
             Template::Llama { llama4: true } => "llama4 (vLLM's Llama 4 JSON tool template)",
@@ -88,7 +90,11 @@ impl Template {
             Template::Glm { compact: true } => "glm-4.7".into(),
             Template::DeepseekV3 => "deepseek-v3".into(),
             Template::DeepseekV4 => "deepseek-v4".into(),
-            Template::Mistral { version } => format!("mistral-v{version}"),
+            Template::Mistral {
+                version,
+                spm: false,
+            } => format!("mistral-v{version}"),
+            Template::Mistral { version, spm: true } => format!("mistral-v{version}-spm"),
             Template::Harmony => "harmony".into(),
             Template::Llama { llama4: false } => "llama3".into(),
             Template::Llama { llama4: true } => "llama4".into(),
@@ -115,10 +121,17 @@ impl Template {
             "llama3" => Template::Llama { llama4: false },
             "llama4" => Template::Llama { llama4: true },
             other => {
-                let v: u8 = other.strip_prefix("mistral-v")?.parse().ok()?;
-                (3..=13)
-                    .contains(&v)
-                    .then_some(Template::Mistral { version: v })?
+                let v = other.strip_prefix("mistral-v")?;
+                let (v, spm) = match v.strip_suffix("-spm") {
+                    Some(v) => (v, true),
+                    None => (v, false),
+                };
+                let version: u8 = v.parse().ok()?;
+                let known = match spm {
+                    true => matches!(version, 1 | 2 | 3 | 7),
+                    false => (3..=13).contains(&version),
+                };
+                known.then_some(Template::Mistral { version, spm })?
             }
         })
     }
@@ -133,7 +146,12 @@ impl Template {
             Template::Qwen35 => (Tokenizer::Qwen, false),
             Template::Glm { .. } => (Tokenizer::Glm, true),
             Template::DeepseekV3 | Template::DeepseekV4 => (Tokenizer::Deepseek, true),
-            Template::Mistral { .. } => (Tokenizer::Mistral, true),
+            Template::Mistral { spm: false, .. } => (Tokenizer::Mistral, true),
+            Template::Mistral { version, spm: true } => match version {
+                ..=2 => (Tokenizer::MistralSpm1, true),
+                3..=6 => (Tokenizer::MistralSpm3, true),
+                _ => (Tokenizer::MistralSpm7, true),
+            },
             Template::Harmony => (Tokenizer::O200k, true),
             Template::Llama { llama4: false } => (Tokenizer::Llama3, true),
             // Llama 4's vocabulary is read where the user installed it; without it o200k, which
@@ -197,30 +215,65 @@ pub fn of_model(model: &str) -> Option<Template> {
         || has("ministral")
         || has("pixtral")
     {
-        let version = if has("ministral-3")
-            || has("2512")
-            || has("medium-3")
-            || has("large-3")
-            || has("medium-latest")
-            || has("large-latest")
-        {
-            13
-        } else if has("devstral")
-            || has("magistral")
-            || has("small-3.2")
-            || has("2506")
-            || has("small-latest")
-        {
-            11
-        } else if has("small-3") || has("2501") || has("2503") || has("2411") || has("medium") {
-            7
-        } else {
-            3
-        };
-        Template::Mistral { version }
+        mistral_of(&has)
     } else {
         return None;
     })
+}
+
+/// A Mistral model's template: its tokenizer version, and whether it is one of the earlier
+/// models that count with SentencePiece. The SentencePiece models are those mistral-common
+/// 1.13.1 maps to its SentencePiece files (its table of API model names, read 2026-12-06) and
+/// the open-weight releases whose model cards ship those files (Mistral 7B v0.1 to v0.3, Mixtral
+/// 8x7B and 8x22B, Codestral 22B); the tekken versions of the others are assumed from Mistral's
+/// release notes.
+fn mistral_of(has: &dyn Fn(&str) -> bool) -> Template {
+    let any = |names: &[&str]| names.iter().any(|n| has(n));
+    let spm = |version| Template::Mistral { version, spm: true };
+    let tekken = |version| Template::Mistral {
+        version,
+        spm: false,
+    };
+    if any(&["large-2411", "large@2411", "pixtral-large"]) {
+        spm(7)
+    } else if any(&[
+        "8x22b",
+        "2404",
+        "large-2407",
+        "large@2407",
+        "mistral-large2",
+        "tiny-2407",
+        "codestral-2405",
+        "codestral@2405",
+        "codestral-22b",
+        "codestral-mamba",
+        "mamba-codestral",
+        "7b-instruct-v3",
+        "v0.3",
+        "v0:3",
+        "v0p3",
+    ]) {
+        spm(3)
+    } else if any(&["2402", "small-2312", "tiny-2312"]) || (has("tiny") && !has("2407")) {
+        spm(2)
+    } else if any(&["medium-2312", "mistral-7b", "mixtral-8x7b"]) {
+        spm(1)
+    } else if any(&[
+        "ministral-3",
+        "2512",
+        "medium-3",
+        "large-3",
+        "medium-latest",
+        "large-latest",
+    ]) {
+        tekken(13)
+    } else if any(&["devstral", "magistral", "small-3.2", "2506", "small-latest"]) {
+        tekken(11)
+    } else if any(&["small-3", "2501", "2503", "medium"]) {
+        tekken(7)
+    } else {
+        tekken(3)
+    }
 }
 
 /// Which part of the request a piece of the prompt belongs to.
@@ -446,7 +499,7 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
         Template::Glm { compact } => glm::render(c, tools, compact, &mut p),
         Template::DeepseekV3 => deepseek::v3(c, tools, &mut p),
         Template::DeepseekV4 => deepseek::v4(c, tools, &mut p),
-        Template::Mistral { version } => mistral::render(c, tools, version, &mut p),
+        Template::Mistral { version, .. } => mistral::render(c, tools, version, &mut p),
         Template::Harmony => harmony::render(c, tools, &mut p),
         Template::Llama { llama4 } => llama::render(c, tools, llama4, &mut p),
     }

@@ -91,3 +91,50 @@ fn each_template_writes_what_its_reference_writes() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Mistral's models by name: the SentencePiece ones as mistral-common 1.13.1's table of API
+/// names and the models' own cards place them, the others on tekken.
+#[test]
+fn mistral_models_take_their_tokenizer_version() {
+    for (id, name) in [
+        ("mistral/mistral-medium-2312", "mistral-v1-spm"),
+        (
+            "bedrock/us-east-1/mistral.mistral-7b-instruct-v0:2",
+            "mistral-v1-spm",
+        ),
+        (
+            "together_ai/mistralai/Mixtral-8x7B-Instruct-v0.1",
+            "mistral-v1-spm",
+        ),
+        ("mistral/mistral-tiny", "mistral-v2-spm"),
+        ("mistral.mistral-small-2402-v1:0", "mistral-v2-spm"),
+        ("azure/mistral-large-2402", "mistral-v2-spm"),
+        (
+            "together_ai/mistralai/Mistral-7B-Instruct-v0.3",
+            "mistral-v3-spm",
+        ),
+        (
+            "fireworks_ai/accounts/fireworks/models/mixtral-8x22b-instruct",
+            "mistral-v3-spm",
+        ),
+        ("mistral.mistral-large-2407-v1:0", "mistral-v3-spm"),
+        ("vertex_ai/mistral-large@2407", "mistral-v3-spm"),
+        ("codestral/codestral-2405", "mistral-v3-spm"),
+        ("vertex_ai/mistral-large-2411", "mistral-v7-spm"),
+        ("mistral/pixtral-large-latest", "mistral-v7-spm"),
+        ("mistral/open-mistral-nemo", "mistral-v3"),
+        ("watsonx/mistralai/pixtral-12b-2409", "mistral-v3"),
+        ("azure_ai/mistral-small-2503", "mistral-v7"),
+        ("mistral/devstral-latest", "mistral-v11"),
+        ("mistral/mistral-large-3", "mistral-v13"),
+    ] {
+        let t = of_model(id).unwrap_or_else(|| panic!("{id}"));
+        assert_eq!(t.name(), name, "{id}");
+        assert_eq!(Template::parse(name), Some(t), "{name}");
+    }
+    assert_eq!(
+        Template::parse("mistral-v7-spm").unwrap().tokenizer().0,
+        Tokenizer::MistralSpm7
+    );
+    assert_eq!(Template::parse("mistral-v11-spm"), None);
+}
