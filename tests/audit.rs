@@ -140,3 +140,34 @@ fn audit_speaks_markdown_and_refuses_unknown_files_clearly() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--host"));
 }
+
+/// A configuration named relative to the folder toolcost runs in (`--config .mcp.json`, the
+/// way a person names the file in front of them): its server starts in that folder, and a
+/// server that fails at once is quoted. Before, the folder of such a name was the empty path,
+/// and every server in it failed with "could not start" whatever it was.
+#[cfg(unix)]
+#[test]
+fn a_config_named_relative_to_this_folder_starts_its_servers_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!("relative-config-{}", std::process::id());
+    let config = serde_json::json!({"mcpServers": {"quick": {
+        "command": "/bin/sh",
+        "args": ["-c", format!("echo {line} >&2; exit 3")],
+    }}});
+    std::fs::write(dir.path().join(".mcp.json"), config.to_string()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+        .args(["audit", "--format", "json", "--config", ".mcp.json"])
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<toolcost::audit::AuditRow> = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout} {}", String::from_utf8_lossy(&out.stderr)));
+    let quick = rows.iter().find(|r| r.server == "quick").unwrap();
+    assert!(
+        quick.status.contains(&line) && quick.status.contains("exit status: 3"),
+        "{}",
+        quick.status
+    );
+}
