@@ -82,10 +82,15 @@ fn hard_part(c: char) -> HardPart {
     }
 }
 
+/// Each ASCII byte's run kind: [`chars::class`] of it (no ASCII character is a combining mark).
+static ASCII_KINDS: std::sync::LazyLock<[Kind; 128]> =
+    std::sync::LazyLock::new(|| std::array::from_fn(|b| kind(chars::class(b as u8 as char))));
+
 fn runs(text: &str) -> Vec<Run<'_>> {
-    let mut out: Vec<Run<'_>> = Vec::new();
-    let mut it = text.char_indices();
-    let Some((_, c0)) = it.next() else {
+    let kinds = &*ASCII_KINDS;
+    let bytes = text.as_bytes();
+    let mut out: Vec<Run<'_>> = Vec::with_capacity(bytes.len() / 4 + 1);
+    let Some(c0) = text.chars().next() else {
         return out;
     };
     let mut start = 0;
@@ -93,7 +98,26 @@ fn runs(text: &str) -> Vec<Run<'_>> {
     if cur == Kind::Wordy && chars::is_stray_mark(c0) {
         cur = Kind::StrayMark;
     }
-    for (i, c) in it {
+    let mut i = c0.len_utf8();
+    while i < bytes.len() {
+        // An ASCII byte is a character of its own kind, never a stray mark: no decoding.
+        let b = bytes[i];
+        if b < 0x80 {
+            let k = kinds[b as usize];
+            if k != cur {
+                out.push(Run {
+                    kind: cur,
+                    body: &text[start..i],
+                });
+                start = i;
+                cur = k;
+            }
+            i += 1;
+            continue;
+        }
+        let at = i;
+        let c = text[at..].chars().next().expect("a character starts here");
+        i += c.len_utf8();
         let k = kind(chars::class(c));
         let stray = k == Kind::Wordy && chars::is_stray_mark(c);
         if cur == Kind::StrayMark && stray {
@@ -104,9 +128,9 @@ fn runs(text: &str) -> Vec<Run<'_>> {
         }
         out.push(Run {
             kind: cur,
-            body: &text[start..i],
+            body: &text[start..at],
         });
-        start = i;
+        start = at;
         cur = match stray && cur != Kind::Wordy {
             true => Kind::StrayMark,
             false => k,
@@ -295,8 +319,9 @@ fn push_word(out: &mut Vec<u8>, body: &str, allcaps_min: Option<usize>, bow: boo
             if bow {
                 out.push(BOW);
             }
-            for c in body.chars() {
-                chars::push_lower(c, out);
+            match ascii {
+                true => out.extend(body.bytes().map(|b| b.to_ascii_lowercase())),
+                false => body.chars().for_each(|c| chars::push_lower(c, out)),
             }
         }
     }
@@ -393,6 +418,14 @@ pub fn stream(norm: &str, rules: Rules, head_space: bool, out: &mut Vec<u8>) {
                     out.push(EOW);
                 }
             }
+            // Whitespace and digits with ASCII at both ends take no marker of their own (the
+            // common case, decided here without decoding them).
+            Kind::Space | Kind::Digit
+                if r.body.as_bytes()[0].is_ascii()
+                    && r.body.as_bytes()[r.body.len() - 1].is_ascii() =>
+            {
+                out.extend_from_slice(r.body.as_bytes());
+            }
             _ if r.kind == Kind::Punct || hard_bow(r.body) || hard_eow(r.body) => {
                 let punct = r.kind == Kind::Punct;
                 if borders_space(i, true) && !opens_word(&runs, i) && (punct || hard_bow(r.body)) {
@@ -423,25 +456,31 @@ pub fn stream(norm: &str, rules: Rules, head_space: bool, out: &mut Vec<u8>) {
 /// Drop each single space between a word end and a word start (case markers may stand between
 /// the space and the start): the two markers are that space.
 fn remove_seams(out: &mut Vec<u8>, from: usize) {
+    // Only spaces are dropped: the bytes between two spaces move down as one block.
+    let len = out.len();
     let mut w = from;
     let mut r = from;
-    let len = out.len();
-    while r < len {
-        let b = out[r];
-        if b == b' ' && w > from && out[w - 1] == EOW {
-            let mut k = r + 1;
-            while k < len && (out[k] == SHIFT || out[k] == CAPS) {
-                k += 1;
-            }
-            if k < len && out[k] == BOW {
-                r += 1;
-                continue;
-            }
+    while let Some(at) = memchr::memchr(b' ', &out[r..len]) {
+        let space = r + at;
+        if w != r {
+            out.copy_within(r..space, w);
         }
-        out[w] = b;
-        w += 1;
-        r += 1;
+        w += space - r;
+        let mut k = space + 1;
+        while k < len && (out[k] == SHIFT || out[k] == CAPS) {
+            k += 1;
+        }
+        let seam = w > from && out[w - 1] == EOW && k < len && out[k] == BOW;
+        if !seam {
+            out[w] = b' ';
+            w += 1;
+        }
+        r = space + 1;
     }
+    if w != r {
+        out.copy_within(r..len, w);
+    }
+    w += len - r;
     out.truncate(w);
 }
 
