@@ -169,7 +169,10 @@ impl HostFile {
                 .map_err(|e| Error::input(format!("{} config: {e}", host.name())))?,
         };
         Ok(HostFile {
-            path: path.to_path_buf(),
+            // The file's folder is where its servers run and its relative paths start: a name
+            // relative to this folder (`.mcp.json`) has the empty path for its folder, which no
+            // server can start in, so the name is kept absolute.
+            path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
             root,
             named,
         })

@@ -120,13 +120,6 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
         }
         false => a.config.iter().map(|f| (f.clone(), true)).collect(),
     };
-    // A file's folder is where its servers run and its relative paths start: a name given
-    // relative to this folder (`--config .mcp.json`) has the empty path for its folder, which
-    // no server can start in, so each name is made absolute first.
-    let files: Vec<(PathBuf, bool)> = files
-        .into_iter()
-        .map(|(f, named)| (std::path::absolute(&f).unwrap_or(f), named))
-        .collect();
     if files.is_empty() {
         return Err(Error::input(
             "no host configuration to audit here or in your home folder: name one with --config FILE (or --include-folder for this folder's)",
