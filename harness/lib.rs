@@ -20,6 +20,7 @@ pub mod embed;
 pub mod error;
 pub mod gateway;
 pub mod gemini_counts;
+pub mod identity;
 pub mod input;
 pub mod installed;
 pub mod json;

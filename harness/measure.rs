@@ -278,6 +278,82 @@ const FREE_BESIDE_FROM: usize = 4096;
 /// project's 2-core machine; each surface's own work is still spread over the cores).
 pub const ONE_AT_A_TIME_FROM: usize = 50_000;
 
+/// For a client made of a real client's measured parts: its base turn (no catalogue, the
+/// per-row surface) with tool search on and off, billed on the card under the first tokenizer,
+/// beside what the parts it sends count alone (and the real client's parts, where they were
+/// measured on that tokenizer): a heading and one line a position. `None` for other clients.
+pub fn base_turns(cfg: &Config) -> Option<Vec<String>> {
+    let version = cfg.client.version.as_deref()?;
+    let tok = *cfg.tokenizers.first()?;
+    let empty = Catalogue::default();
+    let mut positions = Vec::new();
+    let switch: Vec<Option<bool>> = match cfg.client.tool_search_on() {
+        Some(_) => vec![Some(true), Some(false)],
+        None => vec![None],
+    };
+    for on in switch {
+        let client = match on {
+            Some(on) => cfg.client.clone().with_tool_search(on),
+            None => cfg.client.clone(),
+        };
+        let ctx = Context {
+            catalogue: &empty,
+            client: &client,
+            turn: &cfg.turn,
+            endpoint: &cfg.endpoint,
+        };
+        let req = SurfaceKind::PER_ROW_MCP.build(&ctx).request;
+        let billed = billed_input(&req, cfg.model.render_model(), tok).input_tokens;
+        let parts = client.parts_tokens(tok).round() as u64;
+        let what = match on {
+            Some(true) => format!(
+                "tool search on ({} built-ins loaded + its search tool, {} deferred)",
+                client.tools.len() - 1,
+                client.deferred_builtins().len()
+            ),
+            Some(false) => format!("tool search off ({} built-ins)", client.tools.len()),
+            None => "as sent".into(),
+        };
+        let sent: Vec<&str> = client
+            .tools
+            .iter()
+            .filter_map(|t| crate::wire::definition_parts(t).map(|(n, _, _)| n))
+            .collect();
+        let theirs: Option<u64> = client
+            .measured_sizes()
+            .iter()
+            .filter(|p| match p.kind.as_str() {
+                "tool" => sent.contains(&p.name.as_str()),
+                "session" => client.session,
+                _ => true,
+            })
+            .map(|p| p.size(tok))
+            .sum();
+        let in_use = match on == cfg.client.tool_search_on() {
+            true => ", measured below",
+            false => "",
+        };
+        positions.push(format!(
+            "  {what}{in_use}: {} tokens billed; the measured parts it sends {}{}",
+            crate::report::thousands(billed),
+            crate::report::thousands(parts),
+            match theirs {
+                Some(t) => format!(" (the real client's: {})", crate::report::thousands(t)),
+                None => String::new(),
+            }
+        ));
+    }
+    let mut out = vec![format!(
+        "client {} {version} ({}): base turn with no catalogue, {} on {}",
+        cfg.client.name,
+        cfg.client.label.as_deref().unwrap_or("written here"),
+        tok.name(),
+        cfg.model.id,
+    )];
+    out.extend(positions);
+    Some(out)
+}
+
 /// The label of a row's dollar figures.
 pub fn cost_label(cfg: &Config, tok: Tokenizer) -> String {
     format!(
@@ -294,6 +370,38 @@ pub fn cost_label(cfg: &Config, tok: Tokenizer) -> String {
 pub fn cache_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage) {
     let full = billed_input(req, cfg.model.render_model(), tok);
     cache_usage_billed(&mut req.clone(), cfg, tok, &full)
+}
+
+/// Input-side usage of a session's first turn when an earlier session left the same system
+/// prompt and tools in the cache: the request is billed after one that differs in its first
+/// message (so nothing of the messages is read), under the card's cache rule.
+pub fn first_turn_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> Usage {
+    let pricing = Pricing {
+        rule: cfg.model.cache_rule(),
+        render: cfg.model.render_model(),
+        tokenizer: tok,
+        min_cacheable: cfg.model.min_cacheable,
+        model: &cfg.model.id,
+    };
+    let full = billed_input(req, pricing.render, tok);
+    let mut earlier = req.clone();
+    if let Some(first) = earlier
+        .body
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .and_then(|m| m.first_mut())
+    {
+        first["content"] = Value::from("(an earlier session's first message)");
+    }
+    let mut cache = PromptCache::default();
+    let before = billed_input(&earlier, pricing.render, tok);
+    let _ = cache.bill_billed(&earlier, &pricing, "measure", 0.0, true, &before);
+    cache
+        .bill_billed(req, &pricing, "measure", 1.0, true, &full)
+        .unwrap_or(Usage {
+            uncached_input: full.input_tokens,
+            ..Usage::default()
+        })
 }
 
 /// [`cache_usage`] for a request whose billing (`full`) is already counted, so only the text

@@ -1,9 +1,12 @@
 //! `toolcost reproduce`: the published measurement (one catalogue exposed three ways to
 //! `@cf/moonshotai/kimi-k2.7-code`, recorded 2026-07-25 and published at
 //! miscsubjects.com/a/tooling-as-data and /a/mcp-as-a-projection) beside toolcost's own figures,
-//! counted with Kimi's own tokenizer and the K2.7 chat template, with the difference and the
-//! evidence label of each, written as Markdown, CSV and JSON. Nothing is fitted to the recorded
-//! token figures: the gap to them is measured and its candidate explanations tested one by one.
+//! counted with Kimi's own tokenizer, the client as its real parts measure and the route's
+//! rendering, with the difference and the evidence label of each, written as Markdown, CSV and
+//! JSON. Nothing is fitted to the recorded token figures: the client's text is written to the
+//! real client's measured part sizes (`calibrated:claude-cli-2.1.165 parts`, a fit to those
+//! sizes, not to the record), the route's rendering is an assumption named in every label, and
+//! what is left of the gap is measured and its candidate explanations tested one by one.
 
 use crate::billing::render::open::Template;
 use crate::billing::{billed_input, Billing, RenderModel};
@@ -26,7 +29,9 @@ pub const PUBLISHED: &str =
 pub const PROFILE: &str = "seed-2026-07";
 pub const SEED: u64 = 1;
 pub const CLIENT: &str = "claude-cli";
-pub const MODEL: &str = "kimi-k2.7-code";
+/// The recorded route's card: K2.7 Code on Workers AI through Cloudflare's
+/// Anthropic-compatible endpoint (its rendering and cache blocks, the recorded prices).
+pub const MODEL: &str = "cloudflare/@cf/moonshotai/kimi-k2.7-code";
 /// The `model` the recorded client sent (its wire bytes count it).
 pub const WIRE_MODEL: &str = "@cf/moonshotai/kimi-k2.7-code";
 pub const RECORDED_DEFINITIONS: usize = 856;
@@ -46,8 +51,8 @@ pub const TURNS_PER_MONTH: f64 = 200.0 * 30.0;
 #[serde(rename_all = "kebab-case")]
 pub enum Section {
     OutOfSample,
+    BaseTurn,
     Gap,
-    Calibration,
     Estimates,
     PriceCardConsistency,
     CatalogueBytes,
@@ -56,8 +61,8 @@ pub enum Section {
 impl Section {
     pub const ALL: [Section; 6] = [
         Section::OutOfSample,
+        Section::BaseTurn,
         Section::Gap,
-        Section::Calibration,
         Section::Estimates,
         Section::PriceCardConsistency,
         Section::CatalogueBytes,
@@ -66,13 +71,13 @@ impl Section {
     fn heading(self) -> &'static str {
         match self {
             Section::OutOfSample => {
-                "Out of sample: Kimi's tokenizer and the K2.7 template, nothing fitted to these figures"
+                "Out of sample: the recorded setup from its parts, nothing fitted to these figures"
+            }
+            Section::BaseTurn => {
+                "The base turn, part by part: the real client's measured parts beside toolcost's text"
             }
             Section::Gap => {
-                "The per-definition gap: each candidate explanation tested on its own"
-            }
-            Section::Calibration => {
-                "A calibration of the recorded setup (not of the tokenizer), for what it would take"
+                "The per-definition figure: each part of the setup changed on its own"
             }
             Section::Estimates => {
                 "toolcost's cost estimates (tokens above, the price card, the cache rule)"
@@ -124,12 +129,12 @@ impl Tabular for ReproRow {
     const NOTES: &'static [&'static str] = &["note", "label"];
 }
 
-/// What the gap to the recorded slope measures.
+/// What is left of the gap to the recorded slope.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Gap {
-    /// Tokens per definition of toolcost's per-row turn, Kimi's tokenizer, K2.7 template.
+    /// Tokens per definition of toolcost's per-row turn as the recorded setup is modelled.
     pub per_definition: f64,
-    /// The recorded slope over it: what a calibration of the recorded setup would multiply by.
+    /// The recorded slope over it (1.0 would be no gap). Reported, never applied.
     pub setup_factor: f64,
 }
 
@@ -141,23 +146,28 @@ pub struct Reproduction {
 }
 
 impl Reproduction {
-    /// One line: what is reproduced out of sample and what is not.
+    /// A figure's difference from the record, by section and the start of its name.
+    fn difference(&self, section: Section, figure: &str) -> f64 {
+        self.rows
+            .iter()
+            .find(|r| r.section == section && r.figure.starts_with(figure))
+            .and_then(|r| r.difference_pct)
+            .unwrap_or(f64::NAN)
+    }
+
+    /// One paragraph: what is reproduced with nothing fitted, what is left and its likeliest
+    /// cause.
     pub fn verdict(&self) -> String {
-        let within = |section: Section, figure: &str| {
-            self.rows
-                .iter()
-                .find(|r| r.section == section && r.figure.starts_with(figure))
-                .and_then(|r| r.difference_pct)
-        };
-        let slope = within(Section::OutOfSample, "input tokens per definition").unwrap_or(f64::NAN);
-        let proto = within(
+        let slope = self.difference(Section::OutOfSample, "input tokens per definition");
+        let proto = self.difference(
             Section::OutOfSample,
             "input tokens, one turn: protocol-only",
-        )
-        .unwrap_or(f64::NAN);
+        );
+        let per_row = self.difference(Section::OutOfSample, "input tokens, one turn: per-row");
+        let ratio = self.difference(Section::OutOfSample, "input token ratio");
+        let text = self.difference(Section::Gap, "the text: bytes of rendered definition");
         format!(
-            "Verdict: counted with Kimi's own tokenizer and the K2.7 template, nothing fitted, toolcost's per-definition cost is {slope:+.1}% and its protocol-only turn {proto:+.1}% off the record; the record's slope is {:.2}x toolcost's, a gap no tokenizer or template candidate closes (see the gap rows). The price card reproduces the recorded dollars exactly; the catalogue's bytes agree because the generator was calibrated to them.",
-            self.gap.setup_factor
+            "Verdict: built from its parts with nothing fitted to the record (the client's text written to the real client's measured part sizes, the route's rendering assumed), toolcost's per-definition cost is {slope:+.1}%, its protocol-only turn {proto:+.1}%, its per-row turn {per_row:+.1}% and the token ratio {ratio:+.1}% off the record. What is left is per definition, and its likeliest cause is the catalogue's text: toolcost's generated definitions run {text:+.1}% more bytes per Kimi token than the record implies for the same bytes, where real catalogues' density spans both (see the gap rows); the route's rendering stays an assumption, since Cloudflare documents none. The price card reproduces the recorded dollars exactly; the catalogue's bytes agree because the generator was calibrated to them."
         )
     }
 }
@@ -247,8 +257,10 @@ impl Setup {
         )
     }
 
-    /// Dollars of one warm turn (the turn after one with the same prefix) under the card's
-    /// cache rule, with the assumed output tokens.
+    /// Dollars of one session's first turn under the card's cache rule, with the assumed
+    /// output tokens: the system prompt and tools read from the cache an earlier session left,
+    /// the first message new (the recorded turns leave about 2,500 tokens uncached, which fits
+    /// a first message and not a later turn's newest text).
     fn warm_cost(&self, c: &Catalogue, s: SurfaceKind) -> (f64, Usage) {
         let tok = self.card.tokenizer();
         let cfg = measure::Config {
@@ -260,7 +272,7 @@ impl Setup {
             output_tokens: measure::DEFAULT_OUTPUT_TOKENS,
             endpoint: DEFAULT_ENDPOINT.into(),
         };
-        let (warm, _) = measure::cache_usage(&self.request(c, s), &cfg, tok);
+        let warm = measure::first_turn_usage(&self.request(c, s), &cfg, tok);
         let u = Usage {
             output: measure::DEFAULT_OUTPUT_TOKENS,
             ..warm
@@ -296,9 +308,12 @@ impl PerRow {
 
 /// Run the reproduction.
 pub fn reproduce() -> Result<Reproduction> {
-    // The recorded setup's model, named here rather than taken from the client profile's
-    // default (which follows the models people run today).
-    let mut client = Client::named(CLIENT)?;
+    // The recorded setup's client, tool search on and its session context the captured
+    // request's own, and its model on the recorded route, named here rather than taken from
+    // the client profile's default (which follows the models people run today).
+    let mut client = Client::named(CLIENT)?
+        .with_tool_search(true)
+        .with_session(true);
     client.model = MODEL.into();
     client.wire_model = WIRE_MODEL.into();
     let setup = Setup {
@@ -308,23 +323,25 @@ pub fn reproduce() -> Result<Reproduction> {
     let cat = Setup::catalogue(RECORDED_DEFINITIONS, false)?;
     let (gap_rows, gap) = gap(&setup, &cat);
     let mut rows = out_of_sample(&setup, &cat, gap);
+    rows.extend(base_turn(&setup, &cat));
     rows.extend(gap_rows);
-    rows.extend(calibration(&setup, &cat, gap));
     rows.extend(estimates(&setup, &cat));
     rows.extend(price_card_consistency(&setup.card));
     rows.extend(catalogue_bytes()?);
     Ok(Reproduction { rows, gap })
 }
 
-/// The label of a figure counted on the card: Kimi's tokenizer under the template.
+/// The label of a figure counted on the card: Kimi's tokenizer under the route's rendering,
+/// with the client's own label.
 fn kimi_label(setup: &Setup) -> String {
+    let template = match setup.card.render_model() {
+        RenderModel::Open(t) => t.name(),
+        other => other.name(),
+    };
     format!(
-        "{} tokens; template {}",
+        "{} tokens; template {template} (the route's rendering, assumed); client {}",
         setup.card.tokenizer().label(),
-        match setup.card.render_model() {
-            RenderModel::Open(t) => t.name(),
-            other => other.name(),
-        }
+        setup.client.label.as_deref().unwrap_or("written here")
     )
 }
 
@@ -356,6 +373,7 @@ fn out_of_sample(setup: &Setup, cat: &Catalogue, gap: Gap) -> Vec<ReproRow> {
             note,
         )
     };
+    let loaded = setup.client.tools.len();
     vec![
         row(
             Section::OutOfSample,
@@ -364,16 +382,16 @@ fn out_of_sample(setup: &Setup, cat: &Catalogue, gap: Gap) -> Vec<ReproRow> {
             format!("{:.3}", gap.per_definition),
             pct(gap.per_definition, RECORDED_PER_DEFINITION),
             &label,
-            "toolcost's generated catalogue (its bytes calibrated to the recorded projection's), as claude-cli sends it, rendered by Kimi's K2.5+ template (TypeScript declarations) and counted with Kimi's tokenizer; the gap rows below test what could explain the difference",
+            "toolcost's generated catalogue (its bytes calibrated to the recorded projection's), renamed mcp__<server>__<key> as claude-cli sends it, in Kimi's tool_declare turn as the route is assumed to write it (Python's json.dumps defaults: spaced, ensure_ascii), counted with Kimi's tokenizer; the gap rows change each part on its own",
         ),
         tok(
-            "input tokens, one turn: protocol-only (9 built-ins, no MCP server)",
+            &format!("input tokens, one turn: protocol-only ({loaded} tools: built-ins kept loaded and ToolSearch, no MCP server)"),
             RECORDED_PROTOCOL,
             proto,
-            "the claude-cli profile's system prompt, built-ins and context were written here and first sized under a Kimi estimate that is now withdrawn (o200k x 1.287); counted exactly, the turn is this much smaller than the record",
+            "claude-cli 2.1.165 from its parts (four system parts, the captured session context, the built-ins tool search keeps loaded, ToolSearch and its reminder) with the protocol-only instructions and the turn; the base-turn rows below give each part beside the real client's",
         ),
         tok(
-            "input tokens, one turn: per-row MCP (856 definitions + 9 built-ins)",
+            "input tokens, one turn: per-row MCP (856 definitions + the same tools)",
             RECORDED_PER_ROW,
             per_row,
             "the base turn plus 856 definitions, both above",
@@ -398,7 +416,7 @@ fn out_of_sample(setup: &Setup, cat: &Catalogue, gap: Gap) -> Vec<ReproRow> {
             None,
             &format!("{label}; derived"),
             &format!(
-                "error {:+} tokens. toolcost's deferred request carries the client search tool's definition and no endpoint instructions; protocol-only carries the instructions and no search tool. The recorded client's search tool and its reminders about deferred tools were not published, so the sign follows which of the two texts is longer here",
+                "error {:+} tokens. Both rows carry the same client; the 856 deferred definitions are sent and not billed (the route drops them: assumed, the record cannot tell whether the route or the client left them out). toolcost's deferred request adds its client search tool and leaves out the endpoint instructions that protocol-only carries; the recorded client's own search of MCP tools was not published",
                 delta - recorded_delta
             ),
         ),
@@ -410,7 +428,7 @@ fn out_of_sample(setup: &Setup, cat: &Catalogue, gap: Gap) -> Vec<ReproRow> {
             // Two shares: their difference in points.
             Some((our_share - recorded_share) * 100.0),
             &format!("{label}; {}", setup.card.assumed_note().trim_start_matches("; ")),
-            "the difference is in percentage points. recorded: the exact split of the recorded dollars with the fewest output tokens; toolcost: its cache rule for the card (assumed: automatic, everything before the user's newest text) on a warm turn",
+            "the difference is in percentage points. recorded: the exact split of the recorded dollars with the fewest output tokens; toolcost: a session's first turn under the card's cache rule (automatic, in 256-token blocks): the system prompt and tools read from the cache an earlier session left, the first message new (assumed: the recorded turns were first turns). The record leaves about 2,500 tokens uncached where toolcost's first message holds only the tool-search reminder and the turn: the recorded first message likely carried about 2,400 tokens of session context (a CLAUDE.md, reminders) that no measured part sizes, so toolcost does not invent it and its turn reads more from cache",
         ),
         row(
             Section::OutOfSample,
@@ -419,58 +437,166 @@ fn out_of_sample(setup: &Setup, cat: &Catalogue, gap: Gap) -> Vec<ReproRow> {
             format!("{:.2}x", c_row / c_proto),
             pct(c_row / c_proto, 6.25),
             "derived from the tokens above and the assumed cache rule",
-            "nothing was fitted to the dollars: the ratio tests the token counts, the cache rule and the output assumption together",
+            "nothing was fitted to the dollars: the ratio tests the token counts, the cache rule and the output assumption together. It is higher than the record's because toolcost's protocol-only turn leaves far less uncached (see the cache share above)",
         ),
     ]
 }
 
-/// The candidates that could explain the per-definition gap, each counted on its own against
-/// the baseline (Kimi's tokenizer, the K2.5+ template).
+/// The base turn part by part: each group of the real client's measured parts (recorded: a
+/// public capture of claude-cli 2.1.165, sized part by part) beside toolcost's text for it,
+/// and what the turn adds that no measured part holds.
+fn base_turn(setup: &Setup, cat: &Catalogue) -> Vec<ReproRow> {
+    let tok = setup.card.tokenizer();
+    let c = &setup.client;
+    let facts = c.measured_sizes();
+    let sent: Vec<String> = c
+        .tools
+        .iter()
+        .filter_map(|t| crate::wire::definition_parts(t).map(|(n, _, _)| n.to_string()))
+        .collect();
+    let group = |kind: &str, names: Option<&[String]>| {
+        facts
+            .iter()
+            .filter(|p| p.kind == kind && names.is_none_or(|n| n.contains(&p.name)))
+            .fold((0.0, 0.0), |(r, o), p| {
+                (r + p.tokens(tok), o + c.part_tokens(&p.kind, &p.name, tok))
+            })
+    };
+    let label = format!(
+        "{}; {}",
+        tok.label(),
+        c.label.as_deref().unwrap_or("written here")
+    );
+    let part = |figure: &str, (recorded, ours): (f64, f64), note: &str| {
+        row(
+            Section::BaseTurn,
+            figure,
+            thousands(recorded.round() as u64),
+            thousands(ours.round() as u64),
+            pct(ours, recorded),
+            &label,
+            note,
+        )
+    };
+    let proto = setup.bill(cat, SurfaceKind::PROTOCOL_ONLY).input_tokens as f64;
+    let parts = c.parts_tokens(tok);
+    let recorded_parts: f64 = ["system", "session"]
+        .iter()
+        .map(|k| group(k, None).0)
+        .sum::<f64>()
+        + group("tool", Some(&sent)).0;
+    vec![
+        part(
+            "system parts: billing header, identity line, main prompt, session guidance",
+            group("system", None),
+            "each part's text written here to the real part's size on Kimi's, o200k's and Claude's tokenizers (the real text is not redistributable)",
+        ),
+        part(
+            "session context: auto memory, environment and git status (the captured request's own)",
+            group("session", None),
+            "the user's own context in the captured request, the default of the scenario setting `session_context` (`--session-context none` leaves it out)",
+        ),
+        part(
+            &format!("built-ins kept loaded with tool search on: {}", sent.iter().filter(|n| facts.iter().any(|p| &p.name == *n)).cloned().collect::<Vec<_>>().join(", ")),
+            group("tool", Some(&sent)),
+            "tools as their compact {name, description, input_schema} JSON; which built-ins 2.1.165 keeps loaded is inferred from the deferred set of 2.1.123 (assumed)",
+        ),
+        row(
+            Section::BaseTurn,
+            "what the protocol-only turn adds to the measured parts: ToolSearch, its reminder, the instructions, the turn, the template's frame",
+            "-".into(),
+            thousands((proto - parts).round() as u64),
+            None,
+            &format!("{}; derived", kimi_label(setup)),
+            "not in the measured parts: ToolSearch's definition and the deferred-names reminder are written here at an assumed size; the rest is toolcost's own protocol-only surface and Kimi's template",
+        ),
+        row(
+            Section::BaseTurn,
+            "the measured parts the turn sends, together",
+            thousands(recorded_parts.round() as u64),
+            thousands(parts.round() as u64),
+            pct(parts, recorded_parts),
+            &label,
+            "the sum of the three rows above: the real client's parts and toolcost's text for them agree by construction, on every tokenizer the parts were measured with",
+        ),
+    ]
+}
+
+/// The per-definition figure with each part of the modelled setup changed on its own: the
+/// tokenizer, the rendering, the client's conversion and the catalogue's text.
 fn gap(setup: &Setup, cat: &Catalogue) -> (Vec<ReproRow>, Gap) {
+    use crate::billing::render::open::{function_tools, pyjson};
     let per_row = PerRow::of(setup, cat);
     let open = |t: Template, tok: Tokenizer| {
         per_row.slope(|r| billed_input(r, RenderModel::Open(t), tok).input_tokens as f64)
     };
-    let base = open(Template::KimiTs, Tokenizer::Kimi);
+    let base = open(Template::KimiJson, Tokenizer::Kimi);
     let as_sent = |tok: Tokenizer| {
         per_row.slope(|r| r.tool_refs().map(|d| tok.count(&d.text())).sum::<f64>())
     };
+    let declared = |style: pyjson::Style, sorted: bool| {
+        per_row.slope(|r| {
+            let tools: Vec<serde_json::Value> = function_tools(r)
+                .iter()
+                .map(|t| match sorted {
+                    true => crate::billing::render::open::deep_sorted(t),
+                    false => t.clone(),
+                })
+                .collect();
+            Tokenizer::Kimi.count(&pyjson::dumps(&serde_json::Value::Array(tools), style))
+        })
+    };
     let kimi = Tokenizer::Kimi.label();
     let o200k = Tokenizer::O200k.label();
+    // The rendered definitions' text density, and the density the record implies for it.
+    let rendered_bytes = per_row.slope(|r| {
+        pyjson::dumps(
+            &serde_json::Value::Array(function_tools(r)),
+            pyjson::PYTHON_DEFAULT,
+        )
+        .len() as f64
+    });
+    let density = rendered_bytes / base;
+    let needed = rendered_bytes / RECORDED_PER_DEFINITION;
     let candidates = [
         (
-            "baseline: Kimi's tokenizer, K2.5+ TypeScript declarations",
+            "baseline: the route's rendering (Python json.dumps defaults in K2.5+'s tool_declare turn), Kimi's tokenizer",
             &kimi,
             base,
-            "what the out-of-sample rows use",
+            "what the out-of-sample rows use: the rendering assumed for Cloudflare's Anthropic-compatible endpoint",
         ),
         (
-            "the tokenizer: o200k instead of Kimi's, same template",
+            "the tokenizer: o200k instead of Kimi's, same rendering",
             &o200k,
-            open(Template::KimiTs, Tokenizer::O200k),
-            "Kimi's vocabulary counts this catalogue's English, JSON and code about as o200k does: the tokenizer explains almost none of the gap (the withdrawn estimate put 29% here)",
+            open(Template::KimiJson, Tokenizer::O200k),
+            "Kimi's vocabulary counts this catalogue about as o200k does: the tokenizer explains almost nothing",
         ),
         (
-            "the template: compact JSON declarations (K2.5+ without its TypeScript writer)",
+            "the rendering: Moonshot's own K2.5+ template (TypeScript declarations)",
             &kimi,
-            per_row.slope(|r| {
-                    let tools = crate::billing::render::open::function_tools(r);
-                    let sorted: Vec<serde_json::Value> = tools
-                        .iter()
-                        .map(crate::billing::render::open::deep_sorted)
-                        .collect();
-                Tokenizer::Kimi.count(&json::compact(&sorted))
-            }),
-            "a server that renders Kimi's template with plain Jinja writes compact JSON: larger than TypeScript, still short of the record",
+            open(Template::KimiTs, Tokenizer::Kimi),
+            "how Moonshot's API, vLLM and SGLang render K2.7 Code's tools: the densest rendering, a third short of the record",
         ),
         (
-            "the template: K2's spaced JSON with its default system turn",
+            "the rendering: compact JSON (K2.5+ where its TypeScript writer refuses a schema)",
+            &kimi,
+            declared(pyjson::COMPACT, true),
+            "the tools deep-sorted as compact JSON, nothing around them",
+        ),
+        (
+            "the rendering: spaced JSON without ensure_ascii",
+            &kimi,
+            declared(pyjson::SPACED, false),
+            "Python's separators with the catalogue's non-ASCII characters written raw: ensure_ascii adds the rest",
+        ),
+        (
+            "the rendering: K2's template (deep-sorted spaced JSON, its default system turn)",
             &kimi,
             open(Template::KimiK2, Tokenizer::Kimi),
-            "the older template's JSON with Python's spaced separators, the largest of Kimi's renderings and the nearest to the record, still short of it",
+            "Kimi K2's own template",
         ),
         (
-            "the gateway's conversion: the client's Anthropic JSON passed as text",
+            "the client's conversion: its Anthropic JSON passed as text",
             &kimi,
             as_sent(Tokenizer::Kimi),
             "the definitions exactly as claude-cli sent them (name, description, input_schema), counted with Kimi's tokenizer and nothing around them",
@@ -492,46 +618,16 @@ fn gap(setup: &Setup, cat: &Catalogue) -> (Vec<ReproRow>, Gap) {
         per_definition: base,
         setup_factor: RECORDED_PER_DEFINITION / base,
     };
-    let ours_per_byte = base / Composition::of(cat).mean_compact();
     rows.push(row(
         Section::Gap,
-        "the catalogue's own text: tokens per compact byte the record implies",
-        format!(
-            "{:.3}",
-            RECORDED_PER_DEFINITION / 523.0
-        ),
-        format!("{ours_per_byte:.3}"),
-        pct(ours_per_byte, RECORDED_PER_DEFINITION / 523.0),
+        "the text: bytes of rendered definition per Kimi token",
+        format!("{needed:.3}"),
+        format!("{density:.3}"),
+        pct(density, needed),
         "derived",
-        "the recorded slope over the recorded 523 compact bytes per definition, beside toolcost's over its own catalogue's: the record bills about one token per three bytes of definition, denser than any rendering of this text counts. What the recorded gateway added per definition (a wrapper, a converted schema, a second copy) was not published; none of the candidates above reaches the record",
+        "toolcost's rendered definitions (Python json.dumps defaults) over their Kimi tokens, beside the density the record's slope implies for the same bytes; real catalogues' definitions rendered this way run 3.71-5.01 bytes per Kimi token (29 captures, measured 2026-12-07), so the record's density is inside their range and toolcost's generated text is at its sparse end",
     ));
     (rows, gap)
-}
-
-/// What a constant of the recorded setup would be, kept apart: it is not applied anywhere else.
-fn calibration(setup: &Setup, cat: &Catalogue, gap: Gap) -> Vec<ReproRow> {
-    let proto = setup.bill(cat, SurfaceKind::PROTOCOL_ONLY).input_tokens as f64;
-    let calibrated = proto + gap.setup_factor * gap.per_definition * RECORDED_DEFINITIONS as f64;
-    vec![
-        row(
-            Section::Calibration,
-            "recorded-setup factor: recorded slope / toolcost's slope",
-            "1.000".into(),
-            format!("{:.4}", gap.setup_factor),
-            None,
-            "calibrated:recorded-setup (fitted to the recorded slope)",
-            "the factor the recorded setup bills per definition over what Kimi's template and tokenizer count; it is a fact about that setup (its gateway's conversion, its client), not a tokenizer, and no other figure uses it",
-        ),
-        row(
-            Section::Calibration,
-            "input tokens, one turn: per-row MCP, with the factor",
-            thousands(RECORDED_PER_ROW),
-            thousands(calibrated.round() as u64),
-            pct(calibrated, RECORDED_PER_ROW as f64),
-            "calibrated:recorded-setup",
-            "the exact protocol-only turn plus 856 x the recorded slope: it agrees with the record on the definitions by construction; its residual is the protocol-only turn's",
-        ),
-    ]
 }
 
 /// toolcost's dollars for one warm turn on each recorded exposure, and a month of them.
@@ -545,7 +641,7 @@ fn estimates(setup: &Setup, cat: &Catalogue) -> Vec<ReproRow> {
         setup.card.assumed_note()
     );
     let note = format!(
-        "a warm turn under the card's cache rule (everything before the user's newest text read from cache) and {out_tokens} assumed output tokens"
+        "a session's first turn under the card's cache rule (the system prompt and tools read in 256-token blocks from the cache an earlier session left, the first message new) and {out_tokens} output tokens, the recorded splits' (Kimi K2.7 Code reasons on every turn and bills its reasoning as output, so the recorded output is taken whole rather than modelled)"
     );
     let mut rows = Vec::new();
     let mut costs = Vec::new();
@@ -777,23 +873,27 @@ pub fn markdown(r: &Reproduction) -> String {
         "# The published measurement, reproduced\n\n\
 The recorded figures were published at {PUBLISHED}: one catalogue exposed three ways to \
 `@cf/moonshotai/kimi-k2.7-code` through Cloudflare AI Gateway on 2026-07-25, client claude-cli \
-2.1.165, read from gateway log rows. toolcost's figures come from its own `{PROFILE}` catalogue \
-(seed {SEED}), its `{CLIENT}` client profile and the `{MODEL}` price card, rendered by Kimi's \
-K2.5+ chat template (the tools as TypeScript declarations) and counted with Kimi's own \
-tokenizer (Moonshot's published vocabulary).\n\n\
+2.1.165, read from gateway log rows. toolcost rebuilds that setup from its parts: its own \
+`{PROFILE}` catalogue (seed {SEED}); the `{CLIENT}` profile at 2.1.165, each system part and \
+built-in tool written here to the size the real client's part measures on Kimi's, o200k's and \
+Claude's tokenizers (`calibrated:claude-cli-2.1.165 parts`: fitted to those part sizes, never to \
+the recorded turns), with tool search on and the captured session context; and the \
+`{MODEL}` card: Kimi's K2.5+ turns with the tools in the `tool_declare` turn as Python's \
+`json.dumps` writes them (assumed: Cloudflare does not document its rendering), Workers AI's \
+prefix cache in 256-token blocks, counted with Kimi's own tokenizer.\n\n\
 Nothing is fitted to the recorded token figures. toolcost counts {:.1} tokens per definition \
-where the record bills {RECORDED_PER_DEFINITION:.1}: the record is {:.2}x toolcost's count. The \
-gap rows test the candidate explanations one by one (the tokenizer, the template, the \
-gateway's conversion of the client's tools, the catalogue's text); the calibration rows say what \
-a constant of the recorded setup would be, apart from everything else. The catalogue's bytes \
-agree because the generator was calibrated to them, and the price card reproduces the recorded \
-dollars exactly.\n\n\
+where the record bills {RECORDED_PER_DEFINITION:.1} (the record is {:.3}x toolcost's count). The \
+base-turn rows set each group of the real client's parts beside toolcost's text for it; the gap \
+rows change one part of the setup at a time (the tokenizer, the rendering, the client's \
+conversion, the text's density). The catalogue's bytes agree because the generator was \
+calibrated to them, and the price card reproduces the recorded dollars exactly.\n\n\
 {}\n\n\
 {tables}\
 How to read it: `recorded` figures were published elsewhere; `estimated:*` figures were counted \
 here with the named tokenizer; `calibrated:*` figures depend on a constant fitted to a recorded \
-figure; `derived` figures are arithmetic on the others. A difference is toolcost minus \
-recorded, as a share of recorded (in points where both figures are shares).\n",
+figure (here: the client's text to the real parts' sizes, and the generator to the recorded \
+catalogue's bytes); `derived` figures are arithmetic on the others. A difference is toolcost \
+minus recorded, as a share of recorded (in points where both figures are shares).\n",
         r.gap.per_definition,
         r.gap.setup_factor,
         r.verdict()

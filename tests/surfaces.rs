@@ -317,7 +317,14 @@ fn name_list_cuts_summaries_at_300_characters() {
     rows[4].content = format!("# WHAT: {}\n", "word ".repeat(200));
     let cat = Catalogue::from_rows("t", rows);
     let built = SurfaceKind::NAME_LIST.build(&ctx(&cat, &client, "hi"));
-    let system = built.request.body["system"][0]["text"].as_str().unwrap();
+    // The name list is in the system prompt: in one of its parts (claude-cli sends several).
+    let system: String = built.request.body["system"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
     let line = system
         .lines()
         .find(|l| l.contains(&cat.rows[4].key))

@@ -3,8 +3,10 @@
 
 use super::print_bytes;
 use crate::billing::billed_input;
+use crate::billing::RenderModel;
 use crate::error::{Error, Result};
-use crate::pricing::PriceCard;
+use crate::identity;
+use crate::tokens::Tokenizer;
 use crate::wire::{Format, Request};
 use clap::Args;
 use serde_json::{json, Value};
@@ -57,7 +59,7 @@ fn input(file: Option<&PathBuf>) -> Result<Vec<u8>> {
 
 /// The wire format of a request body: what its members say, else the card's provider; a body
 /// in a format the model's provider does not take is refused.
-fn format_of(body: &Value, card: &PriceCard) -> Result<Format> {
+fn format_of(body: &Value, card: &Model) -> Result<Format> {
     let chat_shaped = body["tools"]
         .as_array()
         .into_iter()
@@ -81,7 +83,7 @@ fn format_of(body: &Value, card: &PriceCard) -> Result<Format> {
             .into_iter()
             .flatten()
             .any(|t| t.get("input_schema").is_some());
-    let provider = card.render.split(':').next().unwrap_or("");
+    let provider = card.render_spec.split(':').next().unwrap_or("");
     let format = if body.get("contents").is_some() {
         Format::Gemini
     } else if body.get("input").is_some() && body.get("messages").is_none() {
@@ -117,8 +119,36 @@ fn format_of(body: &Value, card: &PriceCard) -> Result<Format> {
     }
 }
 
+/// The model a count is made for: its id as given and the rules its requests are billed by
+/// (its own, from its identity; a price is never needed).
+pub(super) struct Model {
+    id: String,
+    render: RenderModel,
+    render_spec: String,
+    tok: Tokenizer,
+}
+
+impl Model {
+    fn of(id: &str) -> Result<Model> {
+        let m = identity::resolve(id)?;
+        let (render, tok, render_spec) = m.rules();
+        Ok(Model {
+            id: m.id,
+            render,
+            render_spec,
+            tok,
+        })
+    }
+    fn tokenizer(&self) -> Tokenizer {
+        self.tok
+    }
+    fn render_model(&self) -> RenderModel {
+        self.render
+    }
+}
+
 pub(super) fn run(a: CountArgs) -> Result<i32> {
-    let card = PriceCard::named(&a.model)?;
+    let card = Model::of(&a.model)?;
     let tok = card.tokenizer();
     tok.ready()?;
     if a.files.len() <= 1 {
@@ -161,7 +191,7 @@ pub(super) fn run(a: CountArgs) -> Result<i32> {
 
 /// One input's count as `{"model", "tokenizer", "tokens", "label"}` (and `breakdown` for a
 /// request).
-fn count_one(a: &CountArgs, card: &PriceCard, bytes: Vec<u8>) -> Result<Value> {
+fn count_one(a: &CountArgs, card: &Model, bytes: Vec<u8>) -> Result<Value> {
     let tok = card.tokenizer();
     let render = card.render_model();
     let (tokens, label, breakdown) = match a.request {
@@ -175,7 +205,10 @@ fn count_one(a: &CountArgs, card: &PriceCard, bytes: Vec<u8>) -> Result<Value> {
                 Error::input(format!("request body: {}", crate::json::why_unreadable(&e)))
             })?;
             let format = format_of(&body, card)?;
-            let req = Request::parse(format, &bytes)?;
+            // Gemini names the model in the URL, not the body: --model is that name.
+            let routed = (format == Format::Gemini && body.get("model").is_none())
+                .then_some(card.id.as_str());
+            let req = Request::parse_routed(format, &bytes, routed)?;
             let b = billed_input(&req, render, tok);
             let label = format!("{}; rendered as {}", tok.label(), render.name());
             let breakdown = json!({
@@ -202,7 +235,7 @@ fn count_one(a: &CountArgs, card: &PriceCard, bytes: Vec<u8>) -> Result<Value> {
 }
 
 /// One count as text: the number alone, or a request's breakdown.
-fn plain(v: &Value, card: &PriceCard) -> String {
+fn plain(v: &Value, card: &Model) -> String {
     let tokens = &v["tokens"];
     match v.get("breakdown") {
         None => format!("{tokens}\n"),

@@ -34,11 +34,24 @@ pub struct MeasureArgs {
     pub generator: GeneratorArgs,
     /// Client profile: claude-cli, gemini-cli, openai-agent or openai-responses-agent.
     /// Default: gemini-cli for a Gemini --model, else claude-cli.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "client_profile")]
     pub client: Option<String>,
+    /// A client profile file (`toolcost profile --from-log`): your own client, as captured.
+    /// Its model is the default card, its captured turn the default turn.
+    #[arg(long, value_name = "PROFILE.json")]
+    pub client_profile: Option<PathBuf>,
     /// Price-card model (render rules, prices, context window). Default: the client's.
     #[arg(long)]
     pub model: Option<String>,
+    /// The client's tool search (claude-cli): `on` sends the built-ins it keeps loaded and a
+    /// ToolSearch tool and names the rest in a reminder; `off` sends every built-in. Default:
+    /// the client's own (on for claude-cli 2.1.165).
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    pub tool_search: Option<String>,
+    /// The user's session context the client sends (claude-cli: auto memory, environment and
+    /// git status): `captured` (the captured request's own size, the default) or `none`.
+    #[arg(long, value_name = "captured|none", value_parser = ["captured", "none"])]
+    pub session_context: Option<String>,
     /// `all` or a comma-separated list of surfaces: per-row-mcp, deferred-search,
     /// deferred-search-regex, deferred-search-client, deferred-search-client-regex,
     /// deferred-search-namespace (Responses only), protocol-only, small-mcp, name-list,
@@ -52,9 +65,9 @@ pub struct MeasureArgs {
     /// (`--tokenizer claude-v5,o200k` adds o200k's rows beside Claude's).
     #[arg(long)]
     pub tokenizer: Option<String>,
-    /// The user's message.
-    #[arg(long, default_value = measure::DEFAULT_TURN)]
-    pub turn: String,
+    /// The user's message. Default: a captured profile's own turn, else "what time is it".
+    #[arg(long)]
+    pub turn: Option<String>,
     /// Output tokens assumed for the turn's cost.
     #[arg(long, default_value_t = measure::DEFAULT_OUTPUT_TOKENS)]
     pub output_tokens: u64,
@@ -90,7 +103,22 @@ pub fn default_client(client: Option<&str>, model: Option<&str>) -> String {
 
 /// Build the validated measurement config from the arguments.
 pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Config)> {
-    let client = Client::named(&default_client(a.client.as_deref(), a.model.as_deref()))?;
+    let mut client = match &a.client_profile {
+        Some(path) => Client::from_file(path)?,
+        None => Client::named(&default_client(a.client.as_deref(), a.model.as_deref()))?,
+    };
+    if let Some(ts) = &a.tool_search {
+        if client.tool_search.is_none() {
+            return Err(Error::input(format!(
+                "--tool-search: the {} profile has no tool search (claude-cli has one)",
+                client.name
+            )));
+        }
+        client = client.with_tool_search(ts == "on");
+    }
+    if let Some(sc) = &a.session_context {
+        client = client.with_session(sc == "captured");
+    }
     let model = PriceCard::named(a.model.as_deref().unwrap_or(&client.model))?;
     // `all` is every surface the client's API format has; a named one it lacks is a refused row.
     let surfaces = match a.surface.trim() {
@@ -126,12 +154,17 @@ pub fn measure_config(a: &MeasureArgs) -> Result<(CatalogueSource, measure::Conf
         }
         (None, None) => return Err(Error::input("give --catalogue FILE or --rows N")),
     };
+    let turn = a
+        .turn
+        .clone()
+        .or_else(|| client.turn.clone())
+        .unwrap_or_else(|| measure::DEFAULT_TURN.into());
     let cfg = measure::Config {
         client,
         model,
         surfaces,
         tokenizers,
-        turn: a.turn.clone(),
+        turn,
         output_tokens: a.output_tokens,
         endpoint: a.endpoint.clone(),
     };
@@ -166,10 +199,24 @@ pub(super) fn run(a: MeasureArgs) -> Result<i32> {
             );
         }
     }
-    emit(
-        a.output.as_deref(),
-        &report::render(a.format.format(), &rows),
-    )?;
+    let mut out = Vec::new();
+    // In the text table, a client modelled on a real one's parts says what its base turn is
+    // in each position of its tool search.
+    if a.format.format() == report::OutputFormat::Table {
+        let width = report::terminal_width().unwrap_or(120);
+        for line in measure::base_turns(&cfg).unwrap_or_default() {
+            let indent = line.len() - line.trim_start().len();
+            for (i, l) in report::wrap(line.trim_start(), width.saturating_sub(indent + 2).max(20))
+                .into_iter()
+                .enumerate()
+            {
+                let pad = indent + if i > 0 { 2 } else { 0 };
+                out.extend_from_slice(format!("{}{l}\n", " ".repeat(pad)).as_bytes());
+            }
+        }
+    }
+    out.extend(report::render(a.format.format(), &rows));
+    emit(a.output.as_deref(), &out)?;
     for w in rows
         .iter()
         .flat_map(|r| r.warnings.iter().map(move |w| (r, w)))

@@ -17,6 +17,7 @@ mod generate;
 mod lint;
 mod measure;
 mod prices;
+mod profile;
 mod report;
 mod reproduce;
 mod run;
@@ -80,6 +81,9 @@ pub enum Command {
     Lint(LintArgs),
     /// One user turn on each surface: wire bytes, billed input tokens, cost.
     Measure(MeasureArgs),
+    /// A client profile from a request the gateway captured (`--log-bodies`), for
+    /// `--client-profile`: your own client's system prompt and built-in tools, measured exactly.
+    Profile(profile::ProfileArgs),
     /// The published measurement (one catalogue, three exposures, Kimi K2.7 Code) beside
     /// toolcost's figures, counted with Kimi's own tokenizer and template.
     Reproduce(ReproduceArgs),
@@ -139,6 +143,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Generate(a) => generate::run(a),
         Command::Lint(a) => lint::run(a),
         Command::Measure(a) => measure::run(a),
+        Command::Profile(a) => profile::run(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Count(a) => count::run(a),
         Command::Weigh(a) => weigh::run(a),

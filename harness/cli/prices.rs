@@ -68,7 +68,26 @@ pub(super) fn run(a: PricesArgs) -> Result<i32> {
             Ok(0)
         }
         PricesCommand::Show { model: Some(m) } => {
-            let c = PriceCard::named(&m)?;
+            let c = match PriceCard::named(&m) {
+                Ok(c) => c,
+                // A model toolcost counts but nothing prices: said, with the rules it is
+                // counted by.
+                Err(e) => match crate::identity::resolve(&m) {
+                    Ok(id) => {
+                        let (_, tok, render) = id.rules();
+                        let out = format!(
+                            "{}\n  unpriced: no price card or LiteLLM entry prices it, so no cost is given; counts need no price\n  counted as {} ({}), tokenizer {}\n",
+                            id.id,
+                            render,
+                            id.note,
+                            tok.name()
+                        );
+                        super::print_bytes(crate::report::fit_to_terminal(&out).as_bytes())?;
+                        return Ok(0);
+                    }
+                    Err(_) => return Err(e),
+                },
+            };
             super::print_bytes(crate::report::fit_to_terminal(&billing(&c)).as_bytes())?;
             Ok(0)
         }

@@ -30,9 +30,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub parallel_calls: Option<usize>,
     /// Client profiles to play every task with, comma-separated (claude-cli, openai-agent,
-    /// openai-responses-agent), overriding the scenario's.
+    /// openai-responses-agent, or a profile file's path ending in .json), overriding the
+    /// scenario's.
     #[arg(long, value_name = "CLIENTS")]
     pub client: Option<String>,
+    /// A client profile file (`toolcost profile --from-log`) to play every task with (the
+    /// same as `--client FILE`).
+    #[arg(long, value_name = "PROFILE.json", conflicts_with = "client")]
+    pub client_profile: Option<std::path::PathBuf>,
     /// The resolvers a client's own search tool runs (deferred-search-client), comma-separated,
     /// each played beside the others: any name `search-eval` scores (bm25-textbook, hybrid,
     /// ...), overriding the scenario's `client_resolvers`.
@@ -48,7 +53,12 @@ pub(super) fn run(a: RunArgs) -> Result<i32> {
             .map(Policy::parse)
             .collect::<Result<Vec<_>>>()?;
     }
-    if let Some(list) = &a.client {
+    let clients = a
+        .client_profile
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .or_else(|| a.client.clone());
+    if let Some(list) = &clients {
         scenario.run.clients = list.split(',').map(|c| c.trim().to_string()).collect();
         for c in scenario.client_names() {
             crate::client::Client::named(c)?;

@@ -31,9 +31,13 @@ pub struct SweepArgs {
     /// Comma-separated tokenizers. Default: o200k,cl100k.
     #[arg(long)]
     pub tokenizer: Option<String>,
-    /// Comma-separated client profiles. Default: claude-cli,openai-agent.
+    /// Comma-separated client profiles: embedded ones by name, profile files
+    /// (`toolcost profile --from-log`) by a path ending in .json. Default: claude-cli,openai-agent.
     #[arg(long)]
     pub client: Option<String>,
+    /// A client profile file to sweep with, alone (the same as `--client FILE`).
+    #[arg(long, value_name = "PROFILE.json", conflicts_with = "client")]
+    pub client_profile: Option<std::path::PathBuf>,
     /// Also play these tasks (turn, now, email, aig, orders) through the gateway, comma-separated.
     #[arg(long, value_name = "TASKS")]
     pub tasks: Option<String>,
@@ -80,7 +84,10 @@ impl SweepArgs {
             rows: self.rows.clone(),
             surface: self.surface.clone(),
             tokenizer: self.tokenizer.clone(),
-            client: self.client.clone(),
+            client: match &self.client_profile {
+                Some(p) => Some(p.display().to_string()),
+                None => self.client.clone(),
+            },
             tasks: self.tasks.clone(),
             task_rows: self.task_rows.clone(),
             orders: self.orders,

@@ -68,6 +68,31 @@ pub struct ClientSpec {
     pub model: Option<String>,
     /// Overrides the `model` the client sends (the recorded setup's `@cf/...` id, say).
     pub wire_model: Option<String>,
+    /// The client's tool search switch (a client with one: claude-cli); unset, its default.
+    pub tool_search: Option<bool>,
+    /// Whether the user's session context (memory, environment) the profile models is sent;
+    /// unset, it is, at the captured request's own size.
+    pub session_context: Option<bool>,
+}
+
+impl ClientSpec {
+    /// A client profile as this spec sets it: its model, wire model and switches.
+    pub fn apply(&self, mut client: crate::client::Client) -> crate::client::Client {
+        if let Some(m) = &self.model {
+            client.model = m.clone();
+            client.wire_model = m.clone();
+        }
+        if let Some(w) = &self.wire_model {
+            client.wire_model = w.clone();
+        }
+        if let Some(on) = self.tool_search {
+            client = client.with_tool_search(on);
+        }
+        if let Some(on) = self.session_context {
+            client = client.with_session(on);
+        }
+        client
+    }
 }
 
 fn default_client() -> String {
@@ -80,6 +105,8 @@ impl Default for ClientSpec {
             name: default_client(),
             model: None,
             wire_model: None,
+            tool_search: None,
+            session_context: None,
         }
     }
 }
@@ -213,17 +240,11 @@ impl Scenario {
     /// A client profile as this scenario plays it (its model overridden where `[client]`
     /// names it with a model).
     pub fn client(&self, name: &str) -> Result<crate::client::Client> {
-        let mut client = crate::client::Client::named(name)?;
-        if self.client.name == client.name {
-            if let Some(m) = &self.client.model {
-                client.model = m.clone();
-                client.wire_model = m.clone();
-            }
-            if let Some(w) = &self.client.wire_model {
-                client.wire_model = w.clone();
-            }
-        }
-        Ok(client)
+        let client = crate::client::Client::named(name)?;
+        Ok(match self.client.name == client.name {
+            true => self.client.apply(client),
+            false => client,
+        })
     }
 
     pub fn read(path: &Path) -> Result<Scenario> {

@@ -261,8 +261,22 @@ fn cache_rule(parent: &PriceCard, key: &str, input: f64, write: Option<f64>) -> 
 
 /// The model names closest to `id` by edit distance: hand cards and the snapshot's chat models.
 pub fn closest(id: &str, snap: &Snapshot) -> Vec<String> {
+    let family = id
+        .rsplit('/')
+        .next()
+        .unwrap_or(id)
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .find(|w| w.len() >= 3)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    closest_in(id, &family, snap)
+}
+
+/// The five names nearest `id`, among those whose name contains `family` (a word of the id:
+/// `qwen`, `mistral`, `glm`) where any does, else among all.
+pub fn closest_in(id: &str, family: &str, snap: &Snapshot) -> Vec<String> {
     let id: String = id.to_lowercase().chars().take(100).collect();
-    let mut names: Vec<(usize, String)> = PriceCard::all()
+    let all: Vec<String> = PriceCard::all()
         .iter()
         .map(|c| c.id.clone())
         .chain(
@@ -271,7 +285,20 @@ pub fn closest(id: &str, snap: &Snapshot) -> Vec<String> {
                 .filter(|k| k.len() <= 100 && snap.is_chat(k))
                 .map(str::to_string),
         )
-        .map(|n| (distance(&id, &n.to_lowercase()), n))
+        .filter(|n| n.to_lowercase() != id)
+        .collect();
+    let family = family.to_ascii_lowercase();
+    let of_family: Vec<&String> = all
+        .iter()
+        .filter(|n| !family.is_empty() && n.to_lowercase().contains(&family))
+        .collect();
+    let pool: Vec<&String> = match of_family.is_empty() {
+        true => all.iter().collect(),
+        false => of_family,
+    };
+    let mut names: Vec<(usize, String)> = pool
+        .into_iter()
+        .map(|n| (distance(&id, &n.to_lowercase()), n.clone()))
         .collect();
     names.sort();
     names.dedup_by(|a, b| a.1 == b.1);

@@ -450,7 +450,11 @@ impl PriceCard {
             .filter(|k| snap.is_chat(k))
             .map(str::to_string);
         if let Some(k) = &own_key {
-            // A hand card over that very entry is the entry's card.
+            // A hand card written for the entry's very id, or over that very entry, is the
+            // entry's card.
+            if let Some(c) = Self::all().iter().find(|c| c.id == *k) {
+                return Ok(c.clone());
+            }
             if let Some(c) = Self::all().iter().find(|c| c.litellm.as_deref() == Some(k)) {
                 return Ok(c.clone());
             }

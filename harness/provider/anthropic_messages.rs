@@ -194,7 +194,15 @@ impl Provider for AnthropicMessages {
             ("model", r.model.into()),
             ("max_tokens", r.max_tokens.into()),
             ("tools", Value::Null),
-            ("system", json!([{"type": "text", "text": r.system}])),
+            (
+                "system",
+                Value::Array(
+                    r.system
+                        .iter()
+                        .map(|t| json!({"type": "text", "text": t}))
+                        .collect(),
+                ),
+            ),
             ("messages", Value::Array(vec![r.user])),
         ])
     }

@@ -258,7 +258,7 @@ impl Provider for Gemini {
             ("contents", Value::Array(vec![r.user])),
             (
                 "systemInstruction",
-                json!({"role": "user", "parts": [{"text": r.system}]}),
+                json!({"role": "user", "parts": [{"text": r.system.join("\n\n")}]}),
             ),
             ("tools", Value::Null),
             ("generationConfig", json!({"maxOutputTokens": r.max_tokens})),

@@ -399,7 +399,9 @@ pub trait Provider: Sync {
 pub struct RequestParts<'a> {
     pub model: &'a str,
     pub max_tokens: u32,
-    pub system: String,
+    /// The system prompt's parts, in order: Anthropic sends each as its own text block, the
+    /// other formats one text of them joined by a blank line.
+    pub system: Vec<String>,
     pub user: Value,
 }
 

@@ -74,7 +74,10 @@ impl Provider for OpenaiChat {
             ("tools", Value::Null),
             (
                 "messages",
-                Value::Array(vec![json!({"role": "system", "content": r.system}), r.user]),
+                Value::Array(vec![
+                    json!({"role": "system", "content": r.system.join("\n\n")}),
+                    r.user,
+                ]),
             ),
         ])
     }

@@ -337,7 +337,7 @@ impl Provider for OpenaiResponses {
     fn request(&self, r: RequestParts) -> Value {
         super::object([
             ("model", r.model.into()),
-            ("instructions", r.system.into()),
+            ("instructions", r.system.join("\n\n").into()),
             ("max_output_tokens", r.max_tokens.into()),
             ("tools", Value::Null),
             ("input", Value::Array(vec![r.user])),

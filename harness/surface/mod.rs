@@ -254,10 +254,16 @@ impl Context<'_> {
     /// built-in tools followed by `tools`, and the user's turn.
     pub fn request(&self, extra_system: Option<&str>, tools: Vec<ToolEntry>) -> Request {
         let c = self.client;
-        let system = match extra_system {
-            Some(extra) => format!("{}\n\n{extra}", c.system),
-            None => c.system.clone(),
-        };
+        // The client's system parts as it sends them, then the surface's own text: in the
+        // last part (a client of one part, as before) or, for a client of several parts, in a
+        // part of its own.
+        let mut system = c.system_blocks();
+        if let Some(extra) = extra_system {
+            match (system.len(), system.last_mut()) {
+                (1, Some(last)) => *last = format!("{last}\n\n{extra}"),
+                _ => system.push(extra.to_string()),
+            }
+        }
         let mut all_tools: Vec<ToolEntry> = c.tools.iter().cloned().map(ToolEntry::Json).collect();
         all_tools.extend(tools);
         let mut body = c.format.spec().request(RequestParts {

@@ -212,17 +212,11 @@ fn grid(
     };
     let mut clients = Vec::new();
     for c in &client_names {
-        let mut client = Client::named(c)?;
-        if let Some(spec) = scenario.filter(|s| s.client.name == *c).map(|s| &s.client) {
-            if let Some(m) = &spec.model {
-                client.model = m.clone();
-                client.wire_model = m.clone();
-            }
-            if let Some(w) = &spec.wire_model {
-                client.wire_model = w.clone();
-            }
-        }
-        clients.push(client);
+        let client = Client::named(c)?;
+        clients.push(match scenario.filter(|s| s.client.name == *c) {
+            Some(s) => s.client.apply(client),
+            None => client,
+        });
     }
     let tokenizers = tokenizer_names
         .iter()

@@ -70,16 +70,30 @@ pub fn k2(c: &Conversation, tools: &[Value], p: &mut Prompt) {
     messages(c, p, false);
 }
 
-pub fn ts(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+/// How the K2.5+ turns' `tool_declare` turn writes the tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Declare {
+    /// The template's TypeScript declarations (compact, deep-sorted JSON where the writer
+    /// refuses a schema), as Moonshot's API and vLLM or SGLang serving write them.
+    TypeScript,
+    /// The tools as sent, through Python's `json.dumps` with its defaults (`", "` and `": "`,
+    /// `ensure_ascii`): what a route that hands the template plain JSON text writes.
+    PythonJson,
+}
+
+pub fn ts(c: &Conversation, tools: &[Value], declare: Declare, p: &mut Prompt) {
     if !tools.is_empty() {
         open(p, "system", "tool_declare");
-        match typescript::kimi(tools) {
-            Some(ts) => p.tools(&ts),
-            None => {
+        let text = match declare {
+            Declare::TypeScript => typescript::kimi(tools).unwrap_or_else(|| {
                 let sorted: Vec<Value> = tools.iter().map(pyjson::deep_sorted).collect();
-                p.tools(&pyjson::dumps(&Value::Array(sorted), pyjson::COMPACT));
+                pyjson::dumps(&Value::Array(sorted), pyjson::COMPACT)
+            }),
+            Declare::PythonJson => {
+                pyjson::dumps(&Value::Array(tools.to_vec()), pyjson::PYTHON_DEFAULT)
             }
-        }
+        };
+        p.tools(&text);
         end(p);
     }
     if !c.system.is_empty() {

@@ -15,7 +15,7 @@ mod harmony;
 mod kimi;
 mod llama;
 mod mistral;
-mod pyjson;
+pub mod pyjson;
 mod qwen;
 mod typescript;
 
@@ -33,6 +33,10 @@ pub enum Template {
     KimiK2,
     /// Kimi K2.5, K2.6, K2.7 Code: tools as TypeScript declarations.
     KimiTs,
+    /// Kimi K2.5+ turns with the `tool_declare` turn holding the tools as Python's
+    /// `json.dumps` writes them by default (spaced, `ensure_ascii`): the rendering assumed for
+    /// Cloudflare's Anthropic-compatible endpoint to Workers AI.
+    KimiJson,
     /// Qwen 2.5 (a default system prompt) and Qwen 3: one JSON line per tool in `<tools>`.
     Qwen { default_system: bool },
     /// Qwen 3.5 and 3.6: tools first, XML calls.
@@ -59,6 +63,7 @@ impl Template {
         match self {
             Template::KimiK2 => "kimi-k2 (Moonshot's Kimi-K2-Instruct chat template, 2025-07; JSON tool_declare)",
             Template::KimiTs => "kimi-k2.5+ (Moonshot's Kimi-K2.5 chat template with tool_declaration_ts, 2026-01; TypeScript tool_declare)",
+            Template::KimiJson => "kimi-k2.5+ turns with tool_declare as Python json.dumps defaults (spaced, ensure_ascii): assumed for Cloudflare's Anthropic-compatible endpoint to Workers AI, which documents no rendering; inferred from the recorded slope's text density, which only spaced JSON brings inside real catalogues' range, and from llama.cpp's copy of the K2 template (`tools | tojson`)",
             Template::Qwen { default_system: true } => "qwen2.5 (Qwen2.5-Instruct chat template)",
             Template::Qwen { default_system: false } => "qwen3 (Qwen3 chat template, 2025-04)",
             Template::Qwen35 => "qwen3.5 (Qwen3.5 chat template, 2026-02)",
@@ -79,6 +84,7 @@ impl Template {
         match self {
             Template::KimiK2 => "kimi-k2".into(),
             Template::KimiTs => "kimi-k2.5".into(),
+            Template::KimiJson => "kimi-k2.5-json".into(),
             Template::Qwen {
                 default_system: true,
             } => "qwen2.5".into(),
@@ -106,6 +112,7 @@ impl Template {
         Some(match name {
             "kimi-k2" => Template::KimiK2,
             "kimi-k2.5" | "kimi-ts" => Template::KimiTs,
+            "kimi-k2.5-json" => Template::KimiJson,
             "qwen2.5" => Template::Qwen {
                 default_system: true,
             },
@@ -140,7 +147,7 @@ impl Template {
     /// vocabulary (false: a stand-in, said in the label).
     pub fn tokenizer(self) -> (Tokenizer, bool) {
         match self {
-            Template::KimiK2 | Template::KimiTs => (Tokenizer::Kimi, true),
+            Template::KimiK2 | Template::KimiTs | Template::KimiJson => (Tokenizer::Kimi, true),
             Template::Qwen { .. } => (Tokenizer::Qwen, true),
             // Qwen 3.5 has a vocabulary of its own, not bundled: Qwen 3's stands in.
             Template::Qwen35 => (Tokenizer::Qwen, false),
@@ -493,7 +500,8 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
     let mut p = Prompt::default();
     match t {
         Template::KimiK2 => kimi::k2(c, tools, &mut p),
-        Template::KimiTs => kimi::ts(c, tools, &mut p),
+        Template::KimiTs => kimi::ts(c, tools, kimi::Declare::TypeScript, &mut p),
+        Template::KimiJson => kimi::ts(c, tools, kimi::Declare::PythonJson, &mut p),
         Template::Qwen { default_system } => qwen::qwen3(c, tools, default_system, &mut p),
         Template::Qwen35 => qwen::qwen35(c, tools, &mut p),
         Template::Glm { compact } => glm::render(c, tools, compact, &mut p),

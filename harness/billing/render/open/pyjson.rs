@@ -1,5 +1,6 @@
-//! JSON as the templates' `tojson` writes it: Python's `json.dumps` with `ensure_ascii=False`,
-//! the separators `", "` and `": "` (or compact ones), keys as sent or sorted, and an indent.
+//! JSON as the templates' `tojson` writes it: Python's `json.dumps` with `ensure_ascii=False`
+//! (or, as plain `json.dumps` writes it, `True`: every character outside ASCII's printable range
+//! as `\uXXXX`, astral ones as a surrogate pair), the separators `", "` and `": "` (or compact ones), keys as sent or sorted, and an indent.
 //! Strings and numbers are escaped as Python escapes them, which is as serde_json does
 //! (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other control characters as `\u00XX`).
 
@@ -13,6 +14,8 @@ pub struct Style {
     pub sorted: bool,
     /// `indent=N`: newlines and N spaces a level (the item separator is then `","`).
     pub indent: Option<usize>,
+    /// `ensure_ascii=True`.
+    pub ascii: bool,
 }
 
 /// `json.dumps(v, ensure_ascii=False)`: spaced, keys as sent.
@@ -20,6 +23,13 @@ pub const SPACED: Style = Style {
     spaced: true,
     sorted: false,
     indent: None,
+    ascii: false,
+};
+
+/// `json.dumps(v)`, Python's defaults: spaced, keys as sent, `ensure_ascii=True`.
+pub const PYTHON_DEFAULT: Style = Style {
+    ascii: true,
+    ..SPACED
 };
 
 /// `tojson(separators=(',', ':'))`.
@@ -27,6 +37,7 @@ pub const COMPACT: Style = Style {
     spaced: false,
     sorted: false,
     indent: None,
+    ascii: false,
 };
 
 /// `v` written in `style`.
@@ -60,7 +71,7 @@ fn write(v: &Value, style: Style, level: usize, out: &mut String) {
                     out.push_str(item_sep);
                 }
                 newline(out, level + 1);
-                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                string(k, style.ascii, out);
                 out.push_str(key_sep);
                 write(&o[k], style, level + 1, out);
             }
@@ -82,8 +93,34 @@ fn write(v: &Value, style: Style, level: usize, out: &mut String) {
         Value::Object(_) => out.push_str("{}"),
         Value::Array(_) => out.push_str("[]"),
         Value::Number(n) => out.push_str(&py_number(n)),
+        Value::String(t) => string(t, style.ascii, out),
         other => out.push_str(&serde_json::to_string(other).unwrap_or_default()),
     }
+}
+
+/// A string as Python writes it: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other control
+/// characters as `\u00XX`; with `ascii`, DEL and everything past ASCII as `\uXXXX` too.
+fn string(s: &str, ascii: bool, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || (ascii && (c as u32) >= 0x7f) => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// A number as Python writes it: integers as they are, floats with a `.0` where they have
@@ -171,6 +208,13 @@ mod tests {
                 }
             ),
             "{\n    \"a\": [\n        1\n    ]\n}"
+        );
+        assert_eq!(
+            dumps(
+                &json!({"k\u{e9}": "a\u{7f}\u{1F600}\"\u{1}"}),
+                PYTHON_DEFAULT
+            ),
+            r#"{"k\u00e9": "a\u007f\ud83d\ude00\"\u0001"}"#
         );
         assert_eq!(py_float(1e-5), "1e-05");
         assert_eq!(py_float(0.5), "0.5");
