@@ -70,15 +70,16 @@ impl RenderModel {
         let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
         match kind {
             "anthropic" => anthropic_family(arg),
+            // The cookbook's func_init: 10 for the cl100k generation (gpt-4, gpt-4-turbo,
+            // gpt-3.5), 7 for gpt-4o and every model after it (gpt-4.1, gpt-5, the o-series).
             "openai" => Some(RenderModel::Openai {
-                func_init: if arg.starts_with("gpt-4o")
-                    || arg.starts_with("gpt-4.1")
-                    || arg.starts_with("gpt-5")
-                    || arg.is_empty()
+                func_init: match (arg.starts_with("gpt-4")
+                    && !arg.starts_with("gpt-4o")
+                    && !arg.starts_with("gpt-4.1"))
+                    || arg.starts_with("gpt-3.5")
                 {
-                    7
-                } else {
-                    10
+                    true => 10,
+                    false => 7,
                 },
             }),
             // Kimi's current template (K2.5 and later).

@@ -210,11 +210,19 @@ pub fn check(set: &[Value]) -> Result<(Vec<RequestRow>, Vec<Summary>)> {
         let estimate = match why.is_some() && r.body.get("messages").is_none() {
             true => 0,
             false => {
-                let render = RenderModel::parse(&format!("anthropic:{}", r.model))
-                    .or_else(|| RenderModel::parse("anthropic:claude-5"))
-                    .expect("a Claude render model");
+                // The model's own rules, as the gateway and `count --request` take them.
+                let (render, tok) = match crate::identity::resolve(&r.model) {
+                    Ok(m) => {
+                        let (render, tok, _) = m.rules();
+                        (render, tok)
+                    }
+                    Err(_) => (
+                        RenderModel::parse("anthropic:claude-5").expect("a Claude render model"),
+                        Tokenizer::of_claude_family(f),
+                    ),
+                };
                 let req = Request::new(Format::AnthropicMessages, r.body.clone());
-                billed_input(&req, render, Tokenizer::of_claude_family(f)).input_tokens
+                billed_input(&req, render, tok).input_tokens
             }
         };
         let mut consts = Vec::new();

@@ -38,8 +38,24 @@ impl Answer {
     }
 }
 
-/// The price card a request's model maps to.
+/// The price card a request's model maps to, with the model's own rules: a model whose id
+/// resolves ([`crate::identity`]) is rendered and counted as itself whatever card prices it (a
+/// retired Claude model keeps its own tool-use prompt, an unpriced open model its template), so
+/// the gateway bills a body as `count --request` does; only a hand card written for that very
+/// id keeps the rules written in it.
 pub fn card_for(format: Format, model: &str) -> PriceCard {
+    let mut card = priced_card(format, model);
+    if let Ok(id) = crate::identity::resolve(model) {
+        if id.hand_card().is_none() {
+            card.render = id.render_spec.clone();
+            card.tokenizer = id.tokenizer.name().to_string();
+        }
+    }
+    card
+}
+
+/// The card whose prices a request's model is billed at.
+fn priced_card(format: Format, model: &str) -> PriceCard {
     // The model's own card: a hand card, or one made from its LiteLLM entry.
     if let Some(own) = PriceCard::lookup(model) {
         return own;
