@@ -115,6 +115,7 @@ async fn gateway_to(upstream: String, ca: PathBuf, log: PathBuf, log_bodies: boo
         max_response: gateway::DEFAULT_MAX_RESPONSE,
         ca_cert: Some(ca),
         log_bodies,
+        body_idle: gateway::BODY_IDLE,
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

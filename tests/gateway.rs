@@ -1108,3 +1108,91 @@ async fn gemini_streams_are_events_with_alt_sse_and_an_array_without() {
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].input_tokens, rows[1].input_tokens);
 }
+
+/// Round five's F1: a connection that announces a 64 MB body and sends 1 KB takes none of the
+/// in-flight allowance (other requests are answered meanwhile) and is answered 408 and closed
+/// once it stalls. And an attack of this test's own: a connection that drips its body a byte at
+/// a time is cut off the same way, and a stalled upload that announces nothing does not block
+/// either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_or_dripping_upload_blocks_nothing_and_is_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let g = common::start_gateway(Upstream::Mock, |o| {
+        o.body_idle = Duration::from_millis(600);
+    })
+    .await;
+    let addr = g.base.trim_start_matches("http://").to_string();
+    let head = |len: &str| {
+        format!(
+            "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n{len}\r\n"
+        )
+    };
+    let mut stalled = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stalled
+        .write_all(head("content-length: 67108864\r\n").as_bytes())
+        .await
+        .unwrap();
+    stalled.write_all(&vec![b' '; 1024]).await.unwrap();
+    let mut chunked = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    chunked
+        .write_all(head("transfer-encoding: chunked\r\n").as_bytes())
+        .await
+        .unwrap();
+    chunked.write_all(b"400\r\n").await.unwrap();
+    chunked.write_all(&vec![b' '; 1024]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Others are answered while both hang.
+    let body = json!({"model": "claude-sonnet-4.6", "max_tokens": 16,
+        "messages": [{"role": "user", "content": "what time is it"}]});
+    for _ in 0..3 {
+        let r = reqwest::Client::new()
+            .post(format!("{}/v1/messages", g.base))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+    }
+    // Then each stalled upload is answered 408 and its connection closed.
+    for mut conn in [stalled, chunked] {
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut answer))
+            .await
+            .expect("the gateway closes a stalled upload")
+            .unwrap();
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+        assert!(
+            text.to_ascii_lowercase().contains("connection: close"),
+            "{text}"
+        );
+    }
+    // A drip: one byte every 100 ms never reaches the minimum rate.
+    let mut drip = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    drip.write_all(head("content-length: 100000\r\n").as_bytes())
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut answer = [0u8; 12];
+    loop {
+        if drip.write_all(b" ").await.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Ok(Ok(n)) =
+            tokio::time::timeout(Duration::from_millis(1), drip.peek(&mut answer)).await
+        {
+            if n > 0 {
+                break;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the drip was never cut off"
+        );
+    }
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), drip.read_to_end(&mut answer)).await;
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 408"));
+}

@@ -36,6 +36,7 @@ async fn gateway_with(upstream: Upstream, timeout: Duration, max_response: usize
         max_response,
         ca_cert: None,
         log_bodies: false,
+        body_idle: gateway::BODY_IDLE,
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

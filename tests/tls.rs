@@ -28,6 +28,7 @@ async fn gateway_to(upstream: String, ca_cert: Option<PathBuf>, dir: &std::path:
         max_response: gateway::DEFAULT_MAX_RESPONSE,
         ca_cert,
         log_bodies: false,
+        body_idle: gateway::BODY_IDLE,
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -69,6 +69,7 @@ impl GatewayArgs {
             max_response: self.max_response,
             ca_cert: self.ca_cert.clone(),
             log_bodies: self.log_bodies,
+            body_idle: gateway::BODY_IDLE,
         })
     }
 }

@@ -60,8 +60,9 @@ use std::time::Duration;
     about = "Measure what it costs to show a catalogue of tool capabilities to a language model",
     long_about = "Measure what it costs to show a catalogue of tool capabilities to a language model, \
 and how that cost grows with the catalogue. toolcost builds the exact request each surface sends \
-(per-row MCP, deferred search, protocol-only HTTP, a small MCP surface, a name list, code mode, \
-per-row MCP with trimmed definitions), \
+(per-row MCP, per-row MCP with trimmed definitions, deferred search and its namespace form, \
+protocol-only HTTP, a small MCP surface, a name list, code mode, and the providers' own tool \
+changes: name-list-native, programmatic, allowed-tools, additional-tools), \
 counts its wire bytes and billed input tokens, and prices them.\n\n\
 Every figure carries an evidence label: recorded (published elsewhere), observed (returned by a \
 real provider or server), estimated:<tokenizer> (counted here), calibrated:<fit> (depends on a \
@@ -121,7 +122,7 @@ pub enum Command {
     /// and its error; --requests checks whole recorded requests; --out writes the report.
     ClaudeCounts(ClaudeCountsArgs),
     /// Gemini's recorded token counts (Google's docs and samples) beside toolcost's Gemini
-    /// estimate (the Gemma 3 vocabulary, installed apart); --out writes the report.
+    /// estimate (the Gemma 3 vocabulary, embedded); --out writes the report.
     GeminiCounts(GeminiCountsArgs),
 }
 

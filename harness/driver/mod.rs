@@ -305,6 +305,7 @@ async fn gateway_for(
         max_response: gateway::DEFAULT_MAX_RESPONSE,
         ca_cert: None,
         log_bodies: false,
+        body_idle: gateway::BODY_IDLE,
     })?;
     let (base, stop) =
         spawn_local(|listener, shutdown| gateway::run(listener, gw, shutdown)).await?;

@@ -62,7 +62,18 @@ pub struct Options {
     /// Store each request's body in the log's `request_body` table (off by default: bodies
     /// may hold anything the client sent).
     pub log_bodies: bool,
+    /// The longest a request body may stop arriving, and the grace before its average rate
+    /// must reach [`MIN_BODY_RATE`]: a stalled or dripping upload is answered 408 and closed.
+    pub body_idle: Duration,
 }
+
+/// The default [`Options::body_idle`] (an assumed bound: a client that has started a body
+/// and sends nothing for 15 seconds has stalled).
+pub const BODY_IDLE: Duration = Duration::from_secs(15);
+
+/// The slowest average a request body may arrive at once [`Options::body_idle`] has passed,
+/// in bytes a second (an assumed bound, far below any real client on any link toolcost serves).
+pub const MIN_BODY_RATE: u64 = 16 * 1024;
 
 pub struct Gateway {
     opts: Options,
@@ -404,6 +415,12 @@ impl Pending {
         let mut r = self.fail(gw, 503, &why).await;
         r.headers_mut()
             .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        // The body is not read: the answer ends the connection, so the client reads it
+        // rather than meeting a reset while it is still sending.
+        r.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
         r
     }
 
@@ -456,31 +473,57 @@ async fn handle(
     };
     // A body costs some 55 times its size once parsed: the bodies served at once are bounded
     // together, and one more is refused for a moment rather than grown into. The share is
-    // taken before the body is read (its announced length, then each part as it arrives).
-    let (bytes, mut reserved) =
-        match read_body(&gw.inflight_bytes, &headers, body, gw.opts.max_body).await {
-            Ok(read) => read,
-            Err(BodyRefusal::TooLarge) => {
-                return p
+    // taken as each part arrives, never for what a body only announces.
+    let (bytes, mut reserved) = match read_body(
+        &gw.inflight_bytes,
+        &headers,
+        body,
+        gw.opts.max_body,
+        gw.opts.body_idle,
+    )
+    .await
+    {
+        Ok(read) => read,
+        Err(BodyRefusal::Stalled) => {
+            let mut r = p
                     .fail(
                         &gw,
-                        413,
+                        408,
                         &format!(
-                            "request body refused: larger than {} bytes (--max-body)",
-                            gw.opts.max_body
+                            "request body refused: it stopped arriving, or arrived slower than {} KB/s after {} s",
+                            MIN_BODY_RATE >> 10,
+                            gw.opts.body_idle.as_secs()
                         ),
                     )
-                    .await
-            }
-            Err(BodyRefusal::Broken(why)) => {
-                return p
-                    .fail(&gw, 400, &format!("request body refused: {why}"))
-                    .await
-            }
-            Err(BodyRefusal::Busy) => {
-                return p.busy(&gw, "request bodies").await;
-            }
-        };
+                    .await;
+            // The rest of the body is not read: the connection ends with the answer.
+            r.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            return r;
+        }
+        Err(BodyRefusal::TooLarge) => {
+            return p
+                .fail(
+                    &gw,
+                    413,
+                    &format!(
+                        "request body refused: larger than {} bytes (--max-body)",
+                        gw.opts.max_body
+                    ),
+                )
+                .await
+        }
+        Err(BodyRefusal::Broken(why)) => {
+            return p
+                .fail(&gw, 400, &format!("request body refused: {why}"))
+                .await
+        }
+        Err(BodyRefusal::Busy) => {
+            return p.busy(&gw, "request bodies").await;
+        }
+    };
     p.request_bytes = bytes.len();
     if gw.opts.log_bodies {
         p.body = Some(bytes.clone());
@@ -612,20 +655,24 @@ impl Reserved<'_> {
 enum BodyRefusal {
     /// Past `--max-body`.
     TooLarge,
+    /// The body stopped arriving, or arrives slower than [`MIN_BODY_RATE`].
+    Stalled,
     /// Past [`MAX_INFLIGHT_BYTES`] beside the bodies in flight.
     Busy,
     /// The client's stream failed.
     Broken(String),
 }
 
-/// Read a request body of at most `limit` bytes, holding its share of the in-flight bound as it
-/// grows: a body that announces its length reserves it before a byte is read, one that does
-/// not reserves each part before keeping it. Nothing past the bound is buffered.
+/// Read a request body of at most `limit` bytes, holding its share of the in-flight bound as
+/// the bytes arrive (what a body announces is never reserved: a client that announces 64 MB
+/// and sends 1 KB holds 1 KB). A body that stops arriving for `idle`, or whose average rate
+/// after `idle` is below [`MIN_BODY_RATE`], is refused. Nothing past the bound is buffered.
 async fn read_body<'a>(
     count: &'a std::sync::atomic::AtomicUsize,
     headers: &HeaderMap,
     body: Body,
     limit: usize,
+    idle: Duration,
 ) -> std::result::Result<(Bytes, Reserved<'a>), BodyRefusal> {
     use futures_util::StreamExt;
     let announced = headers
@@ -635,11 +682,22 @@ async fn read_body<'a>(
     if announced.is_some_and(|n| n > limit) {
         return Err(BodyRefusal::TooLarge);
     }
-    let mut reserved = Reserved::take(count, announced.unwrap_or(0)).ok_or(BodyRefusal::Busy)?;
-    let mut buf = Vec::with_capacity(announced.unwrap_or(0).min(1 << 20));
+    let mut reserved = Reserved::take(count, 0).ok_or(BodyRefusal::Busy)?;
+    let mut buf = Vec::with_capacity(announced.unwrap_or(0).min(64 << 10));
     let mut stream = body.into_data_stream();
-    while let Some(part) = stream.next().await {
+    let started = tokio::time::Instant::now();
+    loop {
+        let next = tokio::time::timeout(idle, stream.next())
+            .await
+            .map_err(|_| BodyRefusal::Stalled)?;
+        let Some(part) = next else { break };
         let part = part.map_err(|e| BodyRefusal::Broken(e.to_string()))?;
+        let elapsed = started.elapsed();
+        if elapsed > idle
+            && ((buf.len() + part.len()) as f64) < MIN_BODY_RATE as f64 * elapsed.as_secs_f64()
+        {
+            return Err(BodyRefusal::Stalled);
+        }
         if buf.len() + part.len() > limit {
             return Err(BodyRefusal::TooLarge);
         }
@@ -796,41 +854,80 @@ mod tests {
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 
-    /// A body that announces more than fits is refused before a byte of it is read (the stream
-    /// here never ends, so reading it would hang); one that grows past the bound as it arrives
-    /// is refused at the part that passes it; a body alone grows as far as `--max-body`.
+    /// What a body only announces holds nothing: a body that announces 64 MB and never sends
+    /// them takes none of the bound and is refused once it stalls; one that grows past the
+    /// bound as it arrives is refused at the part that passes it; one announced past
+    /// `--max-body` is refused unread; a body alone grows as far as `--max-body`.
     #[tokio::test]
-    async fn a_body_is_held_to_the_bound_before_it_is_read() {
+    async fn a_body_holds_the_bound_by_what_arrived() {
+        use futures_util::StreamExt;
+        let idle = Duration::from_millis(100);
         let count = std::sync::atomic::AtomicUsize::new(0);
-        let other = Reserved::take(&count, MAX_INFLIGHT_BYTES - 10).unwrap();
         let mut h = HeaderMap::new();
-        h.insert(header::CONTENT_LENGTH, "100".parse().unwrap());
-        let endless = Body::from_stream(futures_util::stream::pending::<
-            std::result::Result<Bytes, std::io::Error>,
-        >());
+        h.insert(
+            header::CONTENT_LENGTH,
+            (64usize << 20).to_string().parse().unwrap(),
+        );
+        let stalled = Body::from_stream(
+            futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from(vec![b'{'; 1024]))])
+                .chain(futures_util::stream::pending()),
+        );
+        let reading = read_body(&count, &h, stalled, 1 << 30, idle);
+        tokio::pin!(reading);
+        // While it waits, the stalled body holds the 1 KB it sent, not the 64 MB it announced:
+        // another request's body fits beside it.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(30), &mut reading)
+                .await
+                .is_err()
+        );
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1024);
+        assert!(Reserved::take(&count, MAX_INFLIGHT_BYTES - 2048).is_some());
+        assert!(matches!(reading.await, Err(BodyRefusal::Stalled)));
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // A drip: a byte every 20 ms is below the minimum rate once the grace has passed.
+        let drip = Body::from_stream(futures_util::stream::unfold((), |_| async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Some((Ok::<_, std::io::Error>(Bytes::from_static(b" ")), ()))
+        }));
         assert!(matches!(
-            read_body(&count, &h, endless, 1 << 30).await,
-            Err(BodyRefusal::Busy)
+            read_body(&count, &HeaderMap::new(), drip, 1 << 30, idle).await,
+            Err(BodyRefusal::Stalled)
         ));
+        let other = Reserved::take(&count, MAX_INFLIGHT_BYTES - 10).unwrap();
         let parts = futures_util::stream::iter(
             (0..8).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![b' '; 4]))),
         );
-        let grown = read_body(&count, &HeaderMap::new(), Body::from_stream(parts), 1 << 30).await;
+        let grown = read_body(
+            &count,
+            &HeaderMap::new(),
+            Body::from_stream(parts),
+            1 << 30,
+            idle,
+        )
+        .await;
         assert!(matches!(grown, Err(BodyRefusal::Busy)));
-        h.insert(header::CONTENT_LENGTH, "2000".parse().unwrap());
+        let mut h2 = HeaderMap::new();
+        h2.insert(header::CONTENT_LENGTH, "2000".parse().unwrap());
         let big = Body::from(vec![b'x'; 2000]);
         assert!(matches!(
-            read_body(&count, &h, big, 1000).await,
+            read_body(&count, &h2, big, 1000, idle).await,
             Err(BodyRefusal::TooLarge)
         ));
         drop(other);
         let parts = futures_util::stream::iter(
             (0..8).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![b' '; 4]))),
         );
-        let (bytes, held) = read_body(&count, &HeaderMap::new(), Body::from_stream(parts), 1 << 30)
-            .await
-            .ok()
-            .unwrap();
+        let (bytes, held) = read_body(
+            &count,
+            &HeaderMap::new(),
+            Body::from_stream(parts),
+            1 << 30,
+            idle,
+        )
+        .await
+        .ok()
+        .unwrap();
         assert_eq!((bytes.len(), held.bytes), (32, 32));
         drop(held);
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);

@@ -189,6 +189,7 @@ pub async fn start_gateway(
         max_response: gateway::DEFAULT_MAX_RESPONSE,
         ca_cert: None,
         log_bodies: false,
+        body_idle: gateway::BODY_IDLE,
     };
     adjust(&mut opts);
     let gw = gateway::Gateway::new(opts).unwrap();
