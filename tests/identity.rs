@@ -307,3 +307,23 @@ fn the_gateway_count_and_the_report_bill_each_recorded_claude_request_alike() {
     }
     assert!(compared > 100, "{compared}");
 }
+
+/// `--tokenizer claude` is Claude's current tokenizer counted exactly, and `claude-legacy` the
+/// earlier family counted exactly; the estimates keep their own names.
+#[test]
+fn the_claude_tokenizer_names_are_the_exact_ones() {
+    use toolcost::tokens::Tokenizer;
+    assert_eq!(Tokenizer::parse("claude").unwrap(), Tokenizer::ClaudeV5);
+    assert_eq!(
+        Tokenizer::parse("claude-legacy").unwrap(),
+        Tokenizer::ClaudeV3
+    );
+    assert_eq!(
+        Tokenizer::parse("claude-est").unwrap(),
+        Tokenizer::ClaudeEst
+    );
+    assert_eq!(
+        Tokenizer::parse("claude-legacy-est").unwrap(),
+        Tokenizer::ClaudeLegacyEst
+    );
+}

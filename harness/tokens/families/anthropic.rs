@@ -9,7 +9,8 @@ const EXACT_SOURCE: &str =
 
 pub static V3: Spec = Spec {
     name: "claude-v3",
-    aliases: &[],
+    // The earlier family, counted exactly (its estimate is `claude-legacy-est`).
+    aliases: &["claude-legacy"],
     source: EXACT_SOURCE,
     licence: "MIT (ctok)",
     label: Label::Estimated,
@@ -29,7 +30,8 @@ pub static V4_7: Spec = Spec {
 
 pub static V5: Spec = Spec {
     name: "claude-v5",
-    aliases: &[],
+    // `claude` is Claude's current tokenizer, counted exactly (its estimate is `claude-est`).
+    aliases: &["claude"],
     source: EXACT_SOURCE,
     licence: "MIT (ctok)",
     label: Label::Estimated,
@@ -41,7 +43,7 @@ pub static V5: Spec = Spec {
 /// counts ([`super::super::claude::CURRENT`]).
 pub static ESTIMATE: Spec = Spec {
     name: "claude-est",
-    aliases: &["claude"],
+    aliases: &[],
     source: "o200k_base, weighed by a fit to claude-opus-5 count_tokens of 17 servers",
     licence: "MIT (tiktoken, OpenAI)",
     label: Label::Calibrated(|| {
@@ -54,7 +56,7 @@ pub static ESTIMATE: Spec = Spec {
 /// The earlier tokenizer estimated as cl100k times [`super::super::claude::LEGACY_PER_CL100K`].
 pub static LEGACY_ESTIMATE: Spec = Spec {
     name: "claude-legacy-est",
-    aliases: &["claude-legacy"],
+    aliases: &[],
     source: "cl100k_base, scaled by the ratio of seven recorded claude-3-haiku counts",
     licence: "MIT (tiktoken, OpenAI)",
     label: Label::Calibrated(|| {
