@@ -327,3 +327,35 @@ fn the_claude_tokenizer_names_are_the_exact_ones() {
         Tokenizer::ClaudeLegacyEst
     );
 }
+
+/// `measure --model` takes the client that speaks the model's own API unless one is named.
+#[test]
+fn measure_takes_the_models_own_client() {
+    for (model, client) in [
+        ("gpt-5.4", "openai-responses-agent"),
+        ("gemini-3.5-flash", "gemini-cli"),
+        ("claude-sonnet-5-5", "claude-cli"),
+    ] {
+        let out = assert_cmd::Command::cargo_bin("toolcost")
+            .unwrap()
+            .args([
+                "measure",
+                "--rows",
+                "5",
+                "--surface",
+                "per-row-mcp",
+                "--json",
+                "--model",
+                model,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{model}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(rows[0]["client"], client, "{model}");
+    }
+}

@@ -33,7 +33,8 @@ pub struct MeasureArgs {
     #[command(flatten)]
     pub generator: GeneratorArgs,
     /// Client profile: claude-cli, gemini-cli, openai-agent or openai-responses-agent.
-    /// Default: gemini-cli for a Gemini --model, else claude-cli.
+    /// Default: the one that speaks the --model's API: gemini-cli for Gemini,
+    /// openai-responses-agent for OpenAI, else claude-cli.
     #[arg(long, conflicts_with = "client_profile")]
     pub client: Option<String>,
     /// A client profile file (`toolcost profile --from-log`): your own client, as captured.
@@ -87,17 +88,18 @@ pub struct MeasureArgs {
 }
 
 /// The client a command measures with: the one named, else the one that speaks the model's
-/// API (gemini-cli for a Gemini card), else claude-cli.
+/// own API (gemini-cli for a Gemini model, openai-responses-agent for an OpenAI one), else
+/// claude-cli (Claude, and the open models an Anthropic-compatible endpoint serves, as in the
+/// recorded setup).
 pub fn default_client(client: Option<&str>, model: Option<&str>) -> String {
+    use crate::identity::{resolve, Maker};
     if let Some(c) = client {
         return c.to_string();
     }
-    let gemini = model
-        .and_then(PriceCard::lookup)
-        .is_some_and(|c| matches!(c.provider(), "gemini" | "vertex"));
-    match gemini {
-        true => "gemini-cli".into(),
-        false => "claude-cli".into(),
+    match model.and_then(|m| resolve(m).ok()).map(|i| i.maker) {
+        Some(Maker::Google) => "gemini-cli".into(),
+        Some(Maker::Openai) => "openai-responses-agent".into(),
+        Some(Maker::Anthropic | Maker::Open(_)) | None => "claude-cli".into(),
     }
 }
 
