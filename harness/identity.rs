@@ -156,6 +156,25 @@ pub fn resolve(id: &str) -> Result<Identity> {
     if id.trim().is_empty() || id.len() > 200 {
         return Err(Error::input(format!("model `{shown}`: not a model id")));
     }
+    identify(id).ok_or_else(|| {
+        let snap = crate::pricing::litellm::Snapshot::embedded();
+        let near = crate::pricing::family::closest(&strip(id).0, snap);
+        Error::input(format!(
+            "unknown model `{shown}`: toolcost knows no family for it (Claude, OpenAI, Gemini, Kimi, Qwen, GLM, DeepSeek, Mistral, gpt-oss, Llama); {}",
+            match near.is_empty() {
+                true => "`toolcost prices list` lists the models it prices".to_string(),
+                false => format!("closest: {}", near.join(", ")),
+            }
+        ))
+    })
+}
+
+/// [`resolve`] without the refusal: `None` for an id no family claims. Cheap enough for the
+/// gateway to ask on every request (the suggestions of a refusal are not looked for).
+pub fn identify(id: &str) -> Option<Identity> {
+    if id.trim().is_empty() || id.len() > 200 {
+        return None;
+    }
     let (model, host) = strip(id);
     let vertex = host.as_deref().is_some_and(|h| h.starts_with("vertex"));
     let made =
@@ -191,12 +210,12 @@ pub fn resolve(id: &str) -> Result<Identity> {
             RenderModel::Anthropic { family, .. } => format!("anthropic:{family}"),
             other => other.name(),
         };
-        return Ok(made(Maker::Anthropic, render, spec, tok, note));
+        return Some(made(Maker::Anthropic, render, spec, tok, note));
     }
     if model.starts_with("gemini") || model.starts_with("gemma") && model.contains("gemini") {
         let g = Gemini::of_model(&model, vertex);
         let api = if vertex { "vertex" } else { "gemini" };
-        return Ok(made(
+        return Some(made(
             Maker::Google,
             RenderModel::Gemini(g),
             format!("{api}:{model}"),
@@ -220,7 +239,7 @@ pub fn resolve(id: &str) -> Result<Identity> {
         if !own {
             note.push_str(&format!("; {} stands in for its vocabulary", tok.name()));
         }
-        return Ok(made(
+        return Some(made(
             Maker::Open(t),
             RenderModel::Open(t),
             format!("open:{}", t.name()),
@@ -241,7 +260,7 @@ pub fn resolve(id: &str) -> Result<Identity> {
         };
         let render = RenderModel::Openai { func_init };
         let spec = format!("openai:{model}");
-        return Ok(made(
+        return Some(made(
             Maker::Openai,
             render,
             spec,
@@ -249,39 +268,13 @@ pub fn resolve(id: &str) -> Result<Identity> {
             format!("OpenAI {model}"),
         ));
     }
-    Err(Error::input(format!(
-        "unknown model `{shown}`: toolcost knows no family for it (Claude, OpenAI, Gemini, Kimi, Qwen, GLM, DeepSeek, Mistral, gpt-oss, Llama); {}",
-        suggestions(&model)
-    )))
-}
-
-/// Names of models near `model`, from its own family where a word of it names one.
-pub fn suggestions(model: &str) -> String {
-    let snap = crate::pricing::litellm::Snapshot::embedded();
-    let family = model
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|w| w.len() >= 3)
-        .unwrap_or("");
-    let near = crate::pricing::family::closest_in(model, family, snap);
-    match near.is_empty() {
-        true => "`toolcost prices list` lists the models it prices".into(),
-        false => format!("closest: {}", near.join(", ")),
-    }
+    None
 }
 
 impl Identity {
-    /// The price card of this id, if anything prices it. A hand card written for this very
-    /// id keeps its own rules; any other card prices the model and no more.
-    pub fn card(&self) -> Option<PriceCard> {
-        PriceCard::lookup(&self.id)
-    }
-
-    /// Whether a hand card is written for this very id (its rules are sourced for it).
-    pub fn hand_card(&self) -> Option<PriceCard> {
-        PriceCard::all()
-            .iter()
-            .find(|c| c.id == self.id.trim())
-            .cloned()
+    /// The hand card written for this very id, if there is one (its rules are sourced for it).
+    pub fn hand_card(&self) -> Option<&'static PriceCard> {
+        PriceCard::all().iter().find(|c| c.id == self.id.trim())
     }
 
     /// The render model and tokenizer a request of this model is counted with: a hand card's

@@ -314,21 +314,7 @@ pub fn base_turns(cfg: &Config) -> Option<Vec<String>> {
             Some(false) => format!("tool search off ({} built-ins)", client.tools.len()),
             None => "as sent".into(),
         };
-        let sent: Vec<&str> = client
-            .tools
-            .iter()
-            .filter_map(|t| crate::wire::definition_parts(t).map(|(n, _, _)| n))
-            .collect();
-        let theirs: Option<u64> = client
-            .measured_sizes()
-            .iter()
-            .filter(|p| match p.kind.as_str() {
-                "tool" => sent.contains(&p.name.as_str()),
-                "session" => client.session,
-                _ => true,
-            })
-            .map(|p| p.size(tok))
-            .sum();
+        let theirs: Option<u64> = client.measured_sent().map(|p| p.size(tok)).sum();
         let in_use = match on == cfg.client.tool_search_on() {
             true => ", measured below",
             false => "",
@@ -372,17 +358,22 @@ pub fn cache_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> (Usage, Usage
     cache_usage_billed(&mut req.clone(), cfg, tok, &full)
 }
 
-/// Input-side usage of a session's first turn when an earlier session left the same system
-/// prompt and tools in the cache: the request is billed after one that differs in its first
-/// message (so nothing of the messages is read), under the card's cache rule.
-pub fn first_turn_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> Usage {
-    let pricing = Pricing {
+/// The card's cache rule and rendering under `tok`, as the prompt cache bills with them.
+fn pricing(cfg: &Config, tok: Tokenizer) -> Pricing<'_> {
+    Pricing {
         rule: cfg.model.cache_rule(),
         render: cfg.model.render_model(),
         tokenizer: tok,
         min_cacheable: cfg.model.min_cacheable,
         model: &cfg.model.id,
-    };
+    }
+}
+
+/// Input-side usage of a session's first turn when an earlier session left the same system
+/// prompt and tools in the cache: the request is billed after one that differs in its first
+/// message (so nothing of the messages is read), under the card's cache rule.
+pub fn first_turn_usage(req: &Request, cfg: &Config, tok: Tokenizer) -> Usage {
+    let pricing = pricing(cfg, tok);
     let full = billed_input(req, pricing.render, tok);
     let mut earlier = req.clone();
     if let Some(first) = earlier
@@ -415,13 +406,7 @@ fn cache_usage_billed(
     tok: Tokenizer,
     full: &crate::billing::Billing,
 ) -> (Usage, Usage) {
-    let pricing = Pricing {
-        rule: cfg.model.cache_rule(),
-        render: cfg.model.render_model(),
-        tokenizer: tok,
-        min_cacheable: cfg.model.min_cacheable,
-        model: &cfg.model.id,
-    };
+    let pricing = pricing(cfg, tok);
     let bill =
         |cache: &mut PromptCache, r: &Request, now: f64, billed: &crate::billing::Billing| {
             cache

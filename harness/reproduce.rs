@@ -449,15 +449,11 @@ fn base_turn(setup: &Setup, cat: &Catalogue) -> Vec<ReproRow> {
     let tok = setup.card.tokenizer();
     let c = &setup.client;
     let facts = c.measured_sizes();
-    let sent: Vec<String> = c
-        .tools
-        .iter()
-        .filter_map(|t| crate::wire::definition_parts(t).map(|(n, _, _)| n.to_string()))
-        .collect();
-    let group = |kind: &str, names: Option<&[String]>| {
+    let sent = c.sent_tool_names();
+    let group = |kind: &str, names: Option<&[&str]>| {
         facts
             .iter()
-            .filter(|p| p.kind == kind && names.is_none_or(|n| n.contains(&p.name)))
+            .filter(|p| p.kind == kind && names.is_none_or(|n| n.contains(&p.name.as_str())))
             .fold((0.0, 0.0), |(r, o), p| {
                 (r + p.tokens(tok), o + c.part_tokens(&p.kind, &p.name, tok))
             })
@@ -480,11 +476,7 @@ fn base_turn(setup: &Setup, cat: &Catalogue) -> Vec<ReproRow> {
     };
     let proto = setup.bill(cat, SurfaceKind::PROTOCOL_ONLY).input_tokens as f64;
     let parts = c.parts_tokens(tok);
-    let recorded_parts: f64 = ["system", "session"]
-        .iter()
-        .map(|k| group(k, None).0)
-        .sum::<f64>()
-        + group("tool", Some(&sent)).0;
+    let recorded_parts: f64 = c.measured_sent().map(|p| p.tokens(tok)).sum();
     vec![
         part(
             "system parts: billing header, identity line, main prompt, session guidance",
@@ -497,7 +489,7 @@ fn base_turn(setup: &Setup, cat: &Catalogue) -> Vec<ReproRow> {
             "the user's own context in the captured request, the default of the scenario setting `session_context` (`--session-context none` leaves it out)",
         ),
         part(
-            &format!("built-ins kept loaded with tool search on: {}", sent.iter().filter(|n| facts.iter().any(|p| &p.name == *n)).cloned().collect::<Vec<_>>().join(", ")),
+            &format!("built-ins kept loaded with tool search on: {}", sent.iter().filter(|n| facts.iter().any(|p| p.name == **n)).copied().collect::<Vec<_>>().join(", ")),
             group("tool", Some(&sent)),
             "tools as their compact {name, description, input_schema} JSON; which built-ins 2.1.165 keeps loaded is inferred from the deferred set of 2.1.123 (assumed)",
         ),

@@ -48,15 +48,11 @@ fn every_part_has_the_real_parts_size_on_every_tokenizer() {
     assert!(failures.is_empty(), "{failures:#?}");
     // The sum holds too, as the client adds it up (its own text, counted alone): the parts sent
     // with tool search on, on Kimi's tokenizer and Claude's current one.
-    let sent: Vec<String> = c
-        .tools
-        .iter()
-        .filter_map(|t| toolcost::wire::definition_parts(t).map(|(n, _, _)| n.to_string()))
-        .collect();
+    let sent = c.sent_tool_names();
     for tok in [Tokenizer::Kimi, Tokenizer::ClaudeV5] {
         let theirs: f64 = parts
             .iter()
-            .filter(|p| p.kind != "tool" || sent.contains(&p.name))
+            .filter(|p| p.kind != "tool" || sent.contains(&p.name.as_str()))
             .map(|p| p.tokens(tok))
             .sum();
         let ours = c.parts_tokens(tok);
@@ -76,14 +72,8 @@ fn tool_search_switches_what_is_sent() {
         Some(true),
         "2.1.165 searches by default"
     );
-    let names = |c: &Client| -> Vec<String> {
-        c.tools
-            .iter()
-            .filter_map(|t| toolcost::wire::definition_parts(t).map(|(n, _, _)| n.to_string()))
-            .collect()
-    };
     assert_eq!(
-        names(&on),
+        on.sent_tool_names(),
         [
             "Agent",
             "Bash",
@@ -106,8 +96,8 @@ fn tool_search_switches_what_is_sent() {
         );
     }
     let off = on.clone().with_tool_search(false);
-    assert_eq!(names(&off).len(), 22);
-    assert!(!names(&off).contains(&"ToolSearch".to_string()));
+    assert_eq!(off.sent_tool_names().len(), 22);
+    assert!(!off.sent_tool_names().contains(&"ToolSearch"));
     assert!(off.context.is_none(), "no reminder without tool search");
     // The session context is a setting: without it the system prompt loses exactly its parts.
     let bare = on.clone().with_session(false);
@@ -116,7 +106,8 @@ fn tool_search_switches_what_is_sent() {
         .iter()
         .map(|p| Tokenizer::Kimi.count(&p.text))
         .sum();
-    let diff = Tokenizer::Kimi.count(&on.system) - Tokenizer::Kimi.count(&bare.system);
+    let system = |c: &Client| c.system_blocks().join("\n\n");
+    let diff = Tokenizer::Kimi.count(&system(&on)) - Tokenizer::Kimi.count(&system(&bare));
     assert!((diff - session).abs() < 5.0, "{diff} {session}");
     assert!(on.describe().contains("2.1.165") && on.describe().contains("tool search on"));
     assert!(bare.describe().contains("no session context"));

@@ -211,12 +211,12 @@ pub fn check(set: &[Value]) -> Result<(Vec<RequestRow>, Vec<Summary>)> {
             true => 0,
             false => {
                 // The model's own rules, as the gateway and `count --request` take them.
-                let (render, tok) = match crate::identity::resolve(&r.model) {
-                    Ok(m) => {
+                let (render, tok) = match crate::identity::identify(&r.model) {
+                    Some(m) => {
                         let (render, tok, _) = m.rules();
                         (render, tok)
                     }
-                    Err(_) => (
+                    None => (
                         RenderModel::parse("anthropic:claude-5").expect("a Claude render model"),
                         Tokenizer::of_claude_family(f),
                     ),

@@ -92,11 +92,11 @@ pub struct MeasureArgs {
 /// claude-cli (Claude, and the open models an Anthropic-compatible endpoint serves, as in the
 /// recorded setup).
 pub fn default_client(client: Option<&str>, model: Option<&str>) -> String {
-    use crate::identity::{resolve, Maker};
+    use crate::identity::{identify, Maker};
     if let Some(c) = client {
         return c.to_string();
     }
-    match model.and_then(|m| resolve(m).ok()).map(|i| i.maker) {
+    match model.and_then(identify).map(|i| i.maker) {
         Some(Maker::Google) => "gemini-cli".into(),
         Some(Maker::Openai) => "openai-responses-agent".into(),
         Some(Maker::Anthropic | Maker::Open(_)) | None => "claude-cli".into(),

@@ -119,7 +119,6 @@ impl ProfileFile {
             name_list_mode: self.name_list_mode,
             cache_marks: self.cache_marks,
             shell,
-            system: String::new(),
             context: None,
             tools: Vec::new(),
             version: None,

@@ -127,7 +127,6 @@ pub struct Client {
     pub cache_marks: Vec<CacheMark>,
     /// The tool it reaches HTTP with.
     pub shell: Shell,
-    pub system: String,
     /// Context the client puts in the first user message before the turn (project notes,
     /// git status), or none.
     pub context: Option<String>,
@@ -138,7 +137,7 @@ pub struct Client {
     pub version: Option<String>,
     /// The evidence label of the profile's own text (`None`: written here as a stand-in).
     pub label: Option<String>,
-    /// The system prompt's parts, in order (`system` is them joined, then the session parts).
+    /// The system prompt's parts, in order ([`Client::system_blocks`] adds the session parts).
     pub system_parts: Vec<Part>,
     /// The user's own session context the client puts in its system prompt (memory,
     /// environment), where the profile models it; left out with [`Client::with_session`].
@@ -369,7 +368,6 @@ impl Client {
             name_list_mode: m.name_list_mode,
             cache_marks: m.cache_marks,
             shell: m.shell,
-            system: String::new(),
             context: None,
             tools: Vec::new(),
             version: m.version,
@@ -454,29 +452,29 @@ impl Client {
     /// as its compact `{"name", "description", "input_schema"}` JSON (the search tool, not a
     /// measured part, left out). Zero for a profile that is not made of parts.
     pub fn parts_tokens(&self, tok: crate::tokens::Tokenizer) -> f64 {
-        let sent: Vec<&str> = self
-            .tools
+        self.measured_sent()
+            .map(|p| self.part_tokens(&p.kind, &p.name, tok))
+            .sum()
+    }
+
+    /// The names of the tools the client sends before any MCP tool, in order.
+    pub fn sent_tool_names(&self) -> Vec<&str> {
+        self.tools
             .iter()
             .filter_map(|t| wire::definition_parts(t).map(|(n, _, _)| n))
-            .collect();
-        let session = match self.session {
-            true => self.session_parts.as_slice(),
-            false => &[],
-        };
-        let text: f64 = self
-            .system_parts
-            .iter()
-            .chain(session)
-            .filter(|_| !self.measured_tools.is_empty())
-            .map(|p| tok.count(&p.text))
-            .sum();
-        let tools: f64 = self
-            .measured_tools
-            .iter()
-            .filter(|t| t["name"].as_str().is_some_and(|n| sent.contains(&n)))
-            .map(|t| tok.count(&crate::json::compact(t)))
-            .sum();
-        text + tools
+            .collect()
+    }
+
+    /// The real client's measured parts this client sends as it is switched: every system
+    /// part, the session parts when they are sent, and each built-in it sends (none for a
+    /// profile not made of parts).
+    pub fn measured_sent(&self) -> impl Iterator<Item = &MeasuredPart> {
+        let sent = self.sent_tool_names();
+        self.measured.iter().filter(move |p| match p.kind.as_str() {
+            "tool" => sent.contains(&p.name.as_str()),
+            "session" => self.session,
+            _ => true,
+        })
     }
 
     /// The real client's parts as measured (empty for a profile not made of parts).
@@ -520,11 +518,6 @@ impl Client {
 
     /// System text, tools and first-message context from the parts and the switches.
     fn assemble(&mut self) {
-        let mut parts: Vec<&str> = self.system_parts.iter().map(|p| p.text.as_str()).collect();
-        if self.session {
-            parts.extend(self.session_parts.iter().map(|p| p.text.as_str()));
-        }
-        self.system = parts.join("\n\n");
         let deferred = self.deferred_builtins();
         self.tools = match &self.tool_search {
             Some(ts) if ts.on => {

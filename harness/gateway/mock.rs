@@ -45,7 +45,7 @@ impl Answer {
 /// id keeps the rules written in it.
 pub fn card_for(format: Format, model: &str) -> PriceCard {
     let mut card = priced_card(format, model);
-    if let Ok(id) = crate::identity::resolve(model) {
+    if let Some(id) = crate::identity::identify(model) {
         if id.hand_card().is_none() {
             card.render = id.render_spec.clone();
             card.tokenizer = id.tokenizer.name().to_string();
