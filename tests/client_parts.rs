@@ -283,3 +283,44 @@ async fn a_captured_request_becomes_a_profile_that_bills_as_captured() {
     assert_eq!(with[0]["model"], "claude-sonnet-4.6");
     assert_eq!(with[0]["input_tokens"], rows[0].input_tokens, "{with:?}");
 }
+
+/// `profile --from-log` refuses what is not a capture with a word that says what to do: a
+/// missing file, a database that is no gateway log, a log that kept no bodies; and writes
+/// nothing.
+#[test]
+fn profile_from_a_bad_log_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    let foreign = dir.path().join("theirs.db");
+    rusqlite_like_file(&foreign);
+    let bare = dir.path().join("bare.sqlite");
+    drop(toolcost::gateway::log::open(&bare).unwrap());
+    std::fs::remove_file(bare.with_extension("sqlite-wal")).ok();
+    for (log, says) in [
+        (dir.path().join("nosuch.sqlite"), "no such log file"),
+        (foreign, "not a toolcost gateway log"),
+        (bare, "run the gateway with --log-bodies"),
+    ] {
+        let r = assert_cmd::Command::cargo_bin("toolcost")
+            .unwrap()
+            .args(["profile", "--from-log"])
+            .arg(&log)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(r.status.code(), Some(2), "{}", log.display());
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains(says), "{}: {err}", log.display());
+        assert!(!out.exists());
+    }
+}
+
+/// A file that is not SQLite at all.
+fn rusqlite_like_file(path: &std::path::Path) {
+    std::fs::write(
+        path,
+        b"this is not a database, just bytes that look like nothing",
+    )
+    .unwrap();
+}

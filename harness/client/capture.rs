@@ -67,7 +67,10 @@ fn body_of(log: &Path, id: Option<i64>) -> Result<(i64, Format, String, Value)> 
     let (id, format, model, body) = row.ok_or_else(|| {
         Error::input(match id {
             Some(id) => format!("{}: no row {id} with a body", log.display()),
-            None => format!("{}: no row with a body", log.display()),
+            None => format!(
+                "{}: no row with a body; run the gateway with --log-bodies and capture a request",
+                log.display()
+            ),
         })
     })?;
     let format = Format::ALL
