@@ -164,6 +164,12 @@ impl Tokenizer {
             Counter::Bpe { vocab, scale } => count_bpe(vocab, text) as f64 * scale,
             Counter::ClaudeEstimate => claude_count(text),
             Counter::Claude(f) => claude_exact_count(f, text, false) as f64,
+            // A long text is counted a segment at a time ([`segments`]): the encoder's working
+            // memory is one segment's, and the figure is the whole text's.
+            Counter::Splintr(vocab) if text.len() > SEGMENT_BYTES => segments(text, SEGMENT_BYTES)
+                .map(|s| whole_count(self.memo_key(), s, |t| vocab.count(t)))
+                .sum::<usize>()
+                as f64,
             Counter::Splintr(vocab) => {
                 whole_count(self.memo_key(), text, |t| vocab.count(t)) as f64
             }
@@ -314,6 +320,41 @@ fn clean_at(b: &[u8], i: usize) -> bool {
         && b[i - 1].is_ascii_alphanumeric()
         && b[i] == b' '
         && b.get(i + 1).is_some_and(u8::is_ascii_alphabetic)
+}
+
+/// Texts longer than this are counted a segment at a time by the `splintr` vocabularies (an
+/// assumed size: large enough that cutting costs nothing, small enough that an encoder's
+/// per-byte working memory stays in the tens of megabytes).
+const SEGMENT_BYTES: usize = 1 << 20;
+
+/// A text cut at clean boundaries ([`clean_at`]) into segments of at most `max` bytes, each cut
+/// as late as the limit allows. Every pretokenizer here ends one pretoken and starts the next
+/// at such a place, so the segments' counts add up to the text's (a test holds each `splintr`
+/// vocabulary and Gemma's to that; Mistral's SentencePiece adds its dummy prefix to each
+/// segment, so it cuts its own way). A stretch with no clean boundary in `max` bytes runs on to the next
+/// one: it is counted whole, as it must be to be exact.
+fn segments(text: &str, max: usize) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= b.len() {
+            return None;
+        }
+        let from = start;
+        let end = match b.len() - from <= max {
+            true => b.len(),
+            false => {
+                let limit = from + max;
+                (from + 1..=limit)
+                    .rev()
+                    .find(|&i| clean_at(b, i))
+                    .or_else(|| (limit + 1..b.len()).find(|&i| clean_at(b, i)))
+                    .unwrap_or(b.len())
+            }
+        };
+        start = end;
+        Some(&text[from..end])
+    })
 }
 
 /// The text the parts make, one after another.
@@ -508,6 +549,37 @@ mod memo;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Segments cover the text in order, each within the limit unless no clean boundary lets
+    /// it be, and each tokenizer counted whole counts the segments as it counts the text.
+    #[test]
+    fn segments_count_as_the_whole_text() {
+        let text = "Return the account's invoices, 25 per page.\n\n  {\"type\": \"string\", \
+                    \"enum\": [\"a\", \"b\"]} 数据检索 and Überprüfung 😀 x1 2024-12-07 \
+                    <think>reason</think>   spaced   words\tTAB can't won't 12345 alpha beta \
+                    gamma_delta EPSILON zeta    \r\n end.";
+        let joined: String = segments(text, 16).collect();
+        assert_eq!(joined, text);
+        assert!(segments(text, 16).count() > 8);
+        let run = "a".repeat(40);
+        assert_eq!(segments(&run, 16).collect::<Vec<_>>(), vec![run.as_str()]);
+        for t in Tokenizer::ALL {
+            let whole = match t.spec().counter {
+                Counter::Splintr(v) => v.count(text),
+                Counter::Whole(count) if t.name() == "gemma3" => count(text),
+                Counter::Whole(_) => continue,
+                Counter::Bpe { .. } | Counter::ClaudeEstimate | Counter::Claude(_) => continue,
+            };
+            for max in [8, 16, 40, 100] {
+                let cut: usize = match t.spec().counter {
+                    Counter::Splintr(v) => segments(text, max).map(|s| v.count(s)).sum(),
+                    Counter::Whole(count) => segments(text, max).map(count).sum(),
+                    Counter::Bpe { .. } | Counter::ClaudeEstimate | Counter::Claude(_) => 0,
+                };
+                assert_eq!(cut, whole, "{} cut at {max} bytes", t.name());
+            }
+        }
+    }
 
     /// Work spread over the cores inside [`counting_whole`] counts whole too, so the whole
     /// counts that assembled ones are tested against are not assembled themselves.
