@@ -110,7 +110,7 @@ struct Entry {
 /// of them, so a gateway that runs for weeks holds a bounded cache ([`PromptCache::keep`]).
 #[derive(Debug)]
 pub struct PromptCache {
-    entries: HashMap<(String, String, Digest), Entry>,
+    entries: HashMap<Key, Entry>,
     most: usize,
 }
 
@@ -120,7 +120,14 @@ impl Default for PromptCache {
     }
 }
 
-/// Entries a cache holds at most (an assumed bound: about 25 MB of keys; a provider's own
+/// An entry's key: the 128-bit hash of its scope and model (under the process's seed, so the
+/// header a client sends cannot be written to share another scope's key), and the prefix's own
+/// digest. The scope is a request header any client chooses: it is never kept, so 40,000
+/// distinct scopes of 8 KB cost what 40,000 short ones do.
+type Key = (u128, Digest);
+
+/// Entries a cache holds at most (an assumed bound: 48 bytes of key and value each, about 17 MB
+/// in all with the table's slack, whatever the scopes' lengths; a provider's own
 /// cache is far larger, but a prefix lives five minutes or an hour, and a measurement's
 /// traffic reuses few of them).
 pub const MAX_ENTRIES: usize = 1 << 18;
@@ -234,7 +241,7 @@ impl PromptCache {
     /// Keep `entry` under `key`. A full cache first lets go of what has expired by `now`, then,
     /// if it is still full, of the quarter of its entries that would expire soonest (what the
     /// provider would lose first), so each insert costs its share of one sweep.
-    fn keep(&mut self, key: (String, String, Digest), entry: Entry, now: f64) {
+    fn keep(&mut self, key: Key, entry: Entry, now: f64) {
         if self.entries.len() >= self.most && !self.entries.contains_key(&key) {
             self.entries.retain(|_, e| e.expires > now);
             if self.entries.len() >= self.most {
@@ -308,8 +315,13 @@ impl PromptCache {
         }
     }
 
-    fn key(scope: &str, p: &Pricing, h: Digest) -> (String, String, Digest) {
-        (scope.to_string(), p.model.to_string(), h)
+    fn key(scope: &str, p: &Pricing, h: Digest) -> Key {
+        let mut owner = xxhash_rust::xxh3::Xxh3::with_seed(super::process_seed());
+        // The lengths first, so no two (scope, model) pairs write the same bytes.
+        owner.update(&(scope.len() as u64).to_le_bytes());
+        owner.update(scope.as_bytes());
+        owner.update(p.model.as_bytes());
+        (owner.digest128(), h)
     }
 
     fn live(&self, scope: &str, p: &Pricing, h: Digest, now: f64) -> Option<Entry> {
@@ -484,7 +496,7 @@ mod tests {
     #[test]
     fn the_cache_is_bounded() {
         let mut c = PromptCache::holding(8);
-        let key = |i: u128| ("s".to_string(), "m".to_string(), i);
+        let key = |i: u128| (0u128, i);
         let entry = |expires: f64| Entry {
             tokens: 1,
             expires,
@@ -519,7 +531,7 @@ mod tests {
     #[test]
     fn a_full_cache_frees_a_quarter_at_once() {
         let mut c = PromptCache::holding(400);
-        let key = |i: u128| ("s".to_string(), "m".to_string(), i);
+        let key = |i: u128| (0u128, i);
         let mut sweeps = 0;
         for i in 0..4_000u128 {
             let before = c.entries.len();
@@ -548,6 +560,34 @@ mod tests {
                 "system": [{"type": "text", "text": "You are a careful assistant. ".repeat(40), "cache_control": {"type": "ephemeral"}}],
                 "messages": messages}),
         )
+    }
+
+    /// A key holds no scope text (a client's header of any length costs 32 bytes), and scopes
+    /// and models that join to the same bytes still key apart.
+    #[test]
+    fn keys_hold_no_scope_text() {
+        assert_eq!(std::mem::size_of::<Key>(), 32);
+        let p = |model: &'static str| Pricing {
+            model,
+            ..pricing(CacheRule::None, 0)
+        };
+        let long = "x".repeat(64 * 1024);
+        assert_eq!(
+            PromptCache::key(&long, &p("m"), 7),
+            PromptCache::key(&long, &p("m"), 7)
+        );
+        assert_ne!(
+            PromptCache::key("ab", &p("c"), 7),
+            PromptCache::key("a", &p("bc"), 7)
+        );
+        assert_ne!(
+            PromptCache::key("a", &p("m"), 7),
+            PromptCache::key("b", &p("m"), 7)
+        );
+        assert_ne!(
+            PromptCache::key("a", &p("m"), 7),
+            PromptCache::key("a", &p("m"), 8)
+        );
     }
 
     fn pricing(rule: CacheRule, min: u64) -> Pricing<'static> {
