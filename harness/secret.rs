@@ -45,9 +45,17 @@ pub fn is_secret_param(name: &str) -> bool {
 }
 
 /// `text` with every URL's credentials redacted: `user:password@` (or `token@`) becomes
-/// `REDACTED@`, and the value of every secret query parameter `REDACTED`. A bare path with a
-/// query (`/v1/models/x:generateContent?key=...`) is redacted the same way.
+/// `REDACTED@`, a path segment that reads as a token ([`looks_like_token`]), the value of every
+/// secret query parameter and any fragment become `REDACTED`. A bare path with a query
+/// (`/v1/models/x:generateContent?key=...`, a logged request path) is redacted parameter by
+/// parameter, a URL inside a parameter's value as a URL.
 pub fn redact(text: &str) -> String {
+    if let Some(q) = text.find('?') {
+        let path = &text[..q];
+        if text.starts_with('/') && !path.contains(char::is_whitespace) && !path.contains("://") {
+            return format!("{}?{}", redact_path(path), redact_query(&text[q + 1..]));
+        }
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = find_url(rest) {
@@ -59,14 +67,31 @@ pub fn redact(text: &str) -> String {
         rest = &rest[end..];
     }
     out.push_str(rest);
-    // A path with a query but no scheme (a logged request path).
-    match out.find('?') {
-        Some(q) if !out.contains("://") && !out[..q].contains(char::is_whitespace) => {
-            let (path, query) = out.split_at(q + 1);
-            format!("{path}{}", redact_query(query))
-        }
-        _ => out,
-    }
+    out
+}
+
+/// Whether a URL path segment reads as a credential rather than a name: it holds a run of at
+/// least 16 ASCII letters and digits with both in it (`/s/9fK2...Qx/mcp`, a key in the path),
+/// where names, dates, versions and model ids break into shorter runs at `-`, `_` or `.`.
+pub fn looks_like_token(segment: &str) -> bool {
+    segment
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|run| {
+            run.len() >= 16
+                && run.bytes().any(|b| b.is_ascii_digit())
+                && run.bytes().any(|b| b.is_ascii_alphabetic())
+        })
+}
+
+/// A path with each segment that reads as a token redacted.
+fn redact_path(path: &str) -> String {
+    path.split('/')
+        .map(|seg| match looks_like_token(seg) {
+            true => REDACTED,
+            false => seg,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// `text` with each of `values` (secrets toolcost itself passed on: an entry's `env` values, its
@@ -120,17 +145,31 @@ fn redact_url(url: &str) -> String {
         Some(i) => format!("{REDACTED}@{}", &authority[i + 1..]),
         None => authority.to_string(),
     };
-    let tail = match tail.find('?') {
-        Some(q) => {
-            let (path, query) = tail.split_at(q + 1);
-            format!("{path}{}", redact_query(query))
+    let tail = match tail.find(['?', '#']) {
+        Some(q) if tail.as_bytes()[q] == b'?' => {
+            format!(
+                "{}?{}",
+                redact_path(&tail[..q]),
+                redact_query(&tail[q + 1..])
+            )
         }
-        None => tail.to_string(),
+        Some(f) => format!("{}{}", redact_path(&tail[..f]), redact_fragment(&tail[f..])),
+        None => redact_path(tail),
     };
     format!("{scheme}{authority}{tail}")
 }
 
-/// A query string (after its `?`, a `#fragment` kept) with secret values redacted.
+/// A fragment (from its `#`): any text in it is redacted (a fragment can carry a token, as an
+/// OAuth implicit grant's `#access_token=` does).
+fn redact_fragment(fragment: &str) -> String {
+    match fragment.len() > 1 {
+        true => format!("#{REDACTED}"),
+        false => fragment.to_string(),
+    }
+}
+
+/// A query string (after its `?`) with secret values redacted, a URL in a value redacted as a
+/// URL, and its fragment redacted.
 fn redact_query(query: &str) -> String {
     let (q, fragment) = match query.find('#') {
         Some(i) => query.split_at(i),
@@ -152,10 +191,15 @@ fn redact_query(query: &str) -> String {
                 out.push('=');
                 out.push_str(REDACTED);
             }
+            Some((k, v)) if v.contains("://") => {
+                out.push_str(k);
+                out.push('=');
+                out.push_str(&redact(v));
+            }
             _ => out.push_str(pair),
         }
     }
-    format!("{out}{fragment}")
+    format!("{out}{}", redact_fragment(fragment))
 }
 
 /// A query name with its `%XX` escapes read (so `api%5Fkey` is `api_key`).
@@ -208,7 +252,31 @@ mod tests {
             ),
             (
                 "HTTPS://h/x?Api-Key=1#frag",
-                "HTTPS://h/x?Api-Key=REDACTED#frag",
+                "HTTPS://h/x?Api-Key=REDACTED#REDACTED",
+            ),
+            (
+                "https://h/cb#access_token=ya29.abc&x=1 then",
+                "https://h/cb#REDACTED then",
+            ),
+            (
+                "/v1/chat?url=https://a.example/x&access_token=abc&page=2",
+                "/v1/chat?url=https://a.example/x&access_token=REDACTED&page=2",
+            ),
+            (
+                "https://h/x?next=https://u:p@a.example/y%3Fq&sig=zz",
+                "https://h/x?next=https://REDACTED@a.example/y%3Fq&sig=REDACTED",
+            ),
+            (
+                "failed at https://mcp.example.com/s/9fK2xQ7LmN4pR8sT1vW3/mcp (401)",
+                "failed at https://mcp.example.com/s/REDACTED/mcp (401)",
+            ),
+            (
+                "/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getUpdates?offset=1",
+                "/REDACTED/getUpdates?offset=1",
+            ),
+            (
+                "https://h/v1/models/claude-3-5-sonnet-20241022/2026-07-28/server-everything",
+                "https://h/v1/models/claude-3-5-sonnet-20241022/2026-07-28/server-everything",
             ),
             ("https://h/x?api%5Fkey=1", "https://h/x?api%5Fkey=REDACTED"),
             (

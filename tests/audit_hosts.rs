@@ -453,3 +453,54 @@ fn a_failing_servers_words_keep_no_secret_and_a_broken_file_loses_no_host() {
     let here = tools(&rows, "here");
     assert!(here.iter().any(|t| t.ends_with("CWD_project")), "{here:?}");
 }
+
+/// Secrets planted where audit itself puts them never reach any output: a value expanded from
+/// the environment into a URL's path, a token in a path segment, a fragment, and a failing
+/// program's arguments (a spawn that fails and one that prints its argv); every format.
+#[test]
+fn planted_secrets_reach_no_output_in_any_format() {
+    let p = place();
+    write(
+        &p.home.join(".claude.json"),
+        r#"{"mcpServers": {
+            "expanded": {"type": "http", "url": "http://127.0.0.1:9/u/${TOOLCOST_TEST_TOKEN}/mcp"},
+            "pathtok": {"type": "http", "url": "http://127.0.0.1:9/s/9fK2xQ7LmN4pR8sT1vW3/mcp#frag-SECRET-fragment"},
+            "nospawn": {"command": "/nonexistent/prog-x", "args": ["--api-key", "sk-ARGV-SPAWN-1"]},
+            "echoes": {"command": "sh", "args": ["-c", "echo \"bad args: $0 $1\" >&2; exit 1", "prog", "sk-ARGV-PRINTED-2"]}
+        }}"#,
+    );
+    let planted = [
+        "tok-from-env",
+        "9fK2xQ7LmN4pR8sT1vW3",
+        "frag-SECRET-fragment",
+        "sk-ARGV-SPAWN-1",
+        "sk-ARGV-PRINTED-2",
+    ];
+    let (rows, err) = audit(&p, &[]);
+    for name in ["expanded", "pathtok", "nospawn", "echoes"] {
+        assert!(
+            server(&rows, name)["status"]
+                .as_str()
+                .unwrap()
+                .starts_with("failed"),
+            "{name}: {rows:?}"
+        );
+    }
+    let mut all = serde_json::to_string(&rows).unwrap() + &err;
+    for format in ["table", "markdown"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"))
+            .args(["audit", "--format", format, "--timeout", "10"])
+            .current_dir(&p.project)
+            .env("HOME", &p.home)
+            .env("TOOLCOST_TEST_TOKEN", "tok-from-env")
+            .output()
+            .unwrap();
+        all.push_str(&String::from_utf8_lossy(&out.stdout));
+        all.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    for secret in planted {
+        assert!(!all.contains(secret), "{secret} in {all}");
+    }
+    // The failing HTTP server is still named by where it runs.
+    assert!(all.contains("127.0.0.1:9"), "{all}");
+}

@@ -27,6 +27,8 @@ pub struct Context {
     pub cwd: PathBuf,
     pub home: Option<PathBuf>,
     pub vars: HashMap<String, String>,
+    /// Every value a placeholder took from `vars`, in order: what a report must never show.
+    pub expanded: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Context {
@@ -36,7 +38,28 @@ impl Context {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             home: std::env::var_os("HOME").map(PathBuf::from),
             vars: std::env::vars().collect(),
+            expanded: Default::default(),
         }
+    }
+
+    /// The value of a variable a placeholder names, remembered as expanded.
+    fn var(&self, name: &str) -> Option<String> {
+        let v = self.vars.get(name)?.clone();
+        crate::sync::lock(&self.expanded).push(v.clone());
+        Some(v)
+    }
+
+    /// How many values have been expanded so far ([`Context::expanded_since`]).
+    pub fn expanded_len(&self) -> usize {
+        crate::sync::lock(&self.expanded).len()
+    }
+
+    /// The values expanded after the first `from`.
+    pub fn expanded_since(&self, from: usize) -> Vec<String> {
+        crate::sync::lock(&self.expanded)
+            .get(from..)
+            .map(<[String]>::to_vec)
+            .unwrap_or_default()
     }
 
     /// The base environment a started server gets.
@@ -92,8 +115,8 @@ pub fn expand(s: &str, syntax: Syntax, cx: &Context, folder: &Path) -> Result<St
         match (syntax, name_len) {
             (Syntax::ShellKeep, n) if n > 0 => {
                 let name = &after[..n];
-                match cx.vars.get(name) {
-                    Some(v) => out.push_str(v),
+                match cx.var(name) {
+                    Some(v) => out.push_str(&v),
                     None => {
                         out.push('$');
                         out.push_str(name);
@@ -126,22 +149,18 @@ fn braced(inner: &str, syntax: Syntax, cx: &Context, folder: &Path) -> Result<St
                 Some((n, d)) => (n, Some(d)),
                 None => (inner, None),
             };
-            match (cx.vars.get(name), default) {
-                (Some(v), _) => Ok(v.clone()),
+            match (cx.var(name), default) {
+                (Some(v), _) => Ok(v),
                 (None, Some(d)) => Ok(d.to_string()),
                 (None, None) => Err(format!(
                     "`${{{name}}}` is not set and has no default: the host would not read this configuration"
                 )),
             }
         }
-        Syntax::ShellKeep => Ok(cx
-            .vars
-            .get(inner)
-            .cloned()
-            .unwrap_or_else(|| format!("${{{inner}}}"))),
+        Syntax::ShellKeep => Ok(cx.var(inner).unwrap_or_else(|| format!("${{{inner}}}"))),
         Syntax::Editor => {
             if let Some(name) = inner.strip_prefix("env:") {
-                return Ok(cx.vars.get(name).cloned().unwrap_or_default());
+                return Ok(cx.var(name).unwrap_or_default());
             }
             if let Some(id) = inner.strip_prefix("input:") {
                 return Err(format!(
@@ -210,7 +229,10 @@ pub struct Rules<'a> {
 
 /// A server from one entry.
 pub fn server(name: &str, v: &Value, transport: Transport, rules: Rules, cx: &Context) -> Server {
+    let before = cx.expanded_len();
     let reach = reach(v, transport, &rules, cx).unwrap_or_else(Reach::Unreachable);
+    // What the entry took from the environment (placeholders, Codex's `env_vars`).
+    let secrets = cx.expanded_since(before);
     let shown = match &reach {
         Reach::Stdio { argv, .. } => Path::new(&argv[0])
             .file_name()
@@ -228,6 +250,7 @@ pub fn server(name: &str, v: &Value, transport: Transport, rules: Rules, cx: &Co
         scope: rules.scope.to_string(),
         shown,
         reach,
+        secrets,
         include: rules.include,
         exclude: rules.exclude,
     }
@@ -270,8 +293,8 @@ fn reach(v: &Value, transport: Transport, rules: &Rules, cx: &Context) -> Result
             }
             let mut env = cx.base_env();
             for name in &rules.env_vars {
-                if let Some(val) = cx.vars.get(name) {
-                    env.push((name.clone(), val.clone()));
+                if let Some(val) = cx.var(name) {
+                    env.push((name.clone(), val));
                 }
             }
             let empty = Map::new();
@@ -313,6 +336,7 @@ mod tests {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+            expanded: Default::default(),
         }
     }
 

@@ -119,6 +119,8 @@ pub struct Server {
     /// The program or the URL's host: what the report says of where it runs.
     pub shown: String,
     pub reach: Reach,
+    /// The values its entry took from the environment: never shown.
+    pub secrets: Vec<String>,
     /// The tools the host keeps (only these, when set) and drops.
     pub include: Option<Vec<String>>,
     pub exclude: Vec<String>,
@@ -330,7 +332,7 @@ async fn weigh(
         server: s.name.clone(),
         scope: s.scope.clone(),
         tool,
-        status: crate::secret::redact_values(&status, passed_values(&s.reach)),
+        status: shown_status(&status, s),
         tools,
         bytes,
         tokens,
@@ -416,22 +418,72 @@ async fn weigh(
     out
 }
 
-/// The values toolcost hands a server that a report must not show: its entry's own `env` values
-/// (the base variables are the user's own paths and names) and its header values.
-fn passed_values(reach: &Reach) -> Vec<&str> {
-    match reach {
-        Reach::Stdio { env, .. } => env
-            .iter()
-            .filter(|(k, _)| !entry::BASE_ENV.contains(&k.as_str()))
-            .map(|(_, v)| v.as_str())
-            .collect(),
-        Reach::Http { headers, .. } => headers
-            .iter()
-            .filter_map(|h| h.split_once(':').map(|(_, v)| v.trim()))
-            .flat_map(|v| [v, v.rsplit(' ').next().unwrap_or(v)])
-            .collect(),
-        Reach::Unreachable(_) | Reach::Off(_) => Vec::new(),
+/// A row's status as a report may show it. A server's URL is named by its scheme, host and
+/// port alone (its path, query and fragment can carry a token); then every value toolcost
+/// hands the server or took from the environment for it is redacted, and what is left goes
+/// through [`crate::secret::redact`].
+fn shown_status(status: &str, s: &Server) -> String {
+    let mut status = status.to_string();
+    if let Reach::Http { url, .. } = &s.reach {
+        let origin = origin(url);
+        // The URL as written and as the HTTP client writes it back (normalised).
+        let parsed = reqwest::Url::parse(url).ok().map(String::from);
+        for form in std::iter::once(url.as_str()).chain(parsed.as_deref()) {
+            if form.len() > origin.len() && status.contains(form) {
+                status = status.replace(form, &origin);
+            }
+        }
     }
+    crate::secret::redact_values(&status, passed_values(s))
+}
+
+/// `scheme://host:port` of a URL, or `(the server's URL)` when it does not parse.
+fn origin(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => match (u.host_str(), u.port_or_known_default()) {
+            (Some(h), Some(p)) => format!("{}://{h}:{p}", u.scheme()),
+            (Some(h), None) => format!("{}://{h}", u.scheme()),
+            _ => "(the server's URL)".into(),
+        },
+        Err(_) => "(the server's URL)".into(),
+    }
+}
+
+/// The values a report must not show: what the entry took from the environment, its own
+/// `env` values (the base variables are the user's own paths and names), its arguments (a
+/// program's argv can carry a key), and for an HTTP server its header values and each part of
+/// its URL's path, query and fragment.
+fn passed_values(s: &Server) -> Vec<&str> {
+    let mut out: Vec<&str> = s.secrets.iter().map(String::as_str).collect();
+    match &s.reach {
+        Reach::Stdio { env, argv, .. } => {
+            out.extend(
+                env.iter()
+                    .filter(|(k, _)| !entry::BASE_ENV.contains(&k.as_str()))
+                    .map(|(_, v)| v.as_str()),
+            );
+            out.extend(argv.iter().skip(1).map(String::as_str));
+        }
+        Reach::Http { headers, url } => {
+            out.extend(
+                headers
+                    .iter()
+                    .filter_map(|h| h.split_once(':').map(|(_, v)| v.trim()))
+                    .flat_map(|v| [v, v.rsplit(' ').next().unwrap_or(v)]),
+            );
+            // The parts after the authority: path segments, query values and the fragment.
+            let after = url.split_once("://").map_or(url.as_str(), |(_, a)| a);
+            if let Some(i) = after.find(['/', '?', '#']) {
+                out.extend(
+                    after[i..]
+                        .split(['/', '?', '#', '&', '=', ';'])
+                        .filter(|p| p.len() >= 8),
+                );
+            }
+        }
+        Reach::Unreachable(_) | Reach::Off(_) => {}
+    }
+    out
 }
 
 fn first_line(s: &str) -> String {
