@@ -63,6 +63,27 @@ def fenced(text):
     return f"{fence}text\n{text.rstrip()}\n{fence}"
 
 
+def defused(text):
+    """Text from outside (a server's words, a tool's name) with toolcost's markers made inert, so
+    the only marker a comment holds is the one toolcost wrote."""
+    return text.replace(FAILED_END, "<!-- toolcost-check-failed (quoted) -->").replace(
+        MARKER, "<!-- toolcost-check (quoted) -->")
+
+
+def comment_body(report, failed, previous):
+    """The comment's body: the report, or for a check that failed a note quoting why (fenced)
+    above the last report, which `previous` (the comment's body before, or "") holds."""
+    if failed is not None:
+        last = previous[len(MARKER):].lstrip("\n") if previous.startswith(MARKER) else ""
+        # Cut at toolcost's own note's end: quoted text cannot hold the marker (defused).
+        last = last.split(FAILED_END, 1)[-1].lstrip("\n")
+        note = f"### toolcost: check failed\n\n{fenced(defused(failed[:2000]))}\n{FAILED_END}\n"
+        report = note + ("\n" + last if last else "")
+    else:
+        report = defused(report)
+    return f"{MARKER}\n{cut(report)}"
+
+
 def main():
     token = os.environ.get("TOOLCOST_GITHUB_TOKEN", "")
     event_path = os.environ.get("GITHUB_EVENT_PATH", "")
@@ -96,13 +117,8 @@ def main():
                 # marker (someone else's comment quoting the marker is left alone).
                 if (c.get("user") or {}).get("login") == me and (c.get("body") or "").startswith(MARKER):
                     mine = c
-        if failed is not None:
-            # Say the check failed; the last report stays below, never replaced by nothing.
-            last = (mine or {}).get("body", "")[len(MARKER):].lstrip("\n")
-            last = last.split(FAILED_END, 1)[-1].lstrip("\n")
-            note = f"### toolcost: check failed\n\n{fenced(failed[:2000])}\n{FAILED_END}\n"
-            report = note + ("\n" + last if last else "")
-        body = {"body": f"{MARKER}\n{cut(report)}"}
+        # A check that failed says so; the last report stays below, never replaced by nothing.
+        body = {"body": comment_body(report, failed, (mine or {}).get("body") or "")}
         if mine is not None:
             call("PATCH", f"{api}/repos/{repo}/issues/comments/{mine['id']}", token, body)
             print(f"toolcost: updated the pull request's comment {mine['id']}", file=sys.stderr)

@@ -324,3 +324,45 @@ async fn the_action_comments_on_the_pull_request_once_and_updates_it() {
         "{err}"
     );
 }
+
+/// A failure note's quoted text cannot end the note early: a server that prints toolcost's own
+/// marker and a mention after it leaves the mention inside the fence, and the next failure
+/// still keeps the last report whole below its note.
+#[test]
+fn a_printed_marker_cannot_cut_the_failure_note() {
+    let script = r####"
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("comment", sys.argv[1])
+c = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(c)
+report = "### toolcost: within budget\n\n| `search` | ok |\n"
+first = c.comment_body(report, None, "")
+evil = "boom " + c.FAILED_END + "\n@everyone ![x](http://e.example/x.png) " + c.MARKER
+second = c.comment_body("", evil, first)
+third = c.comment_body("", "again", second)
+assert second.count(c.FAILED_END) == 1, second
+note, rest = second.split(c.FAILED_END, 1)
+assert "@everyone" in note and "@everyone" not in rest, second
+assert second.count(c.MARKER) == 1 and second.startswith(c.MARKER), second
+assert third.endswith(report), third
+assert "@everyone" not in third, third
+print("ok")
+"####;
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            script,
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("action/comment.py")
+                .to_str()
+                .unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -432,3 +432,31 @@ fn the_comment_and_badge_in_the_docs_are_checks_own() {
     );
     assert!(ci.contains("examples/check-badge.svg"));
 }
+
+/// A rename to a name that reads like the old one shows in the markdown report: bidi overrides
+/// and zero-width characters are escapes, and a name with characters outside ASCII (Cyrillic
+/// `а` for Latin `a`) says which.
+#[test]
+fn look_alike_names_show_in_markdown() {
+    let dir = setup("max_growth_pct = 1000\n");
+    capture(
+        dir.path(),
+        &[
+            ("sm\u{0430}ll", 5),
+            ("medium\u{200B}", 40),
+            ("gone\u{202E}x", 5),
+        ],
+    );
+    let md = toolcost()
+        .current_dir(dir.path())
+        .args(["check", "--format", "md"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    for raw in ['\u{200B}', '\u{202E}'] {
+        assert!(!md.contains(raw), "{raw:?} raw in {md}");
+    }
+    assert!(md.contains("`medium\\u{200B}`"), "{md}");
+    assert!(md.contains("`gone\\u{202E}x`"), "{md}");
+    assert!(md.contains("(not ASCII: U+0430)"), "{md}");
+}

@@ -143,6 +143,16 @@ fn github(o: &Outcome, tok: &str, summary: &str) -> String {
     out
 }
 
+/// A tool's name for a table: a code span with invisible characters escaped, and any character
+/// outside ASCII named, so a rename to a look-alike (Cyrillic `а` for Latin `a`) shows.
+fn name_cell(name: &str) -> String {
+    let mut cell = markdown::code(name);
+    if let Some(list) = markdown::confusable(name) {
+        cell.push_str(&format!(" (not ASCII: {list})"));
+    }
+    cell
+}
+
 /// A pull-request comment: the verdict, the violations and the changes as tables.
 fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
     // The summary is toolcost's words and numbers around the source's code span.
@@ -166,7 +176,7 @@ fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
                     markdown::code(&v.rule),
                     match v.tool.is_empty() {
                         true => "(all)".to_string(),
-                        false => markdown::code(&v.tool),
+                        false => name_cell(&v.tool),
                     },
                     // The message quotes the tool's name: the whole of it as code.
                     markdown::code(&v.message),
@@ -211,7 +221,7 @@ fn markdown_comment(o: &Outcome, tok: &str, summary: &str) -> String {
                     )
                 };
                 let mut row = vec![
-                    markdown::code(&c.name),
+                    name_cell(&c.name),
                     format!("{:?}", c.change).to_lowercase(),
                     fmt(&|w| Some(w.bytes.to_string())),
                     fmt(&|w| Some(w.tokens.to_string())),

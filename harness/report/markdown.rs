@@ -68,12 +68,70 @@ pub fn cell(s: &str) -> String {
     out
 }
 
+/// Whether a character changes how text around it reads without showing itself: bidi controls
+/// (which can make `delete_all` display as `lla_eteled`), zero-width and joiner characters,
+/// fillers that render blank, tags and variation selectors. Outside text shows each as an
+/// escape ([`visible`]), so a renamed tool cannot display as the name it replaced.
+pub fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}' | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// A character as an escape a reader sees: `\u{202E}`.
+fn escape(c: char) -> String {
+    format!("\\u{{{:04X}}}", c as u32)
+}
+
+/// The text with each [`invisible`] character written as its escape.
+pub fn visible(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.chars().any(invisible) {
+        false => std::borrow::Cow::Borrowed(s),
+        true => s
+            .chars()
+            .map(|c| match invisible(c) {
+                true => escape(c),
+                false => c.to_string(),
+            })
+            .collect::<String>()
+            .into(),
+    }
+}
+
+/// The characters of a name outside ASCII, as `U+0430` (at most four): a tool name that holds
+/// one can look like another (Cyrillic `а` beside Latin `a`), which a report should say.
+pub fn confusable(name: &str) -> Option<String> {
+    let mut seen: Vec<char> = Vec::new();
+    for c in name.chars().filter(|c| !c.is_ascii()) {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    if seen.is_empty() {
+        return None;
+    }
+    let mut list: Vec<String> = seen
+        .iter()
+        .take(4)
+        .map(|c| format!("U+{:04X}", *c as u32))
+        .collect();
+    if seen.len() > 4 {
+        list.push(format!("and {} more", seen.len() - 4));
+    }
+    Some(list.join(", "))
+}
+
 /// Text from outside (a tool's name, a server's message) for a Markdown line or cell: what
-/// Markdown or HTML would read as markup is escaped, and line breaks are spaces.
+/// Markdown or HTML would read as markup is escaped, line breaks are spaces, and invisible
+/// characters are escapes ([`visible`]).
 pub fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
+            c if invisible(c) => out.push_str(&escape(c).replace('\\', "\\\\")),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
@@ -91,9 +149,10 @@ pub fn text(s: &str) -> String {
 
 /// Text from outside as a code span: nothing in it is markup, so `@user`, `@org/team`, `#1` and
 /// a bare domain neither notify nor link. The fence is one backtick longer than the longest run
-/// inside; `|` is escaped for a table cell and line breaks are spaces.
+/// inside; `|` is escaped for a table cell, line breaks are spaces and invisible characters are
+/// escapes ([`visible`]).
 pub fn code(s: &str) -> String {
-    let s: String = s
+    let s: String = visible(s)
         .chars()
         .map(|c| match c {
             '\n' | '\r' => ' ',
