@@ -1217,3 +1217,56 @@ async fn endless_http_paging_is_not_blamed_on_a_slow_start() {
     assert!(err.contains("still paging tools/list"), "{err}");
     assert!(!err.contains("slow to start"), "{err}");
 }
+
+/// Forward mode prices observed usage from the model's own card whatever else it flags: a
+/// request that points at context the gateway cannot see (an unknown `previous_response_id`, a
+/// stored prompt, a conversation it has not seen, Gemini's returned thought signatures) keeps
+/// its cost and says what is missing, and no flag reads as a missing price card.
+#[tokio::test]
+async fn unseen_context_is_flagged_and_still_priced() {
+    let up = upstream::serve(|r| {
+        if r.path.contains("generateContent") {
+            Reply::json(200, r#"{"candidates":[],"usageMetadata":{"promptTokenCount":1200,"candidatesTokenCount":10,"totalTokenCount":1210}}"#)
+        } else {
+            Reply::json(200, r#"{"id":"resp_new","object":"response","model":"gpt-5.4","output":[],"usage":{"input_tokens":1500,"output_tokens":20,"input_tokens_details":{"cached_tokens":0}}}"#)
+        }
+    })
+    .await;
+    let gw = forwarding_to(&up, Duration::from_secs(30)).await;
+    let bodies = [
+        (
+            "/v1/responses",
+            r#"{"model":"gpt-5.4","input":"go on","previous_response_id":"resp_never_seen"}"#,
+            "did not serve",
+        ),
+        (
+            "/v1/responses",
+            r#"{"model":"gpt-5.4","input":"go on","prompt":{"id":"pmpt_1"}}"#,
+            "stored prompt",
+        ),
+        (
+            "/v1/responses",
+            r#"{"model":"gpt-5.4","input":"go on","conversation":"conv_elsewhere"}"#,
+            "has not seen",
+        ),
+        (
+            "/v1beta/models/gemini-3.5-flash:generateContent",
+            r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{}},"thoughtSignature":"c2ln"}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]}]}"#,
+            "thought signatures",
+        ),
+    ];
+    for (path, body, _) in bodies {
+        let (status, text) = post(&gw, path, body).await;
+        assert_eq!(status, 200, "{text}");
+    }
+    let rows = rows(&gw, bodies.len()).await;
+    assert_eq!(rows.len(), bodies.len());
+    for (r, (_, _, says)) in rows.iter().zip(bodies) {
+        let meta: serde_json::Value = serde_json::from_str(&r.metadata).unwrap();
+        let warning = meta["toolcost_warning"].as_str().unwrap_or("");
+        assert!(warning.contains(says), "{says}: {warning}");
+        assert!(!warning.contains("price card"), "{warning}");
+        assert!(r.cost_usd > 0.0, "observed usage is priced: {r:?}");
+        assert_eq!(r.usage_source, "observed", "{r:?}");
+    }
+}

@@ -43,6 +43,9 @@ pub enum Read {
     Continued(Request, usize),
     /// It points to context the gateway does not have: why, for the row.
     Unknown(String),
+    /// It names a conversation the gateway has not seen (made elsewhere, or before a restart):
+    /// new to the provider too, or holding items the gateway cannot see. Why, for the row.
+    UnseenConversation(String),
 }
 
 impl Continuations {
@@ -55,6 +58,11 @@ impl Continuations {
                     "uses cached content `{}`, which this gateway cannot see: its tokens are not in the estimate",
                     short(name)
                 )),
+                None if returns_thoughts(&req.body) => Read::Unknown(
+                    "returns earlier answers' thought signatures: the Developer API bills those \
+                     answers' thoughts again, which the estimate does not hold"
+                        .into(),
+                ),
                 None => Read::Alone,
             },
             Format::AnthropicMessages | Format::OpenaiChat => Read::Alone,
@@ -85,9 +93,13 @@ impl Continuations {
                     text.len(),
                 )
             }
-            // A conversation the gateway has not seen yet starts here (it may have been made
-            // empty by the Conversations API); a response it has not seen is unknown.
-            (None, None) => Read::Alone,
+            // A conversation the gateway has not seen may be new (made empty by the
+            // Conversations API) or hold items made elsewhere; a response it has not seen is
+            // unknown.
+            (None, None) => Read::UnseenConversation(format!(
+                "continues conversation `{}`, which this gateway has not seen: any earlier items in it are not in the estimate",
+                short(conversation.unwrap_or_default())
+            )),
             (None, Some(id)) => Read::Unknown(format!(
                 "continues response `{}`, which this gateway did not serve: its earlier context is not in the estimate",
                 short(id)
@@ -140,6 +152,18 @@ impl Continuations {
             }
         }
     }
+}
+
+/// Whether a Gemini request carries a `thoughtSignature` in any part of its contents (bounded:
+/// the contents' parts, one level).
+fn returns_thoughts(body: &Value) -> bool {
+    body.get("contents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("parts").and_then(Value::as_array))
+        .flatten()
+        .any(|p| p.get("thoughtSignature").is_some())
 }
 
 /// A conversation's id: a string, or an object's `id`.

@@ -125,12 +125,12 @@ impl Flight {
                 // own card, or left at zero (with the row's warning) when no card is its own:
                 // never another model's price.
                 let card = mock::card_for(self.p.format, &self.p.model);
-                let cost = match &self.p.warning {
+                let cost = match &self.p.price_warning {
                     None => card.cost(&u),
                     Some(_) => 0.0,
                 };
-                if self.p.warning.is_some() {
-                    self.p.warning = Some(format!(
+                if self.p.price_warning.is_some() {
+                    self.p.price_warning = Some(format!(
                         "no price card for model `{}`: no cost computed (0 logged)",
                         self.p.model
                     ));
@@ -547,7 +547,7 @@ impl StreamState {
         if u.total_input() == 0 {
             return;
         }
-        let cost = match &self.flight.p.warning {
+        let cost = match &self.flight.p.price_warning {
             None => mock::card_for(self.flight.p.format, &self.flight.p.model).cost(&u),
             Some(_) => 0.0,
         };

@@ -341,8 +341,12 @@ struct Pending {
     stream: bool,
     metadata: String,
     started: Instant,
-    /// Said in the row's metadata: e.g. a model no price card names, billed at another's prices.
-    warning: Option<String>,
+    /// Said in the row's metadata: a model no price card names (billed at another's prices by
+    /// the mock; left unpriced when forwarded).
+    price_warning: Option<String>,
+    /// Said in the row's metadata apart from the price: context the request points to that the
+    /// estimate cannot hold (an unknown continuation, cached content, returned thoughts).
+    flags: Vec<String>,
     /// The request's body, kept only with `--log-bodies`.
     body: Option<Bytes>,
     /// toolcost's estimate of the request, once known (forward mode).
@@ -389,14 +393,22 @@ impl Pending {
         .with_estimate(self.estimate.as_ref())
     }
 
-    /// The client's metadata, with the gateway's warning added as `toolcost_warning`.
+    /// The client's metadata, with the gateway's warnings added as `toolcost_warning` (the
+    /// price's first, then each flag, joined by `; `).
     fn metadata(&self) -> String {
-        let Some(w) = &self.warning else {
+        let said: Vec<&str> = self
+            .price_warning
+            .iter()
+            .chain(&self.flags)
+            .map(String::as_str)
+            .collect();
+        if said.is_empty() {
             return self.metadata.clone();
-        };
+        }
+        let w = &said.join("; ");
         match serde_json::from_str::<Value>(&self.metadata) {
             Ok(Value::Object(mut m)) => {
-                m.insert("toolcost_warning".into(), Value::String(w.clone()));
+                m.insert("toolcost_warning".into(), Value::String(w.to_string()));
                 crate::json::compact(&Value::Object(m))
             }
             _ => crate::json::compact(
@@ -465,7 +477,8 @@ async fn handle(
         stream: false,
         metadata,
         started,
-        warning: None,
+        price_warning: None,
+        flags: Vec::new(),
         body: None,
         estimate: None,
         provisional: None,
@@ -547,7 +560,7 @@ async fn handle(
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    p.warning = mock::card_warning(format, &p.model);
+    p.price_warning = mock::card_warning(format, &p.model);
     // A request that continues an earlier one is counted whole; one whose earlier context the
     // gateway does not have is flagged and not estimated (the mock, like the API, refuses a
     // response id it does not know).
@@ -575,12 +588,20 @@ async fn handle(
                     .await;
             }
             unknown_context = true;
-            p.warning = Some(match p.warning.take() {
-                Some(w) => format!("{w}; request {why}"),
-                None => format!("request {why}"),
-            });
+            p.flags.push(format!("request {why}"));
             req
         }
+        continuation::Read::UnseenConversation(why) => match gw.opts.upstream {
+            // The mock is the provider: a conversation it has not seen starts here.
+            Upstream::Mock => req,
+            // The provider may hold items in it: flagged and not estimated, never counted as
+            // if it were empty.
+            Upstream::Url(_) => {
+                unknown_context = true;
+                p.flags.push(format!("request {why}"));
+                req
+            }
+        },
     };
     if format == Format::OpenaiResponses && !endpoint.count_only {
         p.remember = Some(Arc::new(req.clone()));
