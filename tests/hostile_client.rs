@@ -1270,3 +1270,19 @@ async fn unseen_context_is_flagged_and_still_priced() {
         assert_eq!(r.usage_source, "observed", "{r:?}");
     }
 }
+
+/// An answer an MCP SDK host refuses is refused here too, at once and saying why: `jsonrpc`
+/// "1.0", a result beside an error, and a tools/list answer that is not valid JSON (not a
+/// timeout after the whole wait).
+#[test]
+fn answers_an_sdk_refuses_are_refused_at_once() {
+    for (mode, says) in [
+        ("rpc10", "`jsonrpc` is \"1.0\""),
+        ("both", "both `result` and `error`"),
+        ("brokenlist", "not valid JSON"),
+    ] {
+        let o = weigh_stdio(mode, &[]);
+        assert_eq!(o.status.code(), Some(2), "{mode}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{mode}: {}", stderr(&o));
+    }
+}

@@ -94,6 +94,9 @@ impl Options {
 pub enum Line {
     Message(Incoming),
     Noise(String),
+    /// A line that names `jsonrpc` and opens as an object but is not valid JSON: a message the
+    /// server meant and broke, which an SDK host refuses at once (why, and how it begins).
+    Broken(String),
     Blank,
 }
 
@@ -120,9 +123,18 @@ impl Line {
         if let Err(why) = crate::json::check_nodes(trimmed.as_bytes(), "the line") {
             return Line::Noise(why);
         }
-        match Incoming::parse(trimmed) {
-            Some(m) => Line::Message(m),
-            None => Line::Noise(trimmed.chars().take(120).collect()),
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(value) => match Incoming::of(trimmed.to_string(), value) {
+                Some(m) => Line::Message(m),
+                None => Line::Noise(trimmed.chars().take(120).collect()),
+            },
+            Err(e) if trimmed.starts_with('{') && trimmed.contains("\"jsonrpc\"") => {
+                Line::Broken(format!(
+                    "{e}; it begins {:?}",
+                    trimmed.chars().take(120).collect::<String>()
+                ))
+            }
+            Err(_) => Line::Noise(trimmed.chars().take(120).collect()),
         }
     }
 }
@@ -190,6 +202,35 @@ impl Incoming {
     /// `jsonrpc`.
     pub fn of(text: String, value: Value) -> Option<Incoming> {
         (value.is_object() && value.get("jsonrpc").is_some()).then_some(Incoming { text, value })
+    }
+}
+
+/// Refuse an answer an MCP SDK host would refuse: `jsonrpc` other than `"2.0"`, both or neither
+/// of `result` and `error`, a `result` that is not an object, or an `initialize` result without
+/// its `protocolVersion` string.
+fn answer_shape(method: &str, v: &Value) -> Result<()> {
+    let refuse = |why: String| {
+        Err(Error::input(format!(
+            "the server's answer to {method} is not a JSON-RPC 2.0 response an MCP host accepts: {why}"
+        )))
+    };
+    if v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return refuse(format!(
+            "`jsonrpc` is {}, not \"2.0\"",
+            crate::json::compact(&v["jsonrpc"])
+        ));
+    }
+    match (v.get("result"), v.get("error")) {
+        (Some(_), Some(_)) => refuse("it holds both `result` and `error`".into()),
+        (None, None) => refuse("it holds neither `result` nor `error`".into()),
+        (Some(r), None) if !r.is_object() => refuse(format!(
+            "its `result` is {}, not an object",
+            crate::json::compact(r).chars().take(40).collect::<String>()
+        )),
+        (Some(r), None) if method == "initialize" && !r["protocolVersion"].is_string() => {
+            refuse("its `result` has no `protocolVersion` string".into())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -470,6 +511,7 @@ impl<C: Channel> Session<'_, C> {
             let v = &msg.value;
             if v.get("method").is_none() {
                 if v.get("id") == Some(&json!(id)) {
+                    answer_shape(method, v)?;
                     if let Some(err) = v.get("error") {
                         return Err(Error::input(format!(
                             "the server answered {method} with an error: {err}"

@@ -182,6 +182,11 @@ impl Channel for Stdio {
             }
             match Line::parse(&self.line) {
                 Line::Message(m) => return Ok(Some(m)),
+                Line::Broken(why) => {
+                    return Err(Error::input(format!(
+                        "the server wrote a JSON-RPC message that is not valid JSON: {why}"
+                    )))
+                }
                 Line::Noise(n) => {
                     self.noise_count += 1;
                     if self.noise.is_empty() {

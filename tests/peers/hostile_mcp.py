@@ -12,6 +12,9 @@ Modes (argv[1]):
   hang        the same, but stays and never answers
   setsid      starts a grandchild in a session of its own (so outside the group; pid in
               argv[2]), then exits unanswered
+  rpc10       answers initialize with "jsonrpc": "1.0"
+  both        answers initialize with both a result and an error
+  brokenlist  answers tools/list with a line that is not valid JSON, then stays silent
 """
 import json
 import os
@@ -59,9 +62,18 @@ for line in sys.stdin:
     msg = json.loads(line)
     method = msg.get("method")
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+        answer = {"jsonrpc": "2.0", "id": msg["id"], "result": {
             "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "hostile", "version": "1"}}})
+            "serverInfo": {"name": "hostile", "version": "1"}}}
+        if mode == "rpc10":
+            answer["jsonrpc"] = "1.0"
+        if mode == "both":
+            answer["error"] = {"code": -32000, "message": "and also an error"}
+        send(answer)
+    elif method == "tools/list" and mode == "brokenlist":
+        sys.stdout.write('{"jsonrpc": "2.0", "id": %d, "result": {"tools": [{"name": "a",\n' % msg["id"])
+        sys.stdout.flush()
+        time.sleep(300)
     elif method == "tools/list":
         page += 1
         if mode == "dupes":
