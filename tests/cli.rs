@@ -442,6 +442,34 @@ fn prices_update_refreshes_the_snapshot_and_refuses_a_table_missing_a_card() {
         current.as_object().unwrap().len() + 1
     );
 
+    // A price moved 3,000x reads as a unit slip: refused with each move named, and written
+    // only with --accept-moves.
+    let mut slipped = table.clone();
+    slipped["gpt-4o"]["input_cost_per_token"] = serde_json::json!(7.5e-03);
+    std::fs::write(&from, serde_json::to_vec(&slipped).unwrap()).unwrap();
+    let slip = dir.path().join("slip.json");
+    let slip_args = [
+        "prices".to_string(),
+        "update".into(),
+        "--litellm-version".into(),
+        "1".into(),
+        "--from".into(),
+        from.display().to_string(),
+        "--out".into(),
+        slip.display().to_string(),
+    ];
+    fails_cleanly(
+        &slip_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "gpt-4o input: 2.5 -> 7500",
+    );
+    assert!(!slip.exists());
+    toolcost()
+        .args(&slip_args)
+        .arg("--accept-moves")
+        .assert()
+        .success();
+    assert!(slip.exists());
+
     table.remove("gpt-4o");
     std::fs::write(&from, serde_json::to_vec(&table).unwrap()).unwrap();
     let refused = dir.path().join("refused.json");
@@ -610,11 +638,11 @@ fn prices_update_refuses_a_snapshot_the_cards_cannot_use_and_reports_every_move(
         let stdout = String::from_utf8_lossy(&r.stdout);
         assert!(stdout.contains("input_above_"), "{k} {field}: {stdout}");
     }
-    // A long cache write alone moving (x900) is reported.
+    // A long cache write alone moving (x9, within the bound on moves) is reported.
     let mut t = base.clone();
     let f = "cache_creation_input_token_cost_above_1hr";
     let v = t["claude-opus-5"][f].as_f64().expect("the 1h write price");
-    t["claude-opus-5"][f] = serde_json::json!(v * 900.0);
+    t["claude-opus-5"][f] = serde_json::json!(v * 9.0);
     let r = run(&t);
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert!(stdout.contains("claude-opus-5 cache_write_1h"), "{stdout}");

@@ -52,6 +52,28 @@ pub struct UpdateArgs {
         default_value = "fixtures/litellm-prices.json"
     )]
     pub out: PathBuf,
+    /// Write the snapshot even though a price moved by more than 10x up or down (a unit slip
+    /// in the table looks like that; a real repricing rarely does). Without it such a move
+    /// refuses the update and names each one.
+    #[arg(long)]
+    pub accept_moves: bool,
+}
+
+/// The largest move of one price an update takes without `--accept-moves`: 10x either way (an
+/// assumed bound; providers' repricings of 2024-2026 stayed within 5x, a per-token price read
+/// as per-million is 1,000,000x).
+const MAX_MOVE: f64 = 10.0;
+
+/// Whether a price moved past [`MAX_MOVE`]: both figures positive and their ratio beyond it.
+fn past_bound(old: Option<f64>, new: Option<f64>) -> bool {
+    match (old, new) {
+        // A hair over the bound, so that a move of exactly 10x (in floating point) is taken.
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => {
+            let bound = MAX_MOVE * (1.0 + 1e-9);
+            b / a > bound || a / b > bound
+        }
+        _ => false,
+    }
 }
 
 pub(super) fn run(a: PricesArgs) -> Result<i32> {
@@ -193,6 +215,30 @@ fn update(u: UpdateArgs) -> Result<i32> {
             }
         }
     }
+    // A price that moved past the bound is a slip until the user says it is not.
+    let f = |v: Option<f64>| v.map_or("none".to_string(), |x| x.to_string());
+    let mut wild: Vec<String> = changes
+        .iter()
+        .filter(|(_, field, ..)| field != "context_window")
+        .filter(|(_, _, a, b)| past_bound(*a, *b))
+        .map(|(card, field, a, b)| format!("card {card} {field}: {} -> {}", f(*a), f(*b)))
+        .collect();
+    wild.extend(
+        up.changes
+            .iter()
+            .filter(|c| c.field.contains("cost"))
+            .filter(|c| past_bound(c.old, c.new))
+            .map(|c| format!("entry {} {}: {} -> {}", c.key, c.field, f(c.old), f(c.new))),
+    );
+    if !wild.is_empty() && !u.accept_moves {
+        let shown: Vec<&str> = wild.iter().take(20).map(String::as_str).collect();
+        return Err(Error::input(format!(
+            "{} price(s) moved by more than {MAX_MOVE}x, which looks like a unit slip: {}{}. The snapshot is left as it was; check the table, or pass --accept-moves if the moves are real",
+            wild.len(),
+            shown.join("; "),
+            if wild.len() > 20 { "; ..." } else { "" }
+        )));
+    }
     write_atomic(&u.out, text.as_bytes())?;
     for (k, why) in up.left_out.iter().take(20) {
         eprintln!("toolcost prices: left out {k}: {why}");
@@ -203,7 +249,6 @@ fn update(u: UpdateArgs) -> Result<i32> {
             up.left_out.len() - 20
         );
     }
-    let f = |v: Option<f64>| v.map_or("none".to_string(), |x| x.to_string());
     let moved: String = changes
         .iter()
         .map(|(card, field, old, new)| format!("{card} {field}: {} -> {}\n", f(*old), f(*new)))
