@@ -52,10 +52,20 @@ cat "$report"
 cat "$errors" >&2
 echo "::$token::"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+  # A check that could not run (exit 2, or no report) says why, as text, never an empty section.
   if ! ( {
     echo "## toolcost check"
     echo
-    cat "$report"
+    if [ "$code" -ge 2 ] || [ ! -s "$report" ]; then
+      echo "The check could not run (exit $code). What it said:"
+      echo
+      echo '~~~~text'
+      tail -c 2000 "$errors" | sed 's/^~~~~/ ~~~~/'
+      echo
+      echo '~~~~'
+    else
+      cat "$report"
+    fi
   } >>"$GITHUB_STEP_SUMMARY" ) 2>/dev/null; then
     # Not a finding: the gate's verdict stands, and the log says why the summary is missing.
     echo "::warning::toolcost could not write the job summary at $GITHUB_STEP_SUMMARY" >&2

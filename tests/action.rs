@@ -76,6 +76,20 @@ fn the_action_fails_a_grown_tool_and_passes_an_unchanged_one() {
     let (code, text) = run_action(dir, &summary);
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("check --update"), "{text}");
+
+    // A check that ran and could not finish (exit 2) writes why into the summary, never an
+    // empty section.
+    write_tools(dir, "Search issues by text.");
+    baseline(dir, "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\n");
+    std::fs::write(dir.join("tools.json"), "{not json").unwrap();
+    std::fs::remove_file(&summary).unwrap();
+    let (code, text) = run_action(dir, &summary);
+    assert_eq!(code, 2, "{text}");
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        written.contains("could not run (exit 2)") && written.contains("tools.json"),
+        "{written}"
+    );
 }
 
 /// Tool names are the server's to choose: a name with a line break and `::` cannot forge or
