@@ -80,7 +80,10 @@ fn the_action_fails_a_grown_tool_and_passes_an_unchanged_one() {
     // A check that ran and could not finish (exit 2) writes why into the summary, never an
     // empty section.
     write_tools(dir, "Search issues by text.");
-    baseline(dir, "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\n");
+    baseline(
+        dir,
+        "[source]\ncatalogue = \"tools.json\"\n\n[budget]\ntokenizer = \"o200k\"\n",
+    );
     std::fs::write(dir.join("tools.json"), "{not json").unwrap();
     std::fs::remove_file(&summary).unwrap();
     let (code, text) = run_action(dir, &summary);

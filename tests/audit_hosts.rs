@@ -504,3 +504,23 @@ fn planted_secrets_reach_no_output_in_any_format() {
     // The failing HTTP server is still named by where it runs.
     assert!(all.contains("127.0.0.1:9"), "{all}");
 }
+
+/// A server whose folder is missing is said to be missing its folder, not its program.
+#[test]
+fn a_missing_folder_is_named_as_the_folder() {
+    let p = place();
+    write(
+        &p.home.join(".codex/config.toml"),
+        "[mcp_servers.lost]\ncommand = \"python3\"\ncwd = \"/nonexistent/toolcost-folder\"\n",
+    );
+    let (rows, _) = audit(&p, &[]);
+    let status = server(&rows, "lost")["status"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        status.contains("/nonexistent/toolcost-folder") && status.contains("does not exist"),
+        "{status}"
+    );
+    assert!(!status.contains("on PATH"), "{status}");
+}

@@ -69,6 +69,14 @@ impl Stdio {
         }
         cmd.envs(launch.env.iter().map(|(k, v)| (k, v)));
         if let Some(dir) = &launch.cwd {
+            // A missing folder fails the spawn with the same error as a missing program: said
+            // for what it is.
+            if !dir.is_dir() {
+                return Err(Error::input(format!(
+                    "could not start `{prog}`: its folder {} does not exist or is not a folder",
+                    dir.display()
+                )));
+            }
             cmd.current_dir(dir);
         }
         cmd.args(args)
