@@ -34,6 +34,18 @@ struct Store {
     bytes: usize,
 }
 
+impl Store {
+    /// Make `key` the most recently used: contexts go least recently used first, so a long
+    /// conversation that keeps being continued is never the one let go (at most
+    /// [`MAX_ENTRIES`] keys are looked through).
+    fn touch(&mut self, key: &str) {
+        if let Some(at) = self.order.iter().position(|k| k == key) {
+            self.order.remove(at);
+        }
+        self.order.push_back(key.to_string());
+    }
+}
+
 /// A request read against what the gateway knows of the context it continues.
 pub enum Read {
     /// It continues nothing.
@@ -83,7 +95,14 @@ impl Continuations {
             (None, Some(c)) => format!("conversation:{c}"),
             (None, None) => return Read::Alone,
         };
-        let known = crate::sync::lock(&self.store).items.get(&key).cloned();
+        let known = {
+            let mut s = crate::sync::lock(&self.store);
+            let hit = s.items.get(&key).cloned();
+            if hit.is_some() {
+                s.touch(&key);
+            }
+            hit
+        };
         match (known, previous) {
             (Some(text), _) => {
                 // Written here from a Vec of items: it reads back as one.
@@ -138,9 +157,8 @@ impl Continuations {
         for key in keys {
             if let Some(old) = s.items.insert(key.clone(), text.clone()) {
                 s.bytes -= old.len();
-            } else {
-                s.order.push_back(key);
             }
+            s.touch(&key);
             s.bytes += size;
         }
         while s.items.len() > MAX_ENTRIES || s.bytes > MAX_BYTES {
@@ -253,5 +271,24 @@ mod tests {
         assert!(crate::sync::lock(&c.store).items.len() <= MAX_ENTRIES);
         let old = responses(json!({"model": "m", "input": "y", "previous_response_id": "resp_0"}));
         assert!(matches!(c.read(&old), Read::Unknown(_)));
+    }
+
+    /// The store lets go of the least recently used context: a conversation continued while
+    /// others fill the store stays, and the keys' order holds each key once.
+    #[test]
+    fn a_context_in_use_is_kept() {
+        let c = Continuations::default();
+        let conv = responses(json!({"model": "m", "input": "x", "conversation": "conv_live"}));
+        let other = responses(json!({"model": "m", "input": "x"}));
+        c.remember(&conv, &json!({"id": "resp_first", "output": []}));
+        for i in 0..(2 * MAX_ENTRIES) {
+            c.remember(&other, &json!({"id": format!("resp_{i}"), "output": []}));
+            if i % 1000 == 0 {
+                assert!(matches!(c.read(&conv), Read::Continued(..)), "at {i}");
+            }
+        }
+        assert!(matches!(c.read(&conv), Read::Continued(..)));
+        let s = crate::sync::lock(&c.store);
+        assert_eq!(s.order.len(), s.items.len());
     }
 }
