@@ -110,6 +110,9 @@ impl SweepArgs {
 
 pub(super) fn run(a: SweepArgs) -> Result<i32> {
     let cfg = sweep::config::resolve(&a.overrides()?)?;
+    for what in &cfg.ignored {
+        eprintln!("toolcost sweep: not used: {what}");
+    }
     let bar = progress(sweep::steps(&cfg), "sweeping");
     bar.enable_steady_tick(std::time::Duration::from_millis(250));
     let outcome = sweep::run(&cfg, &|done, total, what| {

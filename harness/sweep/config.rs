@@ -141,6 +141,10 @@ pub fn resolve(a: &Overrides) -> Result<Config> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("reports").join(&name));
+    let ignored = scenario
+        .as_ref()
+        .map(|s| ignored(&s.endpoints, tasks.is_some()))
+        .unwrap_or_default();
     Ok(Config {
         name,
         about: scenario
@@ -160,7 +164,34 @@ pub fn resolve(a: &Overrides) -> Result<Config> {
         days: a.days.or(spec.days).unwrap_or(DAYS),
         tasks,
         out,
+        ignored,
     })
+}
+
+/// What a scenario's `[endpoints]` asks that the sweep does not do: its grid measures
+/// generated catalogues offline, and only its tasks (when it plays them) reach running servers.
+fn ignored(e: &crate::driver::scenario::Endpoints, plays_tasks: bool) -> Vec<String> {
+    let named: Vec<&str> = [
+        ("server", e.server.is_some()),
+        ("gateway", e.gateway.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(n, set)| set.then_some(n))
+    .collect();
+    if named.is_empty() {
+        return Vec::new();
+    }
+    let which = named.join(" and ");
+    vec![match plays_tasks {
+        true => format!(
+            "[endpoints] {which}: only the tasks use them; the grid's rows measure generated \
+             catalogues offline"
+        ),
+        false => format!(
+            "[endpoints] {which}: the sweep's grid measures generated catalogues offline and \
+             plays no tasks, so they are not used (give --tasks, or [sweep] tasks = true)"
+        ),
+    }]
 }
 
 /// The catalogue sizes: the command line's, the `[sweep]` section's, the `[catalogue]`'s, or
@@ -284,4 +315,28 @@ fn task_scenario(
         endpoints: Default::default(),
         sweep: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scenario's running endpoints that the sweep does not use are said, and nothing is
+    /// said when it names none.
+    #[test]
+    fn unused_endpoints_are_said() {
+        let none = crate::driver::scenario::Endpoints::default();
+        assert!(ignored(&none, false).is_empty());
+        let server = crate::driver::scenario::Endpoints {
+            server: Some("http://127.0.0.1:8787".into()),
+            ..Default::default()
+        };
+        let said = ignored(&server, false);
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].contains("server") && said[0].contains("not used"),
+            "{said:?}"
+        );
+        assert!(ignored(&server, true)[0].contains("only the tasks"));
+    }
 }

@@ -43,6 +43,8 @@ pub struct Config {
     /// Whole tasks to play, as a driver scenario.
     pub tasks: Option<Scenario>,
     pub out: PathBuf,
+    /// What the scenario asks for that the sweep does not use, each said before it runs.
+    pub ignored: Vec<String>,
 }
 
 /// One surface x tokenizer x client at one N: the documented row of `results.csv` and
