@@ -374,6 +374,11 @@ pub fn check(current: &Lock, baseline: &Lock, budget: &Budget) -> Result<Outcome
         });
     }
     violations.extend(growth_violations(&changes, &current.tokenizer, budget));
+    violations.extend(growth_violations(
+        &case_renames(&changes),
+        &current.tokenizer,
+        budget,
+    ));
     violations.extend(added_violations(
         &changes,
         baseline,
@@ -534,6 +539,30 @@ fn added_violations(
         .collect()
 }
 
+/// Tools renamed by case alone (`search` removed, `SEARCH` added): one definition with a new
+/// spelling, so held to the per-definition budget against the one it replaced, as a grown tool
+/// (named `NEW (was OLD)`). Each removed tool pairs with at most one added one.
+fn case_renames(changes: &[ToolChange]) -> Vec<ToolChange> {
+    let mut removed: Vec<&ToolChange> = changes
+        .iter()
+        .filter(|c| c.change == Change::Removed)
+        .collect();
+    let mut out = Vec::new();
+    for added in changes.iter().filter(|c| c.change == Change::Added) {
+        let key = added.name.to_lowercase();
+        if let Some(at) = removed.iter().position(|r| r.name.to_lowercase() == key) {
+            let old = removed.swap_remove(at);
+            out.push(ToolChange {
+                name: format!("{} (was {})", added.name, old.name),
+                change: Change::Grown,
+                before: old.before,
+                after: added.after,
+            });
+        }
+    }
+    out
+}
+
 /// Each definition that grew past the per-definition budget (a share or a token count).
 fn growth_violations(changes: &[ToolChange], tokenizer: &str, budget: &Budget) -> Vec<Violation> {
     let mut violations = Vec::new();
@@ -621,6 +650,29 @@ mod tests {
             })
             .collect();
         Lock::new("o200k", tools)
+    }
+
+    /// A rename by case alone is one definition respelled: its growth is held to the
+    /// per-definition budget against the definition it replaced.
+    #[test]
+    fn a_case_only_rename_is_held_to_the_old_definition() {
+        let base = lock(&[("search", 100, 20), ("big", 5_000, 1_000)]);
+        let renamed = lock(&[("SEARCH", 300, 60), ("big", 5_000, 1_000)]);
+        let o = check(&renamed, &base, &Budget::default()).unwrap();
+        assert!(
+            o.violations
+                .iter()
+                .any(|v| v.tool == "SEARCH (was search)" && v.rule == "max_tool_growth_pct"),
+            "{:?}",
+            o.violations
+        );
+        let same = lock(&[("Search", 100, 20), ("big", 5_000, 1_000)]);
+        let o = check(&same, &base, &Budget::default()).unwrap();
+        assert!(
+            !o.violations.iter().any(|v| v.tool.contains("was")),
+            "{:?}",
+            o.violations
+        );
     }
 
     /// Under the default budget no tool set can grow without bound: a rename to a huge tool, or
