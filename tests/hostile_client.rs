@@ -1286,3 +1286,104 @@ fn answers_an_sdk_refuses_are_refused_at_once() {
         assert!(stderr(&o).contains(says), "{mode}: {}", stderr(&o));
     }
 }
+
+/// Vertex AI is a route of its own: Gemini's methods and Claude's `rawPredict` under a project
+/// and a location, counted by Vertex AI's rules (the logged model is `vertex_ai/...`, and the
+/// mock bills what `count --request` of the same body says for that model); forwarded with the
+/// path as it came and the gateway's key as a bearer token.
+#[tokio::test]
+async fn vertex_ai_paths_are_served_counted_and_forwarded() {
+    let gw = gateway_with(Upstream::Mock, Duration::from_secs(30), 1 << 20).await;
+    let v = "/v1/projects/p1/locations/us-central1/publishers";
+    let gemini = r#"{"contents":[{"role":"user","parts":[{"text":"What is the weather in Paris today?"}]}],"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Get the weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}]}"#;
+    let claude = r#"{"anthropic_version":"vertex-2023-10-16","max_tokens":50,"messages":[{"role":"user","content":"What is the weather in Paris today?"}]}"#;
+    let sent = [
+        (
+            format!("{v}/google/models/gemini-2.5-flash:generateContent"),
+            gemini,
+            "vertex_ai/gemini-2.5-flash",
+        ),
+        (
+            format!("{v}/google/models/gemini-2.5-flash:countTokens"),
+            gemini,
+            "vertex_ai/gemini-2.5-flash",
+        ),
+        (
+            format!("{v}/anthropic/models/claude-sonnet-4-5@20250929:rawPredict"),
+            claude,
+            "vertex_ai/claude-sonnet-4-5@20250929",
+        ),
+    ];
+    for (path, body, _) in &sent {
+        let (status, text) = post(&gw, path, body).await;
+        assert_eq!(status, 200, "{path}: {text}");
+    }
+    let (status, text) = post(&gw, &format!("{v}/meta/models/llama:rawPredict"), "{}").await;
+    assert_eq!(status, 404, "{text}");
+    let rows = rows(&gw, sent.len()).await;
+    for ((_, body, model), row) in sent.iter().zip(&rows) {
+        assert_eq!(row.model, *model, "{row:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("body.json");
+        std::fs::write(&file, body).unwrap();
+        let out = toolcost()
+            .args(["count", "--request", "--json", "--model", model])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let counted: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let counted = counted["tokens"].as_u64().unwrap();
+        assert_eq!(row.input_tokens, counted, "{model}: one bill per body");
+    }
+
+    // Forwarded: the path as it came, the key as a bearer token, no Gemini key header.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let up = upstream::serve(move |r| {
+        log.lock().unwrap().push((r.path.clone(), r.headers.clone()));
+        Reply::json(200, r#"{"candidates":[],"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":1,"totalTokenCount":13}}"#)
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let gw = Gateway::new(gateway::Options {
+        upstream: Upstream::Url(up),
+        api_key: Some("ya29.vertex-token".into()),
+        log: dir.path().join("log.sqlite"),
+        timeout: Duration::from_secs(30),
+        max_body: gateway::DEFAULT_MAX_BODY,
+        max_response: gateway::DEFAULT_MAX_RESPONSE,
+        ca_cert: None,
+        log_bodies: false,
+        body_idle: gateway::BODY_IDLE,
+    })
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(gateway::run(listener, gw, async move {
+        let _ = rx.await;
+    }));
+    let path = format!("{v}/google/models/gemini-2.5-flash:generateContent");
+    let r = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .header("content-type", "application/json")
+        .body(gemini)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let seen = seen.lock().unwrap();
+    let (got_path, headers) = &seen[0];
+    assert_eq!(got_path, &path);
+    let header = |n: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(n))
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        header("authorization").as_deref(),
+        Some("Bearer ya29.vertex-token")
+    );
+    assert_eq!(header("x-goog-api-key"), None);
+}

@@ -205,9 +205,9 @@ fn count_one(a: &CountArgs, card: &Model, bytes: Vec<u8>) -> Result<Value> {
                 Error::input(format!("request body: {}", crate::json::why_unreadable(&e)))
             })?;
             let format = format_of(&body, card)?;
-            // Gemini names the model in the URL, not the body: --model is that name.
-            let routed = (format == Format::Gemini && body.get("model").is_none())
-                .then_some(card.id.as_str());
+            // Gemini (and Claude on Vertex AI) name the model in the URL, not the body: --model
+            // is that name.
+            let routed = body.get("model").is_none().then_some(card.id.as_str());
             let req = Request::parse_routed(format, &bytes, routed)?;
             let b = billed_input(&req, render, tok);
             let label = format!("{}; rendered as {}", tok.label(), render.name());

@@ -313,7 +313,10 @@ fn upstream_request(
         }
     }
     if let Some(k) = &gw.opts.api_key {
-        let (name, value) = p.format.spec().auth_header(k);
+        let (name, value) = match p.bearer {
+            true => ("authorization", format!("Bearer {k}")),
+            false => p.format.spec().auth_header(k),
+        };
         rb = rb.header(name, value);
     }
     rb

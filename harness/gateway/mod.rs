@@ -336,6 +336,8 @@ struct Pending {
     path: String,
     /// A key the client put in the query, forwarded only when the gateway holds none.
     query_key: Option<String>,
+    /// The upstream takes the gateway's key as a bearer token (Vertex AI).
+    bearer: bool,
     model: String,
     request_bytes: usize,
     stream: bool,
@@ -472,6 +474,7 @@ async fn handle(
         format,
         path,
         query_key: None,
+        bearer: false,
         model: String::new(),
         request_bytes: 0,
         stream: false,
@@ -546,6 +549,7 @@ async fn handle(
         Err(e) => return p.fail(&gw, 404, &e).await,
     };
     p.query_key = route.query_key.clone();
+    p.bearer = route.bearer;
     let endpoint = Endpoint {
         count_only: route.count_only,
         ..endpoint

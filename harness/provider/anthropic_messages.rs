@@ -178,7 +178,64 @@ impl Provider for AnthropicMessages {
                 path: "/v1/messages/count_tokens",
                 count_only: true,
             },
+            // Claude on Vertex AI: `:rawPredict` and `:streamRawPredict` of the model, and
+            // `count-tokens:rawPredict` (the model then in the body).
+            Endpoint {
+                path: "/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{call}",
+                count_only: false,
+            },
+            Endpoint {
+                path: "/v1beta1/projects/{project}/locations/{location}/publishers/anthropic/models/{call}",
+                count_only: false,
+            },
         ]
+    }
+
+    fn route(
+        &self,
+        endpoint: Endpoint,
+        path: &str,
+        query: Option<&str>,
+    ) -> Result<super::Route, String> {
+        let Some(rest) = super::vertex::model_method(path, "anthropic")? else {
+            return Ok(super::Route {
+                path: endpoint.path.to_string(),
+                count_only: endpoint.count_only,
+                stream: None,
+                model: None,
+                query_key: None,
+                bearer: false,
+            });
+        };
+        let (model, method) = rest.rsplit_once(':').ok_or_else(|| {
+            format!("`{path}`: name a method after the model (`:rawPredict`, `:streamRawPredict`)")
+        })?;
+        let stream = match method {
+            "rawPredict" => false,
+            "streamRawPredict" => true,
+            other => {
+                return Err(format!(
+                    "`{other}` is not a method the gateway serves for Claude on Vertex AI: rawPredict, streamRawPredict"
+                ))
+            }
+        };
+        if model.is_empty() || model.len() > 200 || model.contains('/') {
+            return Err(format!("`{model}` is not a model name"));
+        }
+        let full = match query {
+            Some(q) if !q.is_empty() => format!("{path}?{q}"),
+            _ => path.to_string(),
+        };
+        // `count-tokens` counts the request whose model its body names.
+        let count_only = model == "count-tokens";
+        Ok(super::Route {
+            path: full,
+            count_only,
+            stream: Some(stream && !count_only),
+            model: (!count_only).then(|| format!("vertex_ai/{model}")),
+            query_key: None,
+            bearer: true,
+        })
     }
 
     fn conversation_key(&self) -> &'static str {

@@ -149,14 +149,29 @@ impl Provider for Gemini {
                 path: "/v1/models/{call}",
                 count_only: false,
             },
+            // Vertex AI: the same methods under a project and a location.
+            Endpoint {
+                path: "/v1/projects/{project}/locations/{location}/publishers/google/models/{call}",
+                count_only: false,
+            },
+            Endpoint {
+                path: "/v1beta1/projects/{project}/locations/{location}/publishers/google/models/{call}",
+                count_only: false,
+            },
         ]
     }
 
     fn route(&self, _endpoint: Endpoint, path: &str, query: Option<&str>) -> Result<Route, String> {
-        let rest = VERSIONS
-            .iter()
-            .find_map(|v| path.strip_prefix(&format!("/{v}/models/")))
-            .ok_or_else(|| format!("`{path}` is not a Gemini model method"))?;
+        // Vertex AI names the model after its project, location and publisher; its model is
+        // counted and priced by Vertex AI's rules (`vertex_ai/` before the id).
+        let vertex = super::vertex::model_method(path, "google")?;
+        let rest = match vertex {
+            Some(rest) => rest,
+            None => VERSIONS
+                .iter()
+                .find_map(|v| path.strip_prefix(&format!("/{v}/models/")))
+                .ok_or_else(|| format!("`{path}` is not a Gemini model method"))?,
+        };
         let (model, method) = rest.rsplit_once(':').ok_or_else(|| {
             format!("`{path}`: name a method after the model (`:generateContent`, `:streamGenerateContent`, `:countTokens`)")
         })?;
@@ -190,8 +205,12 @@ impl Provider for Gemini {
             path,
             count_only,
             stream: Some(stream),
-            model: Some(model.to_string()),
+            model: Some(match vertex {
+                Some(_) => format!("vertex_ai/{model}"),
+                None => model.to_string(),
+            }),
             query_key: key,
+            bearer: vertex.is_some(),
         })
     }
 

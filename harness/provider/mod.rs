@@ -11,6 +11,7 @@ pub(crate) mod gemini;
 mod openai_chat;
 pub(crate) mod openai_responses;
 pub mod tools;
+mod vertex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -208,6 +209,9 @@ pub struct Route {
     pub model: Option<String>,
     /// A key the client put in the query (`?key=`), taken out of `path`.
     pub query_key: Option<String>,
+    /// The upstream takes the gateway's key as an OAuth bearer token (`Authorization: Bearer`),
+    /// whatever the format's own header: Vertex AI.
+    pub bearer: bool,
 }
 
 /// A model's answer, whatever the format: content blocks in Anthropic form (`text`,
@@ -301,6 +305,7 @@ pub trait Provider: Sync {
             stream: None,
             model: None,
             query_key: None,
+            bearer: false,
         })
     }
     /// The path a client posts a round to (the model's, where the URL names it).
