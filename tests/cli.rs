@@ -693,3 +693,44 @@ fn terminal_output_fits_the_columns() {
         }
     }
 }
+
+/// `prices list` has a header and each model's prices, as JSON too; `--unpriced` lists the
+/// table's chat models that toolcost counts but nothing prices, each of which `count` answers
+/// for and `prices show` calls unpriced.
+#[test]
+fn prices_list_shows_prices_and_the_unpriced() {
+    let out = toolcost().args(["prices", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header = text.lines().next().unwrap();
+    for column in ["model", "source", "provider", "input", "output", "window"] {
+        assert!(header.contains(column), "{header}");
+    }
+    let out = toolcost()
+        .args(["prices", "list", "--json"])
+        .output()
+        .unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let gpt = rows.iter().find(|r| r["model"] == "gpt-4o").unwrap();
+    assert_eq!(gpt["input"], 2.5);
+    assert!(rows
+        .iter()
+        .all(|r| r["input"].is_number() && r["output"].is_number()));
+    let out = toolcost()
+        .args(["prices", "list", "--unpriced", "--json"])
+        .output()
+        .unwrap();
+    let unpriced: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!unpriced.is_empty());
+    for r in unpriced.iter().take(3) {
+        assert!(r["input"].is_null() || r["output"].is_null(), "{r}");
+        let model = r["model"].as_str().unwrap();
+        let shown = toolcost().args(["prices", "show", model]).output().unwrap();
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert!(shown.contains("unpriced"), "{model}: {shown}");
+        toolcost()
+            .args(["count", "--model", model])
+            .write_stdin("hello world")
+            .assert()
+            .success();
+    }
+}

@@ -27,6 +27,13 @@ pub enum PricesCommand {
         /// Only this LiteLLM provider's models (anthropic, openai, ...).
         #[arg(long)]
         provider: Option<String>,
+        /// Instead, the price table's chat models toolcost counts but cannot price (no usable
+        /// input or output price): `count` answers for them, costs are left out. Any other id
+        /// toolcost resolves but nothing prices is unpriced too (`prices show ID` says).
+        #[arg(long)]
+        unpriced: bool,
+        #[command(flatten)]
+        format: super::FormatArgs,
     },
     /// Refresh the snapshot from a newer LiteLLM `model_prices_and_context_window` JSON: keep
     /// the entries the cards name, say which figures moved, write the snapshot. Rebuild toolcost
@@ -113,43 +120,150 @@ pub(super) fn run(a: PricesArgs) -> Result<i32> {
             super::print_bytes(crate::report::fit_to_terminal(&billing(&c)).as_bytes())?;
             Ok(0)
         }
-        PricesCommand::List { provider } => {
-            let snap = litellm::Snapshot::embedded();
-            let mut out = String::new();
-            for c in PriceCard::all() {
-                // A card belongs to the provider of the table entry it is priced from.
-                let of = c
-                    .litellm
-                    .as_deref()
-                    .and_then(|k| snap.entry(k))
-                    .and_then(|e| e.provider)
-                    .unwrap_or_default();
-                if provider.as_deref().is_some_and(|want| want != of) {
-                    continue;
-                }
-                out.push_str(&format!(
-                    "{}\tcard\t{}\n",
-                    c.id,
-                    c.litellm.as_deref().unwrap_or("-")
-                ));
+        PricesCommand::List {
+            provider,
+            unpriced,
+            format,
+        } => {
+            let rows = match unpriced {
+                false => priced_rows(provider.as_deref()),
+                true => unpriced_rows(provider.as_deref()),
+            };
+            if rows.is_empty() {
+                return Err(Error::input(match provider {
+                    Some(p) => format!("no model of the provider `{p}` is listed; `toolcost prices list` names the providers in its `provider` column"),
+                    None => "no model is listed".into(),
+                }));
             }
-            for k in snap.keys() {
-                let Some(e) = snap.entry(k).filter(|_| snap.is_chat(k)) else {
-                    continue;
-                };
-                let p = e.provider.unwrap_or_default();
-                if provider.as_deref().is_some_and(|want| want != p) {
-                    continue;
-                }
-                if PriceCard::lookup(k).is_some() {
-                    out.push_str(&format!("{k}\t{p}\n"));
-                }
-            }
-            super::print_bytes(crate::report::fit_to_terminal(&out).as_bytes())?;
+            super::print_bytes(&crate::report::render(format.format(), &rows))?;
+            let said = format!(
+                "toolcost prices: {} model(s){}; USD per million tokens, LiteLLM snapshot of {}\n",
+                rows.len(),
+                match unpriced {
+                    true => " counted but not priced",
+                    false => "",
+                },
+                litellm::Snapshot::embedded().date
+            );
+            eprint!("{}", crate::report::fit_to_terminal(&said));
             Ok(0)
         }
         PricesCommand::Update(u) => update(u),
     }
+}
+
+/// One line of `prices list`: a model, where its price comes from, and its prices (USD per
+/// million tokens; empty where the table gives none).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ListedPrice {
+    pub model: String,
+    /// `card` (a hand card, sourced for that id) or `table` (a LiteLLM entry).
+    pub source: String,
+    pub provider: String,
+    pub input: Option<f64>,
+    pub cached_input: Option<f64>,
+    pub output: Option<f64>,
+    pub context_window: Option<u64>,
+    /// How toolcost counts it (its render rules), or why it is not priced.
+    pub note: String,
+}
+
+impl crate::report::Tabular for ListedPrice {
+    const COLUMNS: &'static [crate::report::Column] = &[
+        crate::report::Column::field("input").missing("-"),
+        crate::report::Column::field("cached_input")
+            .title("cached")
+            .missing("-"),
+        crate::report::Column::field("output").missing("-"),
+        crate::report::Column::field("context_window")
+            .title("window")
+            .missing("-"),
+    ];
+    const NOTES: &'static [&'static str] = &["note"];
+}
+
+/// The hand cards, then the table's chat models that toolcost prices, of `provider` if given.
+fn priced_rows(provider: Option<&str>) -> Vec<ListedPrice> {
+    let snap = litellm::Snapshot::embedded();
+    let mut rows = Vec::new();
+    for c in PriceCard::all() {
+        // A card belongs to the provider of the table entry it is priced from.
+        let of = c
+            .litellm
+            .as_deref()
+            .and_then(|k| snap.entry(k))
+            .and_then(|e| e.provider)
+            .unwrap_or_default();
+        if provider.is_some_and(|want| want != of) {
+            continue;
+        }
+        rows.push(ListedPrice {
+            model: c.id.clone(),
+            source: "card".into(),
+            provider: of,
+            input: Some(c.input),
+            cached_input: Some(c.cached_input),
+            output: Some(c.output),
+            context_window: Some(c.context_window),
+            note: format!("render {}, tokenizer {}", c.render, c.tokenizer().name()),
+        });
+    }
+    for k in snap.keys() {
+        let Some(e) = snap.entry(k).filter(|_| snap.is_chat(k)) else {
+            continue;
+        };
+        let p = e.provider.clone().unwrap_or_default();
+        if provider.is_some_and(|want| want != p) || PriceCard::lookup(k).is_none() {
+            continue;
+        }
+        rows.push(ListedPrice {
+            model: k.to_string(),
+            source: "table".into(),
+            provider: p,
+            input: e.input,
+            cached_input: e.cached_input,
+            output: e.output,
+            context_window: e.context_window,
+            note: String::new(),
+        });
+    }
+    rows
+}
+
+/// The table's chat models (by mode) that toolcost resolves and counts but cannot price.
+fn unpriced_rows(provider: Option<&str>) -> Vec<ListedPrice> {
+    let snap = litellm::Snapshot::embedded();
+    let mut rows = Vec::new();
+    for k in snap.keys() {
+        let Some(e) = snap.entry(k) else { continue };
+        let chat = matches!(e.mode.as_deref(), Some("chat" | "responses"));
+        let p = e.provider.clone().unwrap_or_default();
+        if !chat || provider.is_some_and(|want| want != p) || PriceCard::lookup(k).is_some() {
+            continue;
+        }
+        let Some(id) = crate::identity::identify(k) else {
+            continue;
+        };
+        let why = match (e.input, e.output) {
+            (None, _) | (_, None) => "the table gives no input or output price",
+            _ => "its table entry is not one toolcost prices on",
+        };
+        rows.push(ListedPrice {
+            model: k.to_string(),
+            source: "table".into(),
+            provider: p,
+            input: e.input,
+            cached_input: e.cached_input,
+            output: e.output,
+            context_window: e.context_window,
+            note: format!(
+                "unpriced: {why}; counted as {} ({})",
+                id.render_spec,
+                id.tokenizer.name()
+            ),
+        });
+    }
+    rows
 }
 
 fn update(u: UpdateArgs) -> Result<i32> {

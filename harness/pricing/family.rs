@@ -187,31 +187,43 @@ fn parent(provider: &str, k: &str) -> Option<&'static str> {
     if k.contains("gpt-oss") {
         return Some("kimi-k2.7-code");
     }
-    match provider {
-        "anthropic" => Some(match claude_version(k) {
-            Some(v) if v < (4, 7) && k.contains("haiku") => "claude-haiku-4.5",
-            Some(v) if v < (4, 7) => "claude-sonnet-4.6",
-            // 4.7 and later, and names without a version (`claude-mythos-preview`): the
-            // current generation (assumed for the latter).
-            _ => "claude-opus-5",
-        }),
-        "openai" | "azure" => Some(if k.starts_with("gpt-4.1") {
+    let claude = || match claude_version(k) {
+        Some(v) if v < (4, 7) && k.contains("haiku") => "claude-haiku-4.5",
+        Some(v) if v < (4, 7) => "claude-sonnet-4.6",
+        // 4.7 and later, and names without a version (`claude-mythos-preview`): the current
+        // generation (assumed for the latter).
+        _ => "claude-opus-5",
+    };
+    let gpt = || {
+        if k.starts_with("gpt-4.1") {
             "gpt-4.1"
         } else if k.starts_with("gpt-4") || k.starts_with("gpt-3") {
             "gpt-4o"
         } else {
             "gpt-5.4"
-        }),
-        // Google's own APIs (the Developer API and Vertex AI): Pro models take the Pro card's
-        // rules, the others Flash's.
+        }
+    };
+    // Google's own models: Pro models take the Pro card's rules, the others Flash's.
+    let gemini = || match k.contains("-pro") {
+        true => "gemini-3.1-pro-preview",
+        false => "gemini-3.5-flash",
+    };
+    match provider {
+        "anthropic" => Some(claude()),
+        "openai" | "azure" => Some(gpt()),
         "gemini" | "vertex_ai" | "vertex_ai-language-models" if k.starts_with("gemini-") => {
-            Some(match k.contains("-pro") {
-                true => "gemini-3.1-pro-preview",
-                false => "gemini-3.5-flash",
-            })
+            Some(gemini())
         }
         _ if crate::billing::render::open::of_model(k).is_some() => Some("kimi-k2.7-code"),
-        _ => None,
+        // Any other host that sells a model per token (Bedrock, Vertex AI's Claude, Azure AI,
+        // ...): its own prices, the hand card of the model's maker as the model's identity
+        // names it (what the table does not say is assumed from that card, and said).
+        _ => match crate::identity::identify(k)?.maker {
+            crate::identity::Maker::Anthropic => Some(claude()),
+            crate::identity::Maker::Openai => Some(gpt()),
+            crate::identity::Maker::Google => Some(gemini()),
+            crate::identity::Maker::Open(_) => Some("kimi-k2.7-code"),
+        },
     }
 }
 
