@@ -1,4 +1,4 @@
-//! Where toolcost finds what is installed apart from it (the MiniLM weights, the Gemma 3
+//! Where toolcost finds what is installed apart from it (the MiniLM weights, Llama 4's
 //! vocabulary): a place an environment variable names, else a default folder under the working
 //! folder or one of the executable's.
 

@@ -347,3 +347,49 @@ fn committed_reference_reports_regenerate() {
         );
     }
 }
+
+/// A refused cell reads as refused in the text table (with its reason as a note), and CSV and
+/// JSON keep `refused` as a boolean; without --tokenizer each model counts with its own.
+#[test]
+fn refused_rows_read_as_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("toolcost")
+        .unwrap()
+        .env("COLUMNS", "220")
+        .args([
+            "sweep",
+            "--rows",
+            "10,856",
+            "--surface",
+            "per-row-mcp",
+            "--client",
+            "openai-agent",
+        ])
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    let refused: Vec<&str> = table.lines().filter(|l| l.contains("REFUSED")).collect();
+    assert_eq!(refused.len(), 1, "{table}");
+    assert!(refused[0].contains("856"), "{table}");
+    assert!(table.contains("128"), "the reason is in the notes: {table}");
+    assert!(
+        table.contains("model: gpt-5.6") || table.contains("gpt-5.6"),
+        "{table}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    assert!(csv.lines().skip(1).any(|l| l.contains(",true,")), "{csv}");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    assert!(
+        rows.iter().all(|r| r["tokenizer"] == "o200k"),
+        "gpt-5.6's own tokenizer"
+    );
+    assert_eq!(rows.iter().filter(|r| r["refused"] == true).count(), 1);
+}

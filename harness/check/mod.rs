@@ -111,8 +111,8 @@ impl Config {
 
 /// One tool in the lock file: its bytes, its tokens with the budget's tokenizer, and for the
 /// pull-request diff its tokens on each provider whose tokenizer every machine has (Anthropic's
-/// current one counted exactly, OpenAI's o200k; Gemini's vocabulary is installed apart, so a
-/// lock does not depend on it). A lock written before these were kept has none.
+/// current one counted exactly, OpenAI's o200k; Gemini's stand-in is an estimate, so a lock
+/// does not depend on it). A lock written before these were kept has none.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
 pub struct Weight {
     pub bytes: usize,

@@ -28,7 +28,8 @@ pub struct SweepArgs {
     /// `all` leaves out the deferred-search variants; a surface a client's format lacks is a refused row.
     #[arg(long)]
     pub surface: Option<String>,
-    /// Comma-separated tokenizers. Default: o200k,cl100k.
+    /// Comma-separated tokenizers, each used for the clients whose model it can count. Default:
+    /// each client's model's own tokenizer.
     #[arg(long)]
     pub tokenizer: Option<String>,
     /// Comma-separated client profiles: embedded ones by name, profile files

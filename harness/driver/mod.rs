@@ -65,6 +65,9 @@ pub struct TaskResult {
     pub cost_usd: f64,
     /// Request bytes sent through the gateway, all rounds.
     pub wire_bytes: usize,
+    /// The task's wall time. Not written to the CSV or JSON: a timing differs run to run, and
+    /// would make every regenerated report differ from the committed one.
+    #[serde(skip)]
     pub wall_ms: f64,
     /// Evidence: rounds, calls, misses and success are `simulated` (the driver's scripted model);
     /// the tokens are the log rows' usage source (`estimated:<tokenizer>` or
@@ -92,10 +95,8 @@ impl TaskResult {
 }
 
 impl Tabular for TaskResult {
-    const COLUMNS: &'static [crate::report::Column] = &[
-        crate::report::Column::field("cost_usd").places(8),
-        crate::report::Column::field("wall_ms").places(0),
-    ];
+    const COLUMNS: &'static [crate::report::Column] =
+        &[crate::report::Column::field("cost_usd").places(8)];
     const BRIEF: &'static [&'static str] = &[
         "client",
         "surface",
@@ -121,7 +122,7 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
         .into_iter()
         .map(|c| s.client(c))
         .collect::<Result<Vec<_>>>()?;
-    // A model whose tokenizer is installed apart (Gemini's) must have it before anything is
+    // A model whose tokenizer is installed apart (Llama 4's) must have it before anything is
     // played: the mock bills every round with it.
     for c in &clients {
         crate::pricing::PriceCard::named(&c.model)?

@@ -209,7 +209,7 @@ impl Gateway {
                 let model = req.body.get("model").and_then(Value::as_str).unwrap_or("");
                 let card = mock::card_for(req.format, model);
                 let tok = card.tokenizer();
-                // A tokenizer installed apart and missing here (Gemma 3): the request is
+                // A tokenizer installed apart and missing here (Llama 4's): the request is
                 // forwarded and logged without an estimate.
                 tok.ready().ok()?;
                 Some(log::Estimate {

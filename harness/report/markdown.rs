@@ -181,7 +181,7 @@ pub fn render<T: Tabular>(rows: &[T]) -> Vec<u8> {
     table(
         &columns,
         rows.iter().map(|r| {
-            record::cells(r)
+            record::cells_for_people(r)
                 .iter()
                 .map(|c| text(c).replace("\\`", "`"))
                 .collect()

@@ -21,6 +21,8 @@ pub struct Column {
     suffix: &'static str,
     missing: &'static str,
     count: bool,
+    /// A boolean written as this word when true and as nothing when false.
+    flag: Option<&'static str>,
 }
 
 impl Column {
@@ -35,6 +37,17 @@ impl Column {
             suffix: "",
             missing: "",
             count: false,
+            flag: None,
+        }
+    }
+
+    /// In the terminal table and Markdown, write a boolean as `word` when true and leave the
+    /// cell empty when false (a state a reader should see, not a column of `false`); CSV keeps
+    /// `true` and `false`.
+    pub const fn flag(self, word: &'static str) -> Column {
+        Column {
+            flag: Some(word),
+            ..self
         }
     }
 
@@ -85,14 +98,18 @@ impl Column {
         }
     }
 
-    fn write(&self, v: &Value) -> String {
+    fn write(&self, v: &Value, people: bool) -> String {
         match v {
-            Value::Text(s) => s.clone(),
+            Value::Text(s) => match (self.flag.filter(|_| people), s.as_str()) {
+                (Some(word), "true") => word.to_string(),
+                (Some(_), "false") => String::new(),
+                _ => s.clone(),
+            },
             Value::Missing => self.missing.to_string(),
             Value::List(items) if self.count => items.len().to_string(),
             Value::List(items) => items
                 .iter()
-                .map(|i| self.write(i))
+                .map(|i| self.write(i, people))
                 .collect::<Vec<_>>()
                 .join("; "),
             Value::Fields(_) => panic!("`{}` holds a struct: table rows are flat", self.field),
@@ -148,8 +165,17 @@ pub fn titles<T: Tabular>() -> Vec<String> {
         .collect()
 }
 
-/// One row's cells, in field order.
+/// One row's cells, in field order, as CSV writes them.
 pub fn cells<T: Tabular>(row: &T) -> Vec<String> {
+    cells_with(row, false)
+}
+
+/// One row's cells as people read them (the terminal table, Markdown): flags as words.
+pub fn cells_for_people<T: Tabular>(row: &T) -> Vec<String> {
+    cells_with(row, true)
+}
+
+fn cells_with<T: Tabular>(row: &T, people: bool) -> Vec<String> {
     let fields = match row.serialize(Cell) {
         Ok(Value::Fields(fields)) => fields,
         Ok(_) => panic!("a Tabular row serialises as a struct"),
@@ -157,7 +183,7 @@ pub fn cells<T: Tabular>(row: &T) -> Vec<String> {
     };
     fields
         .iter()
-        .map(|(field, v)| column::<T>(field).write(v))
+        .map(|(field, v)| column::<T>(field).write(v, people))
         .collect()
 }
 

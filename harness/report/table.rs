@@ -71,7 +71,7 @@ struct Col {
 pub fn render_within<T: Tabular>(rows: &[T], width: Option<usize>) -> Vec<u8> {
     let fields = record::fields::<T>();
     let titles = record::titles::<T>();
-    let all: Vec<Vec<String>> = rows.iter().map(record::cells).collect();
+    let all: Vec<Vec<String>> = rows.iter().map(record::cells_for_people).collect();
     let at = |name: &str| fields.iter().position(|f| *f == name);
     let column = |i: usize| Col {
         title: titles[i].clone(),

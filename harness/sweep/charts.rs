@@ -18,8 +18,9 @@ fn tok_label(rows: &[SweepRow], tok: &str) -> String {
         .map_or_else(|| format!("estimated:{tok}"), |r| r.label.clone())
 }
 
-/// One series per surface of this client and tokenizer, N > 0; a row without a value (a
-/// refused row's dollars) has no point.
+/// One series per surface of this client and tokenizer, N > 0; a refused row (the provider
+/// answers 400) and a row without a value have no point, so a surface refused at every N has
+/// no series.
 fn by_surface(
     rows: &[SweepRow],
     client: &str,
@@ -31,8 +32,10 @@ fn by_surface(
         .iter()
         .filter(|r| r.client == client && r.tokenizer == tokenizer && r.rows > 0)
     {
-        let Some(v) = value(r) else { continue };
-        let p = (r.rows as f64, v, r.refused);
+        let Some(v) = value(r).filter(|_| !r.refused) else {
+            continue;
+        };
+        let p = (r.rows as f64, v);
         match out.iter_mut().find(|(s, _)| *s == r.surface) {
             Some((_, v)) => v.push(p),
             None => out.push((r.surface.clone(), vec![p])),
@@ -94,6 +97,7 @@ pub fn sweep_plots(
                 hlines: window,
                 vlines: vec![limit.clone()],
                 money: false,
+                note: None,
             },
         )?);
         files.extend(plot::write(
@@ -101,17 +105,22 @@ pub fn sweep_plots(
             &PerSurface {
                 stem: format!("cost-per-month{suffix}"),
                 title: format!(
-                    "Cost per month vs catalogue size ({client}, {} turns a day x {} days)",
-                    month.0, month.1
+                    "Cost per month vs catalogue size ({client} on {}, {} turns a day x {} days)",
+                    c.card.id.rsplit('/').next().unwrap_or(&c.card.id),
+                    month.0,
+                    month.1
                 ),
-                y_desc: format!(
-                    "USD per month at {}'s prices, warm cache (derived, log scale)",
-                    c.card.id
-                ),
+                y_desc: "USD per month, warm cache (derived, log scale)".into(),
                 series: by_surface(rows, client, &tok, |r| r.cost_per_month_usd),
                 hlines: Vec::new(),
                 vlines: vec![limit],
                 money: true,
+                note: (c.card.min_cacheable > 0).then(|| {
+                    format!(
+                        "{} caches a prompt of {} tokens or more: a shorter one pays every token, so it can cost more than a longer one",
+                        c.card.id, c.card.min_cacheable
+                    )
+                }),
             },
         )?);
         files.extend(bytes_vs_tokens(dir, rows, client, &tok, &suffix)?);

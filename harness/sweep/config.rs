@@ -12,7 +12,6 @@ use std::path::PathBuf;
 
 /// The grid the issue names: 0 to 100 times the recorded catalogue.
 pub const DEFAULT_ROWS: [usize; 6] = [0, 10, 100, 856, 8_560, 85_600];
-pub const DEFAULT_TOKENIZERS: [&str; 2] = ["o200k", "cl100k"];
 pub const DEFAULT_CLIENTS: [&str; 2] = ["claude-cli", "openai-agent"];
 /// Whole tasks are played up to this N unless --task-rows says otherwise: beyond it the
 /// per-row surface's 150-round task resends more than a gigabyte of definitions.
@@ -227,12 +226,10 @@ fn grid(
         Some(s) => split(s),
         None => spec.surfaces.clone().unwrap_or_else(|| vec!["all".into()]),
     };
+    // No tokenizer named: each client's model counts with its own (an empty list).
     let tokenizer_names = match &a.tokenizer {
         Some(s) => split(s),
-        None => spec
-            .tokenizers
-            .clone()
-            .unwrap_or_else(|| DEFAULT_TOKENIZERS.iter().map(|s| s.to_string()).collect()),
+        None => spec.tokenizers.clone().unwrap_or_default(),
     };
     let client_names = match &a.client {
         Some(s) => split(s),
@@ -254,7 +251,8 @@ fn grid(
         .map(|t| Tokenizer::parse(t))
         .collect::<Result<Vec<_>>>()?;
     let surfaces = surfaces(&surface_names)?;
-    if surfaces.is_empty() || tokenizers.is_empty() || clients.is_empty() {
+    if surfaces.is_empty() || clients.is_empty() || (tokenizers.is_empty() && a.tokenizer.is_some())
+    {
         return Err(Error::input(
             "the sweep needs at least one surface, tokenizer and client",
         ));

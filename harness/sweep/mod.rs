@@ -36,6 +36,8 @@ pub struct Config {
     pub seed: u64,
     pub rows: Vec<usize>,
     pub surfaces: Vec<SurfaceKind>,
+    /// The tokenizers each client's rows are counted with (those meaningful for its model);
+    /// empty: each model's own.
     pub tokenizers: Vec<Tokenizer>,
     pub clients: Vec<Client>,
     pub turns_per_day: u64,
@@ -97,19 +99,25 @@ impl Tabular for SweepRow {
         Column::field("cost_usd").places(8),
         Column::field("cost_usd_cold").places(8),
         Column::field("cost_per_month_usd").places(2),
+        Column::field("refused").flag("REFUSED"),
+        Column::field("warnings").title("why refused, or limits crossed"),
     ];
     const BRIEF: &'static [&'static str] = &[
         "surface",
         "client",
         "tokenizer",
         "rows",
+        "refused",
         "wire_bytes",
         "input_tokens",
         "ratio_to_protocol_only",
         "marginal_tokens_per_definition",
         "cost_per_month_usd",
         "label",
+        "warnings",
     ];
+    const NOTES: &'static [&'static str] = &["warnings"];
+    const CONTEXT: &'static [&'static str] = &["model"];
 }
 
 /// What a sweep produced.
@@ -174,9 +182,14 @@ pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<
 
 /// Run the sweep and write every file.
 pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
-    // A tokenizer installed apart (Gemma 3) is checked before anything is written.
+    // A tokenizer installed apart (Llama 4's) is checked before anything is written.
     for t in &cfg.tokenizers {
         t.ready()?;
+    }
+    for c in &cfg.clients {
+        if cfg.tokenizers.is_empty() {
+            PriceCard::named(&c.model)?.tokenizer().ready()?;
+        }
     }
     std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
     // Each client's price card, looked up once: it prices the measurements, and its context
@@ -212,7 +225,10 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
                 client: client.clone(),
                 model: limits.card.clone(),
                 surfaces: cfg.surfaces.clone(),
-                tokenizers: meaningful_tokenizers(&cfg.tokenizers, &limits.card),
+                tokenizers: match cfg.tokenizers.is_empty() {
+                    true => vec![limits.card.tokenizer()],
+                    false => meaningful_tokenizers(&cfg.tokenizers, &limits.card),
+                },
                 turn: measure::DEFAULT_TURN.into(),
                 output_tokens: measure::DEFAULT_OUTPUT_TOKENS,
                 endpoint: DEFAULT_ENDPOINT.into(),

@@ -137,22 +137,39 @@ fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
     )
 }
 
-/// A point of a per-surface chart: (N, value, refused).
-pub type Point = (f64, f64, bool);
+/// A point of a per-surface chart: (N, value). A refused request has none.
+pub type Point = (f64, f64);
+
+/// For each series, the earlier series it lies on (every point within 2% of the other's at the
+/// same N, and the same Ns): drawn under or beside it at this scale, so the legend says so.
+fn coinciding(series: &[(String, Vec<Point>)]) -> Vec<Option<usize>> {
+    let same = |a: &[Point], b: &[Point]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(p, q)| p.0 == q.0 && (p.1 - q.1).abs() <= 0.02 * p.1.abs().max(q.1.abs()))
+    };
+    (0..series.len())
+        .map(|i| (0..i).find(|&j| same(&series[i].1, &series[j].1)))
+        .collect()
+}
 
 /// A log-log line chart of one value per surface against N.
 pub struct PerSurface {
     pub stem: String,
     pub title: String,
     pub y_desc: String,
-    /// Per surface: (N, value, refused). A refused request (the provider answers 400) is drawn
-    /// as a hollow marker.
+    /// Per surface: (N, value). A refused request (the provider answers 400) has no point, and
+    /// a surface refused at every N no line.
     pub series: Vec<(String, Vec<Point>)>,
     /// Horizontal limit lines: (value, label).
     pub hlines: Vec<(f64, String)>,
     /// Vertical limit lines at N: (N, label).
     pub vlines: Vec<(f64, String)>,
     pub money: bool,
+    /// A line under the plot that explains what a reader would take for a mistake (a caching
+    /// minimum that makes a smaller prompt dearer).
+    pub note: Option<String>,
 }
 
 impl Chart for PerSurface {
@@ -188,23 +205,58 @@ impl Chart for PerSurface {
             .draw()
             .map_err(e)?;
         let grey = RGBColor(90, 90, 90);
-        for (v, label) in &self.hlines {
-            if *v < y0 || *v > y1 {
-                continue;
+        // Lines close to each other (1M and 1,048,576; 200k and 262k on a wide scale) share one
+        // label, above the highest of them, at the right (the legend holds the upper left), so
+        // no two labels overprint.
+        let mut lines: Vec<&(f64, String)> = self
+            .hlines
+            .iter()
+            .filter(|(v, _)| *v >= y0 && *v <= y1)
+            .collect();
+        lines.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Each group: its lines' values (ascending) and their labels.
+        let mut groups: Vec<(Vec<f64>, Vec<String>)> = Vec::new();
+        // Two labels collide when their lines are closer than a label's height: 18 of the
+        // plot's some 560 pixels, on this chart's log scale.
+        let near = (y1 / y0).powf(18.0 / 560.0).max(1.2);
+        for (v, label) in lines {
+            match groups.last_mut() {
+                Some((values, labels)) if values.last().is_some_and(|h| *v / *h < near) => {
+                    values.push(*v);
+                    labels.push(label.clone());
+                }
+                _ => groups.push((vec![*v], vec![label.clone()])),
             }
-            chart
-                .draw_series(DashedLineSeries::new(
-                    vec![(x0, *v), (x1, *v)],
-                    6,
-                    4,
-                    grey.stroke_width(1),
-                ))
-                .map_err(e)?;
+        }
+        for (values, labels) in &groups {
+            let high = *values.last().expect("a group holds a line");
+            for &v in values {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(x0, v), (x1, v)],
+                        6,
+                        4,
+                        grey.stroke_width(1),
+                    ))
+                    .map_err(e)?;
+            }
+            // A long shared label names the first line and counts the rest.
+            let text = match labels.join("; ") {
+                t if t.chars().count() <= 80 || labels.len() == 1 => t,
+                _ => format!(
+                    "{} (+{} more line(s) just above)",
+                    labels[0],
+                    labels.len() - 1
+                ),
+            };
             chart
                 .draw_series(std::iter::once(Text::new(
-                    label.clone(),
-                    (x0 * 1.15, *v * 1.12),
-                    (FONT, 13).into_font().color(&grey),
+                    text,
+                    (x1 / 1.05, high * 1.08),
+                    (FONT, 13)
+                        .into_font()
+                        .color(&grey)
+                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
                 )))
                 .map_err(e)?;
         }
@@ -238,25 +290,44 @@ impl Chart for PerSurface {
                 )))
                 .map_err(e)?;
         }
-        for (surface, points) in &self.series {
+        let under = coinciding(&self.series);
+        for (i, (surface, points)) in self.series.iter().enumerate() {
             let c = colour(surface);
-            let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
+            let xy: Vec<(f64, f64)> = points.clone();
+            // A series that lies on an earlier one says so in the legend, and its marks differ
+            // in shape, so both can be seen.
+            let label = match under[i] {
+                Some(j) => format!("{surface} (≈ {})", self.series[j].0),
+                None => surface.clone(),
+            };
             chart
                 .draw_series(LineSeries::new(xy, c.stroke_width(2)))
                 .map_err(e)?
-                .label(surface.clone())
+                .label(label)
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3))
                 });
+            let shape = i % 3;
             chart
-                .draw_series(points.iter().map(|&(x, y, refused)| {
-                    let style = if refused {
-                        c.stroke_width(2)
-                    } else {
-                        c.filled()
-                    };
-                    Circle::new((x, y), if refused { 6 } else { 4 }, style)
+                .draw_series(points.iter().map(move |&(x, y)| -> DynElement<_, _> {
+                    match shape {
+                        0 => Circle::new((x, y), 4, c.filled()).into_dyn(),
+                        1 => TriangleMarker::new((x, y), 6, c.stroke_width(2)).into_dyn(),
+                        _ => Cross::new((x, y), 5, c.stroke_width(2)).into_dyn(),
+                    }
                 }))
+                .map_err(e)?;
+        }
+        if let Some(note) = &self.note {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    note.clone(),
+                    (x1 / 1.05, y0 * 1.12),
+                    (FONT, 13)
+                        .into_font()
+                        .color(&grey)
+                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
+                )))
                 .map_err(e)?;
         }
         legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
