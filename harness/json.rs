@@ -2,7 +2,7 @@
 //!
 //! `compact` is what clients put on the wire (no whitespace, keys in insertion order).
 //! `python_spaced` mirrors Python's `json.dumps` defaults (`", "` and `": "` separators,
-//! non-ASCII escaped as `\uXXXX`): the published composition figures (FACTS section 1) were
+//! non-ASCII escaped as `\uXXXX`): the published composition figures (the published measurement) were
 //! measured on that form. `minify` strips insignificant whitespace from JSON text without
 //! re-serialising it, so a capture's bytes stay exactly as the server wrote them.
 

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 /// The turn measured when none is given.
 pub const DEFAULT_TURN: &str = "what time is it";
-/// Output tokens assumed per turn: the mean of the recorded splits' 72 and 74 (FACTS section 1).
+/// Output tokens assumed per turn: the mean of the recorded splits' 72 and 74 (the published measurement).
 pub const DEFAULT_OUTPUT_TOKENS: u64 = 73;
 
 /// Where the catalogue comes from.

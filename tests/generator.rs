@@ -88,7 +88,7 @@ fn calibration_holds_for_other_seeds_too() {
 
 #[test]
 fn generated_text_tokenizes_like_real_catalogues() {
-    // FACTS section 4: 4.45 bytes per o200k token across real servers; within 10%.
+    // the real captures: 4.45 bytes per o200k token across real servers; within 10%.
     for profile in Profile::names() {
         let rows: Vec<_> =
             Generator::new(Profile::named(profile).unwrap(), 856, 1, false).collect();
@@ -104,7 +104,7 @@ fn generated_text_tokenizes_like_real_catalogues() {
 
 #[test]
 fn real_mcp_profile_matches_the_captures_composition() {
-    // FACTS section 4: mean 1,451 compact bytes per tool; schemas about two thirds of the bytes.
+    // the real captures: mean 1,451 compact bytes per tool; schemas about two thirds of the bytes.
     let rows: Vec<_> = Generator::new(Profile::named("real-mcp").unwrap(), 887, 1, false).collect();
     let c = Composition::of(&Catalogue::from_rows("t", rows));
     assert!(

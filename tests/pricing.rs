@@ -206,12 +206,19 @@ fn prices_show_and_list() {
     assert!(text.contains("inherits from the gpt-5.4 card"), "{text}");
     assert!(text.contains("cache write held 12h"), "{text}");
     let out = toolcost()
-        .args(["prices", "list", "--provider", "anthropic"])
+        .args(["prices", "list", "--provider", "anthropic", "--json"])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("claude-sonnet-5-5\tanthropic"), "{text}");
-    assert!(!text.contains("\topenai"), "{text}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["model"] == "claude-sonnet-5-5" && r["provider"] == "anthropic"),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter().all(|r| r["provider"] == "anthropic"),
+        "{rows:?}"
+    );
 }
 
 /// gpt-5.6's first request with a cacheable prefix pays the write price, its repeat the read

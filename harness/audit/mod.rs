@@ -232,11 +232,21 @@ pub struct AuditRow {
 }
 
 impl Tabular for AuditRow {
-    const COLUMNS: &'static [Column] = &[Column::field("cost_usd").places(6)];
+    const COLUMNS: &'static [Column] = &[Column::field("cost_usd")
+        .places(6)
+        .title("$ per session start (uncached input)")];
     const BRIEF: &'static [&'static str] = &[
         "host", "server", "tool", "status", "tools", "bytes", "tokens", "cost_usd",
     ];
+    const CONTEXT: &'static [&'static str] = &["model"];
 }
+
+/// What the terminal table's figures are, said under it: what the tokens and dollars cover,
+/// and why `weigh` of the same server gives more.
+pub const TABLE_NOTE: &str = "tokens: each tool's definition alone, as the host's API format \
+writes it, counted with the model's tokenizer; $: those tokens as uncached input at the model's \
+input price, once per session start. `toolcost weigh` of the same server gives more: it bills \
+the definitions inside one request, with the provider's tool-use prompt and framing.\n";
 
 /// What one host is weighed with.
 struct Pricing {
@@ -399,7 +409,7 @@ async fn weigh(
         })
         .filter(|t| !s.exclude.contains(&t.name))
         .collect();
-    let mut tools = Vec::new();
+    let mut tools: Vec<AuditRow> = Vec::new();
     for t in &kept {
         let name = p.client.tool_name(&s.name, &t.name);
         let def = wire::tool_definition(p.client.format, &name, t, false);
@@ -407,6 +417,8 @@ async fn weigh(
         let tokens = p.tok.count(&text).round() as u64;
         tools.push(row(name, "ok".into(), 1, text.len(), tokens));
     }
+    // The dearest tools first, then by name.
+    tools.sort_by(|a, b| b.tokens.cmp(&a.tokens).then_with(|| a.tool.cmp(&b.tool)));
     let mut out = vec![row(
         String::new(),
         "ok".into(),

@@ -1,4 +1,4 @@
-//! Prompt caching as each provider bills it (FACTS sections 3 and 6).
+//! Prompt caching as each provider bills it (the providers' documentation).
 //!
 //! - [`CacheRule::Marks`] (Anthropic): nothing is read or written unless the request asks for
 //!   it with `cache_control` on a block (tools, system, message content; at most four) or the

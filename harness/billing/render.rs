@@ -2,7 +2,7 @@
 //!
 //! - Anthropic: system, messages and every non-deferred tool's `{name, description,
 //!   input_schema}`, plus the hidden tool-use system prompt once when any tool is present
-//!   (per model family and `tool_choice`, FACTS section 3). Deferred tools are unbilled until a
+//!   (per model family and `tool_choice`, the providers' documentation). Deferred tools are unbilled until a
 //!   `tool_reference` in the messages expands them.
 //! - OpenAI: the cookbook's `num_tokens_for_tools` walk over the `namespace functions` rendering
 //!   (func_init, prop_init, prop_key, enum_init, enum_item, func_end), 3 tokens per message

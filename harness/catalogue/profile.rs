@@ -41,7 +41,7 @@ pub struct Profile {
     pub max_definition_bytes: usize,
     /// Share of rows whose stored schema carries a legacy violation the normaliser repairs.
     pub legacy_violation_share: f64,
-    /// Rows added per 832 projected rows by `--inactive` (FACTS section 1: 13 disabled,
+    /// Rows added per 832 projected rows by `--inactive` (the published measurement: 13 disabled,
     /// 45 hidden, 2 test-shaped).
     pub inactive_per_832: [usize; 3],
 }

@@ -1,4 +1,4 @@
-//! What a projection is made of: bytes, the composition shares FACTS section 1 reports, the
+//! What a projection is made of: bytes, the composition shares the published measurement reports, the
 //! runner mix, and the largest definition.
 
 use super::{Catalogue, Runner};

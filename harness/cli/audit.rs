@@ -130,6 +130,13 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
     let mut by_host: Vec<(Host, Vec<audit::HostFile>)> = Vec::new();
     let mut unread = 0;
     for (f, named) in &files {
+        // A file named with --config that is not there is said first: no host to guess.
+        if *named && !f.exists() {
+            return Err(Error::input(format!(
+                "{}: no such file (--config names a host's MCP configuration file)",
+                f.display()
+            )));
+        }
         let host = forced.or_else(|| Host::of_file(f)).ok_or_else(|| {
             Error::input(format!(
                 "{}: which host's file is this? name it with --host ({})",
@@ -177,9 +184,12 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
         .count();
     let bytes = report::render(format, &rows);
     let bytes = match format {
-        OutputFormat::Table => {
-            report::fit_to_terminal(&String::from_utf8_lossy(&bytes)).into_bytes()
-        }
+        OutputFormat::Table => report::fit_to_terminal(&format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&bytes),
+            audit::TABLE_NOTE
+        ))
+        .into_bytes(),
         OutputFormat::Json | OutputFormat::Csv | OutputFormat::Markdown => bytes,
     };
     emit(a.output.as_deref(), &bytes)?;

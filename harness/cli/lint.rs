@@ -54,11 +54,19 @@ pub(super) fn run(a: LintArgs) -> Result<i32> {
     let reports = lint::lint(&cat);
     if a.fix {
         let fixed = lint::fixed_tools_list(&cat);
+        eprint!("{}", report::fit_to_terminal(&lint::text(&cat, &reports)));
         match &a.output {
-            Some(path) => report::write_atomic(path, fixed.as_bytes())?,
+            Some(path) => {
+                report::write_atomic(path, fixed.as_bytes())?;
+                eprintln!(
+                    "toolcost lint: wrote the normalised tools/list ({} tools, {} bytes) to {}",
+                    cat.tools.len(),
+                    fixed.len(),
+                    path.display()
+                );
+            }
             None => print!("{fixed}"),
         }
-        eprint!("{}", report::fit_to_terminal(&lint::text(&cat, &reports)));
         return Ok(0);
     }
     if a.json {

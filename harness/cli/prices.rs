@@ -245,8 +245,12 @@ fn unpriced_rows(provider: Option<&str>) -> Vec<ListedPrice> {
             continue;
         };
         let why = match (e.input, e.output) {
-            (None, _) | (_, None) => "the table gives no input or output price",
-            _ => "its table entry is not one toolcost prices on",
+            (None, _) | (_, None) => "the table gives no input or output price".to_string(),
+            // Why the card is refused (a per-seat subscription's entry, say).
+            _ => match PriceCard::named(k) {
+                Err(e) => e.to_string(),
+                Ok(_) => "its table entry is not one toolcost prices on".into(),
+            },
         };
         rows.push(ListedPrice {
             model: k.to_string(),

@@ -8,7 +8,7 @@
 //! (`tokens::claude_exact`): claude-v3 up to the 4.6 models, claude-v4.7 for Opus 4.7,
 //! claude-v5 for Opus 4.8 and the 5.x models (ctok 1.3.0's measured routing); it takes its other
 //! rules from the 4.6 or Haiku 4.5 card before 4.7 and from claude-opus-5's from 4.7 on
-//! (Anthropic: the tokenizer changed with Opus 4.7, FACTS section 8). OpenAI models take gpt-4o's rules up to gpt-4.1 and
+//! (Anthropic: the tokenizer changed with Opus 4.7, the providers' documentation). OpenAI models take gpt-4o's rules up to gpt-4.1 and
 //! gpt-5.4's after; from gpt-5.5 the prompt cache keeps entries 24 hours, and a model whose entry
 //! prices cache writes (gpt-5.6 and later) is billed for them.
 
@@ -216,15 +216,22 @@ fn parent(provider: &str, k: &str) -> Option<&'static str> {
         }
         _ if crate::billing::render::open::of_model(k).is_some() => Some("kimi-k2.7-code"),
         // Any other host that sells a model per token (Bedrock, Vertex AI's Claude, Azure AI,
-        // ...): its own prices, the hand card of the model's maker as the model's identity
-        // names it (what the table does not say is assumed from that card, and said).
-        _ => match crate::identity::identify(k)?.maker {
-            crate::identity::Maker::Anthropic => Some(claude()),
-            crate::identity::Maker::Openai => Some(gpt()),
-            crate::identity::Maker::Google => Some(gemini()),
-            crate::identity::Maker::Open(_) => Some("kimi-k2.7-code"),
-        },
+        // ...): its own prices, the hand card of the model's maker as its name says (what the
+        // table does not say is assumed from that card, and said).
+        _ if k.contains("claude") => Some(claude()),
+        _ if k.contains("gemini") => Some(gemini()),
+        _ if is_openai_model(k) => Some(gpt()),
+        _ => None,
     }
+}
+
+/// Whether a model name (a host's spelling: `openai.gpt-6-sol`, `gpt-4o`) is one of OpenAI's
+/// GPT, Codex or o-series models.
+fn is_openai_model(k: &str) -> bool {
+    let name = k.rsplit_once("openai.").map_or(k, |(_, r)| r);
+    name.starts_with("gpt-")
+        || name.starts_with("codex-")
+        || (name.len() > 1 && name.starts_with('o') && name.as_bytes()[1].is_ascii_digit())
 }
 
 /// The (major, minor) version in a Claude model id: `claude-opus-4-6-20260205` (4, 6),

@@ -609,7 +609,7 @@ mod tests {
 
     #[test]
     fn kimi_card_reproduces_the_recorded_dollars_from_the_published_split() {
-        // FACTS section 1: 143,664 cached / 5,523 uncached / 72 output -> $0.02852109.
+        // the published measurement: 143,664 cached / 5,523 uncached / 72 output -> $0.02852109.
         let k = PriceCard::named("kimi-k2.7-code").unwrap();
         let u = Usage {
             uncached_input: 5_523,

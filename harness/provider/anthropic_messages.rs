@@ -10,7 +10,7 @@ use super::{
 };
 use serde_json::{json, Value};
 
-/// Most tools with `defer_loading` in one request (FACTS section 3).
+/// Most tools with `defer_loading` in one request (the providers' documentation).
 pub const MAX_DEFERRED: usize = 10_000;
 
 pub struct AnthropicMessages;

@@ -9,7 +9,7 @@ use super::{
 };
 use serde_json::{json, Value};
 
-/// Most tools in one request (FACTS section 3).
+/// Most tools in one request (the providers' documentation).
 pub const MAX_TOOLS: usize = 128;
 
 pub struct OpenaiChat;
@@ -244,7 +244,7 @@ impl Provider for OpenaiChat {
                 tools.len()
             ));
         }
-        // Tool search and deferred loading exist only in the Responses API (FACTS section 6).
+        // Tool search and deferred loading exist only in the Responses API (the providers' documentation).
         if tools
             .iter()
             .map(ToolEntry::as_ref)

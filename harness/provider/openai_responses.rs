@@ -15,7 +15,7 @@
 //!   at the end of the context so the cache survives (the render model, `billing::render`).
 //! - `tool_search_call` / `tool_search_output` items carry `execution` (`server` or `client`);
 //!   the output's `tools` are the loaded definitions.
-//! - OpenAI's limit of 128 tools per request (FACTS section 3, the same limit as Chat
+//! - OpenAI's limit of 128 tools per request (the providers' documentation, the same limit as Chat
 //!   Completions) is modelled as counting the functions the model sees in full: deferred
 //!   functions, namespaces' deferred members and the `tool_search` tool itself are not counted.
 //!   The guide states no separate cap on deferred functions (it recommends fewer than 10
@@ -30,7 +30,7 @@ use super::{
 };
 use serde_json::{json, Value};
 
-/// Most fully visible functions in one request (FACTS section 3).
+/// Most fully visible functions in one request (the providers' documentation).
 pub const MAX_TOOLS: usize = 128;
 
 pub struct OpenaiResponses;

@@ -1,7 +1,7 @@
 //! Strict input schemas: a validator that names each violation by JSON pointer, and a
 //! normaliser whose output always validates, is idempotent, and keeps meaning where it can.
 //!
-//! "Strict" is what Moonshot/Kimi-style clients enforce (FACTS section 4): the root is
+//! "Strict" is what Moonshot/Kimi-style clients enforce (the real captures): the root is
 //! `type: object`; every `required` name exists in `properties`; every node has a `type`;
 //! no `anyOf`/`oneOf`/`allOf`; no `$ref`.
 

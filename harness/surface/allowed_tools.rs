@@ -8,7 +8,7 @@
 //! 2026-12-02: a cache hit needs identical tools). That narrowing through `tool_choice` keeps
 //! the cached prefix is inferred from that rule, not stated by OpenAI; where `tool_choice` is
 //! rendered is not published, and the mock takes it as outside the cached prefix and unbilled
-//! (assumed). OpenAI's 128 tools per request (FACTS section 3) count here as on every
+//! (assumed). OpenAI's 128 tools per request (the providers' documentation) count here as on every
 //! Responses request, so the surface fits catalogues of up to 125 tools beside the built-ins
 //! and `enable_tools`. OpenAI Responses only: Chat Completions nests the choice differently;
 //! Anthropic has no such choice.

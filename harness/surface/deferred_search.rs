@@ -12,7 +12,7 @@ use crate::wire::{self, Format};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-/// Anthropic's provider-side tool-search tool types (FACTS section 3).
+/// Anthropic's provider-side tool-search tool types (the providers' documentation).
 pub const ANTHROPIC_REGEX: &str = "tool_search_tool_regex_20251119";
 pub const ANTHROPIC_BM25: &str = "tool_search_tool_bm25_20251119";
 /// The client-side search tool's name.

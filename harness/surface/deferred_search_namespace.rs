@@ -3,7 +3,7 @@
 //! marked `defer_loading`, plus the hosted `tool_search` tool.
 //!
 //! Until a search loads a member, the model sees only each namespace's name and description
-//! (FACTS section 6; the render model bills it so), where loose deferred functions keep every
+//! (the providers' documentation; the render model bills it so), where loose deferred functions keep every
 //! name and description billed. OpenAI recommends namespaces over loose deferred functions.
 //! Namespaces exist only in the Responses API: Anthropic Messages and Chat Completions have no
 //! such tool type, and their limits refuse the request as the provider would (400).

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Summaries are cut at this many characters (FACTS section 2: 100 failed the task).
+/// Summaries are cut at this many characters (the recorded evaluation: 100 failed the task).
 pub const SUMMARY_CHARS: usize = 300;
 /// At most this many required argument names per entry.
 pub const MAX_REQUIRED: usize = 6;

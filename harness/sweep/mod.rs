@@ -23,7 +23,7 @@ use crate::tokens::Tokenizer;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Turns a day and days a month in the published monthly figure (FACTS section 1).
+/// Turns a day and days a month in the published monthly figure (the published measurement).
 pub const TURNS_PER_DAY: u64 = 200;
 pub const DAYS: u64 = 30;
 

@@ -1,5 +1,5 @@
 //! The Gemma 3 vocabulary, the offline stand-in for Gemini's tokenizer (Google states that
-//! Gemini and Gemma share a tokenizer family; FACTS section 8), counted with
+//! Gemini and Gemma share a tokenizer family; the providers' documentation), counted with
 //! [`super::sentencepiece`]. It is embedded: the `splintr-vocab-gemma3` crate (reached through
 //! `splintr`'s `vocab-gemma3` feature) ships Google's Gemma 3 `tokenizer.model` converted id for
 //! id into text (262,144 pieces, their scores and types; MD5 of the source file

@@ -52,7 +52,7 @@ pub struct ToolPrompt {
 /// Fitted on `fixtures/claude-requests` (2026-12-05): each is the count every recorded request of
 /// that model and choice agrees on (the mode of recorded less rendered). claude-opus-5's is the
 /// one constant that makes the 17 recorded tools deltas of `fixtures/claude-counts` exact
-/// (2026-08). Published sizes (Anthropic's tool-use pricing table, as FACTS section 3 carries it):
+/// (2026-08). Published sizes (Anthropic's tool-use pricing table, as the providers' documentation carries it):
 /// Claude 3 Haiku 264/340, Claude 3 Opus 530/281, Claude 3 Sonnet 159/235, Claude 3.5 Sonnet
 /// 294/261, Claude 3.5 Haiku 264/340, Claude 3.7 Sonnet and the Claude 4 models 346/313.
 pub const TOOL_PROMPTS: &[ToolPrompt] = &[
