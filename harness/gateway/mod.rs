@@ -6,13 +6,14 @@
 //! carries toolcost's own estimate of the request ([`log::Estimate`]), computed on a blocking
 //! thread while the upstream answers, so that `toolcost calibrate` can compare the two.
 
+mod body;
 mod continuation;
 mod forward;
 pub mod log;
 pub mod mock;
+mod pending;
 mod writer;
 
-use crate::clock;
 use crate::error::Result;
 use crate::pricing::Usage;
 use crate::provider::{Endpoint, Format};
@@ -66,6 +67,10 @@ pub struct Options {
     /// must reach [`MIN_BODY_RATE`]: a stalled or dripping upload is answered 408 and closed.
     pub body_idle: Duration,
 }
+
+pub use body::MAX_INFLIGHT_BYTES;
+use body::{read_body, BodyRefusal};
+use pending::Pending;
 
 /// The default [`Options::body_idle`] (an assumed bound: a client that has started a body
 /// and sends nothing for 15 seconds has stalled).
@@ -330,126 +335,8 @@ impl UpstreamUrl {
     }
 }
 
-struct Pending {
-    format: Format,
-    /// The path (and query) the request is logged and forwarded under.
-    path: String,
-    /// A key the client put in the query, forwarded only when the gateway holds none.
-    query_key: Option<String>,
-    /// The upstream takes the gateway's key as a bearer token (Vertex AI).
-    bearer: bool,
-    model: String,
-    request_bytes: usize,
-    stream: bool,
-    metadata: String,
-    started: Instant,
-    /// Said in the row's metadata: a model no price card names (billed at another's prices by
-    /// the mock; left unpriced when forwarded).
-    price_warning: Option<String>,
-    /// Said in the row's metadata apart from the price: context the request points to that the
-    /// estimate cannot hold (an unknown continuation, cached content, returned thoughts).
-    flags: Vec<String>,
-    /// The request's body, kept only with `--log-bodies`.
-    body: Option<Bytes>,
-    /// toolcost's estimate of the request, once known (forward mode).
-    estimate: Option<log::Estimate>,
-    /// The row written when a forwarded stream began, which its end completes.
-    provisional: Option<i64>,
-    /// A Responses request as the provider bills it (its continued context included), whose
-    /// answer's context is kept for the requests that continue it.
-    remember: Option<Arc<Request>>,
-}
-
-impl Pending {
-    fn row(
-        &self,
-        status: u16,
-        response_bytes: usize,
-        usage: Option<(Usage, f64)>,
-        source: &str,
-        error: Option<String>,
-    ) -> LogRow {
-        let (u, cost) = usage.unwrap_or_default();
-        LogRow {
-            id: 0,
-            created_at: clock::now_rfc3339(),
-            provider_format: self.format.name().into(),
-            model: self.model.clone(),
-            // A credential in the query (Gemini's `key`, an OAuth `access_token`) is not logged.
-            path: crate::secret::redact(&self.path),
-            status,
-            duration_ms: self.started.elapsed().as_secs_f64() * 1000.0,
-            request_bytes: self.request_bytes,
-            response_bytes,
-            input_tokens: u.total_input(),
-            cached_input_tokens: u.cached_input,
-            cache_write_tokens: u.cache_write,
-            output_tokens: u.output,
-            cost_usd: cost,
-            usage_source: source.into(),
-            stream: self.stream,
-            error,
-            metadata: self.metadata(),
-            ..Default::default()
-        }
-        .with_estimate(self.estimate.as_ref())
-    }
-
-    /// The client's metadata, with the gateway's warnings added as `toolcost_warning` (the
-    /// price's first, then each flag, joined by `; `).
-    fn metadata(&self) -> String {
-        let said: Vec<&str> = self
-            .price_warning
-            .iter()
-            .chain(&self.flags)
-            .map(String::as_str)
-            .collect();
-        if said.is_empty() {
-            return self.metadata.clone();
-        }
-        let w = &said.join("; ");
-        match serde_json::from_str::<Value>(&self.metadata) {
-            Ok(Value::Object(mut m)) => {
-                m.insert("toolcost_warning".into(), Value::String(w.to_string()));
-                crate::json::compact(&Value::Object(m))
-            }
-            _ => crate::json::compact(
-                &serde_json::json!({"client_metadata": self.metadata, "toolcost_warning": w}),
-            ),
-        }
-    }
-
-    /// Refuse for a moment: the gateway holds [`MAX_INFLIGHT_BYTES`] of `what` already (503
-    /// with `Retry-After`).
-    async fn busy(&self, gw: &Gateway, what: &str) -> Response {
-        let why = format!(
-            "the gateway is busy with {} MB of {what}; retry in a second",
-            MAX_INFLIGHT_BYTES >> 20
-        );
-        let mut r = self.fail(gw, 503, &why).await;
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
-        // The body is not read: the answer ends the connection, so the client reads it
-        // rather than meeting a reset while it is still sending.
-        r.headers_mut().insert(
-            header::CONNECTION,
-            header::HeaderValue::from_static("close"),
-        );
-        r
-    }
-
-    /// Log an error and answer it in the provider's format.
-    async fn fail(&self, gw: &Gateway, status: u16, message: &str) -> Response {
-        let body = crate::json::compact(&self.format.spec().error_body(status, message));
-        gw.record(
-            self,
-            self.row(status, body.len(), None, "none", Some(message.to_string())),
-        )
-        .await;
-        json_response(status, body, "application/json")
-    }
-}
-
+/// Serve one request: read its body within the bounds, route it, bill it (the mock) or forward
+/// it, and log its row before the answer goes out.
 async fn handle(
     gw: Arc<Gateway>,
     format: Format,
@@ -633,115 +520,6 @@ async fn handle(
     }
 }
 
-/// The most bytes of request bodies served at once (a body alone may be larger, up to
-/// `--max-body`): 64 MB of bodies is about 3.5 GB once parsed (an assumed bound, from the
-/// observed 55 times).
-pub const MAX_INFLIGHT_BYTES: usize = 64 << 20;
-
-/// A body's share of [`MAX_INFLIGHT_BYTES`], given back when the request is done.
-struct Reserved<'a> {
-    count: &'a std::sync::atomic::AtomicUsize,
-    bytes: usize,
-}
-
-impl<'a> Reserved<'a> {
-    /// Take `bytes` if they fit beside what is in flight, or if nothing is.
-    fn take(count: &'a std::sync::atomic::AtomicUsize, bytes: usize) -> Option<Reserved<'a>> {
-        use std::sync::atomic::Ordering::SeqCst;
-        count
-            .fetch_update(SeqCst, SeqCst, |now| {
-                (now == 0 || now.saturating_add(bytes) <= MAX_INFLIGHT_BYTES).then(|| now + bytes)
-            })
-            .ok()
-            .map(|_| Reserved { count, bytes })
-    }
-}
-
-impl Reserved<'_> {
-    /// Take `more` bytes on top of this share, if they fit beside what else is in flight, or
-    /// if nothing else is.
-    fn grow(&mut self, more: usize) -> bool {
-        use std::sync::atomic::Ordering::SeqCst;
-        let mine = self.bytes;
-        let grown = self
-            .count
-            .fetch_update(SeqCst, SeqCst, |now| {
-                (now == mine || now.saturating_add(more) <= MAX_INFLIGHT_BYTES).then(|| now + more)
-            })
-            .is_ok();
-        if grown {
-            self.bytes += more;
-        }
-        grown
-    }
-}
-
-/// Why a request body was not read.
-enum BodyRefusal {
-    /// Past `--max-body`.
-    TooLarge,
-    /// The body stopped arriving, or arrives slower than [`MIN_BODY_RATE`].
-    Stalled,
-    /// Past [`MAX_INFLIGHT_BYTES`] beside the bodies in flight.
-    Busy,
-    /// The client's stream failed.
-    Broken(String),
-}
-
-/// Read a request body of at most `limit` bytes, holding its share of the in-flight bound as
-/// the bytes arrive (what a body announces is never reserved: a client that announces 64 MB
-/// and sends 1 KB holds 1 KB). A body that stops arriving for `idle`, or whose average rate
-/// after `idle` is below [`MIN_BODY_RATE`], is refused. Nothing past the bound is buffered.
-async fn read_body<'a>(
-    count: &'a std::sync::atomic::AtomicUsize,
-    headers: &HeaderMap,
-    body: Body,
-    limit: usize,
-    idle: Duration,
-) -> std::result::Result<(Bytes, Reserved<'a>), BodyRefusal> {
-    use futures_util::StreamExt;
-    let announced = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<usize>().ok());
-    if announced.is_some_and(|n| n > limit) {
-        return Err(BodyRefusal::TooLarge);
-    }
-    let mut reserved = Reserved::take(count, 0).ok_or(BodyRefusal::Busy)?;
-    let mut buf = Vec::with_capacity(announced.unwrap_or(0).min(64 << 10));
-    let mut stream = body.into_data_stream();
-    let started = tokio::time::Instant::now();
-    loop {
-        let next = tokio::time::timeout(idle, stream.next())
-            .await
-            .map_err(|_| BodyRefusal::Stalled)?;
-        let Some(part) = next else { break };
-        let part = part.map_err(|e| BodyRefusal::Broken(e.to_string()))?;
-        let elapsed = started.elapsed();
-        if elapsed > idle
-            && ((buf.len() + part.len()) as f64) < MIN_BODY_RATE as f64 * elapsed.as_secs_f64()
-        {
-            return Err(BodyRefusal::Stalled);
-        }
-        if buf.len() + part.len() > limit {
-            return Err(BodyRefusal::TooLarge);
-        }
-        let past = (buf.len() + part.len()).saturating_sub(reserved.bytes);
-        if past > 0 && !reserved.grow(past) {
-            return Err(BodyRefusal::Busy);
-        }
-        buf.extend_from_slice(&part);
-    }
-    Ok((Bytes::from(buf), reserved))
-}
-
-impl Drop for Reserved<'_> {
-    fn drop(&mut self) {
-        self.count
-            .fetch_sub(self.bytes, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
 /// Request bodies up to this size have their estimate made on their own task: counting a few
 /// KB takes microseconds, less than waking a blocking thread and waiting for it (an assumed
 /// bound; at concurrency 32 the hand-over's futex waits and context switches were a seventh
@@ -862,115 +640,4 @@ fn mock_estimate(u: &Usage, label: &str) -> log::Estimate {
 pub use forward::MAX_USAGE;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Bodies in flight are bounded together; one body alone may pass the bound.
-    #[test]
-    fn bodies_in_flight_are_bounded_together() {
-        let count = std::sync::atomic::AtomicUsize::new(0);
-        let big = Reserved::take(&count, MAX_INFLIGHT_BYTES + 10).expect("alone it passes");
-        assert!(Reserved::take(&count, 1).is_none());
-        drop(big);
-        let a = Reserved::take(&count, MAX_INFLIGHT_BYTES / 2).unwrap();
-        let b = Reserved::take(&count, MAX_INFLIGHT_BYTES / 2).unwrap();
-        assert!(Reserved::take(&count, 1).is_none());
-        drop((a, b));
-        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
-    }
-
-    /// What a body only announces holds nothing: a body that announces 64 MB and never sends
-    /// them takes none of the bound and is refused once it stalls; one that grows past the
-    /// bound as it arrives is refused at the part that passes it; one announced past
-    /// `--max-body` is refused unread; a body alone grows as far as `--max-body`.
-    #[tokio::test]
-    async fn a_body_holds_the_bound_by_what_arrived() {
-        use futures_util::StreamExt;
-        let idle = Duration::from_millis(100);
-        let count = std::sync::atomic::AtomicUsize::new(0);
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::CONTENT_LENGTH,
-            (64usize << 20).to_string().parse().unwrap(),
-        );
-        let stalled = Body::from_stream(
-            futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from(vec![b'{'; 1024]))])
-                .chain(futures_util::stream::pending()),
-        );
-        let reading = read_body(&count, &h, stalled, 1 << 30, idle);
-        tokio::pin!(reading);
-        // While it waits, the stalled body holds the 1 KB it sent, not the 64 MB it announced:
-        // another request's body fits beside it.
-        assert!(
-            tokio::time::timeout(Duration::from_millis(30), &mut reading)
-                .await
-                .is_err()
-        );
-        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1024);
-        assert!(Reserved::take(&count, MAX_INFLIGHT_BYTES - 2048).is_some());
-        assert!(matches!(reading.await, Err(BodyRefusal::Stalled)));
-        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
-        // A drip: a byte every 20 ms is below the minimum rate once the grace has passed.
-        let drip = Body::from_stream(futures_util::stream::unfold((), |_| async {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            Some((Ok::<_, std::io::Error>(Bytes::from_static(b" ")), ()))
-        }));
-        assert!(matches!(
-            read_body(&count, &HeaderMap::new(), drip, 1 << 30, idle).await,
-            Err(BodyRefusal::Stalled)
-        ));
-        let other = Reserved::take(&count, MAX_INFLIGHT_BYTES - 10).unwrap();
-        let parts = futures_util::stream::iter(
-            (0..8).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![b' '; 4]))),
-        );
-        let grown = read_body(
-            &count,
-            &HeaderMap::new(),
-            Body::from_stream(parts),
-            1 << 30,
-            idle,
-        )
-        .await;
-        assert!(matches!(grown, Err(BodyRefusal::Busy)));
-        let mut h2 = HeaderMap::new();
-        h2.insert(header::CONTENT_LENGTH, "2000".parse().unwrap());
-        let big = Body::from(vec![b'x'; 2000]);
-        assert!(matches!(
-            read_body(&count, &h2, big, 1000, idle).await,
-            Err(BodyRefusal::TooLarge)
-        ));
-        drop(other);
-        let parts = futures_util::stream::iter(
-            (0..8).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![b' '; 4]))),
-        );
-        let (bytes, held) = read_body(
-            &count,
-            &HeaderMap::new(),
-            Body::from_stream(parts),
-            1 << 30,
-            idle,
-        )
-        .await
-        .ok()
-        .unwrap();
-        assert_eq!((bytes.len(), held.bytes), (32, 32));
-        drop(held);
-        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
-    }
-
-    /// A `log` table toolcost did not make is refused, and the file is left byte for byte.
-    #[test]
-    fn a_foreign_log_table_is_refused_unwritten() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("theirs.db");
-        {
-            let c = rusqlite::Connection::open(&path).unwrap();
-            c.execute_batch("CREATE TABLE log (id INTEGER PRIMARY KEY, line TEXT); INSERT INTO log (line) VALUES ('mine');")
-                .unwrap();
-        }
-        let before = std::fs::read(&path).unwrap();
-        let e = log::open(&path).unwrap_err().to_string();
-        assert!(e.contains("not toolcost's"), "{e}");
-        assert_eq!(std::fs::read(&path).unwrap(), before);
-    }
-}
+mod tests;
