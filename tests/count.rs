@@ -309,3 +309,26 @@ fn count_equals_sentencepiece_for_mistrals_earlier_models() {
         assert!(wrong.is_empty(), "{model}: {wrong:?}");
     }
 }
+
+/// `count --request` holds a body to the node bound before it parses it: a body of more JSON
+/// values than any real request is refused with exit 2, not built as a tree.
+#[test]
+fn count_request_refuses_a_body_past_the_node_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("body.json");
+    let n = toolcost::json::MAX_NODES + 10;
+    let mut body = String::with_capacity(2 * n + 100);
+    body.push_str(r#"{"model":"gpt-5.4","messages":[{"role":"user","content":"hi"}],"x":["#);
+    body.push_str(&"0,".repeat(n));
+    body.push_str("0]}");
+    std::fs::write(&file, body).unwrap();
+    let out = assert_cmd::Command::cargo_bin("toolcost")
+        .unwrap()
+        .args(["count", "--request", "--model", "gpt-5.4"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("JSON values"), "{err}");
+}

@@ -201,6 +201,8 @@ fn count_one(a: &CountArgs, card: &Model, bytes: Vec<u8>) -> Result<Value> {
             (tok.count(&text).round() as u64, tok.label(), None)
         }
         true => {
+            // The node bound first: a body built to be costly to parse is refused unparsed.
+            crate::json::check_nodes(&bytes, "request body").map_err(Error::input)?;
             let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
                 Error::input(format!("request body: {}", crate::json::why_unreadable(&e)))
             })?;
