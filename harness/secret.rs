@@ -67,6 +67,56 @@ pub fn redact(text: &str) -> String {
         rest = &rest[end..];
     }
     out.push_str(rest);
+    redact_loose_pairs(&out)
+}
+
+/// `text` with the value of every secret parameter that follows a `?`, `&` or `;` anywhere in it
+/// redacted: a query quoted without its URL (`path=/mcp?token=...` in a server's error page).
+fn redact_loose_pairs(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if matches!(b[i], b'?' | b'&' | b';') {
+            let name_end = (i + 1..b.len())
+                .find(|&j| {
+                    !(b[j].is_ascii_alphanumeric() || matches!(b[j], b'_' | b'-' | b'%' | b'.'))
+                })
+                .unwrap_or(b.len());
+            if name_end > i + 1 && b.get(name_end) == Some(&b'=') {
+                let name = &text[i + 1..name_end];
+                let value_end = (name_end + 1..b.len())
+                    .find(|&j| {
+                        b[j].is_ascii_whitespace()
+                            || matches!(
+                                b[j],
+                                b'&' | b';'
+                                    | b'#'
+                                    | b'"'
+                                    | b'\''
+                                    | b'<'
+                                    | b'>'
+                                    | b'`'
+                                    | b','
+                                    | b')'
+                            )
+                    })
+                    .unwrap_or(b.len());
+                let value = &text[name_end + 1..value_end];
+                if is_secret_param(&percent_decoded(name)) && !value.is_empty() && value != REDACTED
+                {
+                    out.push_str(&text[copied..name_end + 1]);
+                    out.push_str(REDACTED);
+                    copied = value_end;
+                }
+                i = value_end.max(i + 1);
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
     out
 }
 
@@ -202,8 +252,9 @@ fn redact_query(query: &str) -> String {
     format!("{out}{}", redact_fragment(fragment))
 }
 
-/// A query name with its `%XX` escapes read (so `api%5Fkey` is `api_key`).
-fn percent_decoded(s: &str) -> String {
+/// Text with its `%XX` escapes read (so `api%5Fkey` is `api_key`); bytes that are not UTF-8 are
+/// replaced.
+pub fn percent_decoded(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -277,6 +328,10 @@ mod tests {
             (
                 "https://h/v1/models/claude-3-5-sonnet-20241022/2026-07-28/server-everything",
                 "https://h/v1/models/claude-3-5-sonnet-20241022/2026-07-28/server-everything",
+            ),
+            (
+                "401: path=/mcp?token=QTOKEN2&page=1 and ?Token=UP&x-api-key=XAKV1;sig=S1 (q?x=1)",
+                "401: path=/mcp?token=REDACTED&page=1 and ?Token=REDACTED&x-api-key=REDACTED;sig=REDACTED (q?x=1)",
             ),
             ("https://h/x?api%5Fkey=1", "https://h/x?api%5Fkey=REDACTED"),
             (

@@ -445,6 +445,8 @@ fn look_alike_names_show_in_markdown() {
             ("sm\u{0430}ll", 5),
             ("medium\u{200B}", 40),
             ("gone\u{202E}x", 5),
+            ("new\nline", 5),
+            ("ls\u{2028}x", 5),
         ],
     );
     let md = toolcost()
@@ -453,10 +455,14 @@ fn look_alike_names_show_in_markdown() {
         .output()
         .unwrap();
     let md = String::from_utf8(md.stdout).unwrap();
-    for raw in ['\u{200B}', '\u{202E}'] {
+    for raw in ['\u{200B}', '\u{202E}', '\u{2028}'] {
         assert!(!md.contains(raw), "{raw:?} raw in {md}");
     }
     assert!(md.contains("`medium\\u{200B}`"), "{md}");
     assert!(md.contains("`gone\\u{202E}x`"), "{md}");
     assert!(md.contains("(not ASCII: U+0430)"), "{md}");
+    assert!(
+        md.contains("`new\\u{000A}line` (not ASCII: U+000A)"),
+        "{md}"
+    );
 }

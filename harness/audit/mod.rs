@@ -388,11 +388,13 @@ async fn weigh(
         Err(e) => {
             return vec![row(
                 String::new(),
-                format!("failed: {}", first_line(&e.to_string())),
+                // Cut to one line after the secrets are redacted (shown_status), never before:
+                // a cut can leave the first characters of a secret no value matches.
+                format!("failed: {}", e.to_string().replace(['\n', '\r'], " ")),
                 0,
                 0,
                 0,
-            )]
+            )];
         }
     };
     let kept: Vec<&crate::catalogue::Tool> = cat
@@ -446,7 +448,11 @@ fn shown_status(status: &str, s: &Server) -> String {
             }
         }
     }
-    crate::secret::redact_values(&status, passed_values(s))
+    let values = passed_values(s);
+    first_line(&crate::secret::redact_values(
+        &status,
+        values.iter().map(String::as_str),
+    ))
 }
 
 /// `scheme://host:port` of a URL, or `(the server's URL)` when it does not parse.
@@ -463,34 +469,54 @@ fn origin(url: &str) -> String {
 
 /// The values a report must not show: what the entry took from the environment, its own
 /// `env` values (the base variables are the user's own paths and names), its arguments (a
-/// program's argv can carry a key), and for an HTTP server its header values and each part of
-/// its URL's path, query and fragment.
-fn passed_values(s: &Server) -> Vec<&str> {
-    let mut out: Vec<&str> = s.secrets.iter().map(String::as_str).collect();
+/// program's argv can carry a key), and for an HTTP server its header values, its URL's user
+/// and password (and the Basic credential the HTTP client makes of them), each path segment of
+/// eight characters or more, every query value and the fragment.
+fn passed_values(s: &Server) -> Vec<String> {
+    let mut out: Vec<String> = s.secrets.clone();
     match &s.reach {
         Reach::Stdio { env, argv, .. } => {
             out.extend(
                 env.iter()
                     .filter(|(k, _)| !entry::BASE_ENV.contains(&k.as_str()))
-                    .map(|(_, v)| v.as_str()),
+                    .map(|(_, v)| v.clone()),
             );
-            out.extend(argv.iter().skip(1).map(String::as_str));
+            out.extend(argv.iter().skip(1).cloned());
         }
         Reach::Http { headers, url } => {
-            out.extend(
-                headers
-                    .iter()
-                    .filter_map(|h| h.split_once(':').map(|(_, v)| v.trim()))
-                    .flat_map(|v| [v, v.rsplit(' ').next().unwrap_or(v)]),
-            );
-            // The parts after the authority: path segments, query values and the fragment.
-            let after = url.split_once("://").map_or(url.as_str(), |(_, a)| a);
-            if let Some(i) = after.find(['/', '?', '#']) {
+            for h in headers {
+                if let Some((_, v)) = h.split_once(':') {
+                    let v = v.trim();
+                    out.push(v.to_string());
+                    out.push(v.rsplit(' ').next().unwrap_or(v).to_string());
+                }
+            }
+            if let Ok(u) = reqwest::Url::parse(url) {
+                let decode = crate::secret::percent_decoded;
+                let (user, pass) = (decode(u.username()), u.password().map(decode));
+                if !user.is_empty() || pass.is_some() {
+                    use base64::Engine;
+                    let pair = format!("{user}:{}", pass.clone().unwrap_or_default());
+                    out.push(base64::engine::general_purpose::STANDARD.encode(pair));
+                    out.push(u.username().to_string());
+                    out.push(user);
+                    out.extend(u.password().map(String::from));
+                    out.extend(pass);
+                }
                 out.extend(
-                    after[i..]
-                        .split(['/', '?', '#', '&', '=', ';'])
-                        .filter(|p| p.len() >= 8),
+                    u.path_segments()
+                        .into_iter()
+                        .flatten()
+                        .filter(|p| p.len() >= 8)
+                        .flat_map(|p| [p.to_string(), decode(p)]),
                 );
+                out.extend(u.query_pairs().map(|(_, v)| v.into_owned()));
+                out.extend(u.query().into_iter().flat_map(|q| {
+                    q.split(['&', ';'])
+                        .filter_map(|p| p.split_once('=').map(|(_, v)| v.to_string()))
+                        .collect::<Vec<_>>()
+                }));
+                out.extend(u.fragment().map(String::from));
             }
         }
         Reach::Unreachable(_) | Reach::Off(_) => {}
@@ -498,10 +524,78 @@ fn passed_values(s: &Server) -> Vec<&str> {
     out
 }
 
+/// A status as one line a table shows: its first line, and past 300 characters its first and
+/// last 150 with `…` between (what a server printed last is often what says why it failed).
 fn first_line(s: &str) -> String {
     let line = s.lines().next().unwrap_or("");
-    match line.chars().count() > 300 {
-        true => line.chars().take(300).collect::<String>() + "…",
+    let n = line.chars().count();
+    match n > 300 {
+        true => {
+            let head: String = line.chars().take(150).collect();
+            let tail: String = line.chars().skip(n - 150).collect();
+            format!("{head}…{tail}")
+        }
         false => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(reach: Reach) -> Server {
+        Server {
+            name: "s".into(),
+            scope: "user".into(),
+            shown: String::new(),
+            reach,
+            secrets: vec!["tok-FROM-ENV-1".into()],
+            include: None,
+            exclude: Vec::new(),
+        }
+    }
+
+    /// What a failing server echoes back keeps none of what toolcost sent it: the URL's user
+    /// and password (and their Basic form), token-like path segments, every query value
+    /// whatever its name, the fragment, values from the environment; and a status cut for the
+    /// table is cut after redaction, so no secret's first characters survive the cut.
+    #[test]
+    fn echoed_secrets_are_redacted_before_the_cut() {
+        use base64::Engine;
+        let url = "http://user:pw-USERINFO99@127.0.0.1:9/s/9fK2xQ7LmN4pR8sT1vW3/mcp?token=QTOKEN2&password=PWV1&q=tok-FROM-ENV-1#frag-SECRET";
+        let basic = base64::engine::general_purpose::STANDARD.encode("user:pw-USERINFO99");
+        let s = server(Reach::Http {
+            url: url.into(),
+            headers: vec!["Authorization: Bearer hdr-SECRET-77".into()],
+        });
+        let status = format!(
+            "failed: 401 path=/s/9fK2xQ7LmN4pR8sT1vW3/mcp?token=QTOKEN2&password=PWV1 \
+             authorization: Basic {basic} bearer hdr-SECRET-77 at {url}"
+        );
+        let shown = shown_status(&status, &s);
+        for secret in [
+            "pw-USERINFO99",
+            basic.as_str(),
+            "9fK2xQ7LmN4pR8sT1vW3",
+            "QTOKEN2",
+            "PWV1",
+            "tok-FROM-ENV-1",
+            "frag-SECRET",
+            "hdr-SECRET-77",
+        ] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        let s = server(Reach::Stdio {
+            argv: vec!["sh".into(), "cutsecret-ABCDEFGHIJKLMNOPQRSTUV".into()],
+            env: Vec::new(),
+            cwd: std::path::PathBuf::from("/"),
+        });
+        let status = format!(
+            "failed: stderr ended with: {}cutsecret-ABCDEFGHIJKLMNOPQRSTUV and more",
+            "B".repeat(190)
+        );
+        let shown = shown_status(&status, &s);
+        assert!(!shown.contains("cutsecret"), "{shown}");
+        assert!(shown.ends_with("and more"), "the end is kept: {shown}");
     }
 }

@@ -143,10 +143,19 @@ fn github(o: &Outcome, tok: &str, summary: &str) -> String {
     out
 }
 
-/// A tool's name for a table: a code span with invisible characters escaped, and any character
-/// outside ASCII named, so a rename to a look-alike (Cyrillic `а` for Latin `a`) shows.
+/// A tool's name for a table: a code span with invisible and control characters escaped, and
+/// any character outside printable ASCII named, so a rename to a look-alike (Cyrillic `а` for
+/// Latin `a`) shows.
 fn name_cell(name: &str) -> String {
-    let mut cell = markdown::code(name);
+    // Control characters as escapes too: `new\nline` must not read as `new line`.
+    let shown: String = name
+        .chars()
+        .map(|c| match c.is_control() {
+            true => markdown::escape(c),
+            false => c.to_string(),
+        })
+        .collect();
+    let mut cell = markdown::code(&shown);
     if let Some(list) = markdown::confusable(name) {
         cell.push_str(&format!(" (not ASCII: {list})"));
     }

@@ -104,8 +104,13 @@ pub(super) fn run(a: PricesArgs) -> Result<i32> {
                 Err(e) => match crate::identity::resolve(&m) {
                     Ok(id) => {
                         let (_, tok, render) = id.rules();
+                        // A refusal with a reason of its own (a per-seat subscription) says it.
+                        let why = match e.to_string() {
+                            w if w.contains("subscription") => w,
+                            _ => "no price card or LiteLLM entry prices it".into(),
+                        };
                         let out = format!(
-                            "{}\n  unpriced: no price card or LiteLLM entry prices it, so no cost is given; counts need no price\n  counted as {} ({}), tokenizer {}\n",
+                            "{}\n  unpriced: {why}, so no cost is given; counts need no price\n  counted as {} ({}), tokenizer {}\n",
                             id.id,
                             render,
                             id.note,
@@ -129,11 +134,12 @@ pub(super) fn run(a: PricesArgs) -> Result<i32> {
                 false => priced_rows(provider.as_deref()),
                 true => unpriced_rows(provider.as_deref()),
             };
+            // An empty list is an answer (no model of that provider is unpriced, say), said on
+            // stderr with where the providers' names are.
             if rows.is_empty() {
-                return Err(Error::input(match provider {
-                    Some(p) => format!("no model of the provider `{p}` is listed; `toolcost prices list` names the providers in its `provider` column"),
-                    None => "no model is listed".into(),
-                }));
+                if let Some(p) = &provider {
+                    eprintln!("toolcost prices: no model of the provider `{p}` here; `toolcost prices list` names the providers in its `provider` column");
+                }
             }
             super::print_bytes(&crate::report::render(format.format(), &rows))?;
             let said = format!(

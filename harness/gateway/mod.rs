@@ -412,7 +412,7 @@ async fn handle(
                     &gw,
                     413,
                     &format!(
-                        "request body refused: larger than {} bytes (--max-body)",
+                        "request body refused: larger than {} bytes, the gateway's body limit",
                         gw.opts.max_body
                     ),
                 )

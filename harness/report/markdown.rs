@@ -70,19 +70,21 @@ pub fn cell(s: &str) -> String {
 
 /// Whether a character changes how text around it reads without showing itself: bidi controls
 /// (which can make `delete_all` display as `lla_eteled`), zero-width and joiner characters,
-/// fillers that render blank, tags and variation selectors. Outside text shows each as an
+/// line and paragraph separators, fillers and blanks that render empty (Hangul fillers, the
+/// blank Braille pattern), tags and variation selectors. Outside text shows each as an
 /// escape ([`visible`]), so a renamed tool cannot display as the name it replaced.
 pub fn invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
         | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{2028}' | '\u{2029}' | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}'
+        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
         | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}' | '\u{1D173}'..='\u{1D17A}'
         | '\u{E0000}'..='\u{E0FFF}')
 }
 
 /// A character as an escape a reader sees: `\u{202E}`.
-fn escape(c: char) -> String {
+pub fn escape(c: char) -> String {
     format!("\\u{{{:04X}}}", c as u32)
 }
 
@@ -101,11 +103,15 @@ pub fn visible(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The characters of a name outside ASCII, as `U+0430` (at most four): a tool name that holds
-/// one can look like another (Cyrillic `а` beside Latin `a`), which a report should say.
+/// The characters of a name outside printable ASCII, as `U+0430` (at most four): a tool name
+/// that holds one can look like another (Cyrillic `а` beside Latin `a`, a line break beside a
+/// space), which a report should say.
 pub fn confusable(name: &str) -> Option<String> {
     let mut seen: Vec<char> = Vec::new();
-    for c in name.chars().filter(|c| !c.is_ascii()) {
+    for c in name
+        .chars()
+        .filter(|c| !c.is_ascii() || c.is_ascii_control())
+    {
         if !seen.contains(&c) {
             seen.push(c);
         }
