@@ -465,4 +465,17 @@ fn look_alike_names_show_in_markdown() {
         md.contains("`new\\u{000A}line` (not ASCII: U+000A)"),
         "{md}"
     );
+    // The terminal table and GitHub's annotations show the same escapes, never the raw ones.
+    for format in ["table", "github"] {
+        let out = toolcost()
+            .current_dir(dir.path())
+            .args(["check", "--format", format])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        for raw in ['\u{200B}', '\u{202E}', '\u{2028}'] {
+            assert!(!text.contains(raw), "{format}: {raw:?} raw in {text}");
+        }
+        assert!(text.contains("gone\\u{202E}x"), "{format}: {text}");
+    }
 }

@@ -48,10 +48,22 @@ fn change_line(c: &ToolChange, tok: &str) -> String {
     format!(
         "{:<8} {}: {} -> {}",
         format!("{:?}", c.change).to_lowercase(),
-        c.name,
+        shown(&c.name),
         w(&c.before),
         w(&c.after)
     )
+}
+
+/// Text from a server (a tool's name, a message that quotes it) for a terminal or an
+/// annotation: invisible and control characters as `\u{...}` escapes, so a name can neither
+/// hide a bidi override nor send a terminal escape.
+fn shown(s: &str) -> String {
+    s.chars()
+        .map(|c| match c.is_control() || markdown::invisible(c) {
+            true => markdown::escape(c),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
 /// GitHub's workflow commands need `%`, CR and LF escaped in messages.
@@ -104,7 +116,7 @@ pub fn render(o: &Outcome, label: &str, format: Format) -> String {
                 out.push_str(&format!("  {}\n", change_line(c, tok)));
             }
             for v in &o.violations {
-                out.push_str(&format!("over budget: {}\n", v.message));
+                out.push_str(&format!("over budget: {}\n", shown(&v.message)));
             }
             out
         }
@@ -122,7 +134,7 @@ fn github(o: &Outcome, tok: &str, summary: &str) -> String {
         out.push_str(&format!(
             "::error title={}::{}\n",
             gh_property(&title),
-            gh_escape(&v.message)
+            gh_escape(&shown(&v.message))
         ));
     }
     for c in o
