@@ -1320,6 +1320,10 @@ async fn vertex_ai_paths_are_served_counted_and_forwarded() {
     }
     let (status, text) = post(&gw, &format!("{v}/meta/models/llama:rawPredict"), "{}").await;
     assert_eq!(status, 404, "{text}");
+    // Read by Google's SDKs (`code`, `status`) and Anthropic's (`type`) alike.
+    let err: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(err["error"]["status"], "NOT_FOUND", "{text}");
+    assert_eq!(err["error"]["type"], "not_found_error", "{text}");
     let rows = rows(&gw, sent.len()).await;
     for ((_, body, model), row) in sent.iter().zip(&rows) {
         assert_eq!(row.model, *model, "{row:?}");

@@ -257,8 +257,8 @@ pub fn router(gw: Arc<Gateway>) -> Router {
 }
 
 /// What a path or method the gateway does not serve is answered with: JSON an SDK of any of
-/// its formats reads (`error.message`, and Anthropic's `type`), naming what is served, never
-/// a bare 404 or 405.
+/// its formats reads (`error.message`, Anthropic's `type`, Google's `code` and `status`),
+/// naming what is served, never a bare 404 or 405.
 fn unserved(status: u16, why: &str) -> Response {
     let served: Vec<&str> = Format::ALL
         .iter()
@@ -268,10 +268,17 @@ fn unserved(status: u16, why: &str) -> Response {
         404 => "not_found_error",
         _ => "invalid_request_error",
     };
+    // Anthropic's `type`s and Google's `code` and `status` side by side: each SDK reads its own.
+    let status_name = match status {
+        404 => "NOT_FOUND",
+        _ => "INVALID_ARGUMENT",
+    };
     let body = serde_json::json!({
         "type": "error",
         "error": {
             "type": kind,
+            "code": status,
+            "status": status_name,
             "message": format!("{why}; this gateway serves POST {}", served.join(", ")),
         }
     });
