@@ -160,14 +160,7 @@ fn github(o: &Outcome, tok: &str, summary: &str) -> String {
 /// Latin `a`) shows.
 fn name_cell(name: &str) -> String {
     // Control characters as escapes too: `new\nline` must not read as `new line`.
-    let shown: String = name
-        .chars()
-        .map(|c| match c.is_control() {
-            true => markdown::escape(c),
-            false => c.to_string(),
-        })
-        .collect();
-    let mut cell = markdown::code(&shown);
+    let mut cell = markdown::code(&shown(name));
     if let Some(list) = markdown::confusable(name) {
         cell.push_str(&format!(" (not ASCII: {list})"));
     }

@@ -244,19 +244,20 @@ fn unpriced_rows(provider: Option<&str>) -> Vec<ListedPrice> {
         let Some(e) = snap.entry(k) else { continue };
         let chat = matches!(e.mode.as_deref(), Some("chat" | "responses"));
         let p = e.provider.clone().unwrap_or_default();
-        if !chat || provider.is_some_and(|want| want != p) || PriceCard::lookup(k).is_some() {
+        if !chat || provider.is_some_and(|want| want != p) {
             continue;
         }
+        let refusal = match PriceCard::named(k) {
+            Ok(_) => continue,
+            Err(e) => e.to_string(),
+        };
         let Some(id) = crate::identity::identify(k) else {
             continue;
         };
         let why = match (e.input, e.output) {
             (None, _) | (_, None) => "the table gives no input or output price".to_string(),
             // Why the card is refused (a per-seat subscription's entry, say).
-            _ => match PriceCard::named(k) {
-                Err(e) => e.to_string(),
-                Ok(_) => "its table entry is not one toolcost prices on".into(),
-            },
+            _ => refusal,
         };
         rows.push(ListedPrice {
             model: k.to_string(),

@@ -198,14 +198,7 @@ impl Provider for AnthropicMessages {
         query: Option<&str>,
     ) -> Result<super::Route, String> {
         let Some(rest) = super::vertex::model_method(path, "anthropic")? else {
-            return Ok(super::Route {
-                path: endpoint.path.to_string(),
-                count_only: endpoint.count_only,
-                stream: None,
-                model: None,
-                query_key: None,
-                bearer: false,
-            });
+            return Ok(super::Route::plain(endpoint));
         };
         let (model, method) = rest.rsplit_once(':').ok_or_else(|| {
             format!("`{path}`: name a method after the model (`:rawPredict`, `:streamRawPredict`)")

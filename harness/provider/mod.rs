@@ -214,6 +214,20 @@ pub struct Route {
     pub bearer: bool,
 }
 
+impl Route {
+    /// An endpoint answered as it is: its own path, nothing read from the URL.
+    pub fn plain(endpoint: Endpoint) -> Route {
+        Route {
+            path: endpoint.path.to_string(),
+            count_only: endpoint.count_only,
+            stream: None,
+            model: None,
+            query_key: None,
+            bearer: false,
+        }
+    }
+}
+
 /// A model's answer, whatever the format: content blocks in Anthropic form (`text`,
 /// `tool_use`, `server_tool_use`, `tool_search_tool_result`), the stop reason and the usage.
 #[derive(Debug, Clone, Copy)]
@@ -299,14 +313,7 @@ pub trait Provider: Sync {
         _path: &str,
         _query: Option<&str>,
     ) -> Result<Route, String> {
-        Ok(Route {
-            path: endpoint.path.to_string(),
-            count_only: endpoint.count_only,
-            stream: None,
-            model: None,
-            query_key: None,
-            bearer: false,
-        })
+        Ok(Route::plain(endpoint))
     }
     /// The path a client posts a round to (the model's, where the URL names it).
     fn call_path(&self, _model: &str, _stream: bool) -> String {

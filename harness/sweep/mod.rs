@@ -182,16 +182,6 @@ pub fn meaningful_tokenizers(tokenizers: &[Tokenizer], card: &PriceCard) -> Vec<
 
 /// Run the sweep and write every file.
 pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
-    // A tokenizer installed apart (Llama 4's) is checked before anything is written.
-    for t in &cfg.tokenizers {
-        t.ready()?;
-    }
-    for c in &cfg.clients {
-        if cfg.tokenizers.is_empty() {
-            PriceCard::named(&c.model)?.tokenizer().ready()?;
-        }
-    }
-    std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
     // Each client's price card, looked up once: it prices the measurements, and its context
     // window and provider limit go on the charts.
     let clients: Vec<charts::ClientLimits> = cfg
@@ -205,6 +195,15 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Outcome> {
             })
         })
         .collect::<Result<_>>()?;
+    // A tokenizer installed apart (Llama 4's) is checked before anything is written: the ones
+    // named, or else each model's own.
+    match cfg.tokenizers.is_empty() {
+        true => clients
+            .iter()
+            .try_for_each(|c| c.card.tokenizer().ready())?,
+        false => cfg.tokenizers.iter().try_for_each(|t| t.ready())?,
+    }
+    std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io(&cfg.out, e))?;
     let total = steps(cfg);
     let mut done = 0u64;
     let mut measured: Vec<MeasureRow> = Vec::new();

@@ -292,7 +292,6 @@ impl Chart for PerSurface {
         let under = coinciding(&self.series);
         for (i, (surface, points)) in self.series.iter().enumerate() {
             let c = colour(surface);
-            let xy: Vec<(f64, f64)> = points.clone();
             // A series that lies on an earlier one says so in the legend, and its marks differ
             // in shape, so both can be seen.
             let label = match under[i] {
@@ -300,7 +299,7 @@ impl Chart for PerSurface {
                 None => surface.clone(),
             };
             chart
-                .draw_series(LineSeries::new(xy, c.stroke_width(2)))
+                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
                 .map_err(e)?
                 .label(label)
                 .legend(move |(x, y)| {
