@@ -332,3 +332,41 @@ fn count_request_refuses_a_body_past_the_node_bound() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("JSON values"), "{err}");
 }
+
+/// `count --request` of a Gemini 3 body that returns a thought signature says that the
+/// earlier answer's thoughts are billed again and not in its count (the signature does not
+/// say how many), on the Developer API; on Vertex AI nothing is billed again.
+#[test]
+fn count_request_says_what_a_thought_signature_leaves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("body.json");
+    std::fs::write(
+        &file,
+        r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"hello","thoughtSignature":"Q2lVQmJ4"}]},{"role":"user","parts":[{"text":"and?"}]}]}"#,
+    )
+    .unwrap();
+    for (model, resent) in [("gemini-3-flash", 1), ("vertex_ai/gemini-3-flash", 0)] {
+        let out = assert_cmd::Command::cargo_bin("toolcost")
+            .unwrap()
+            .args(["count", "--request", "--json", "--model", model])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["breakdown"]["thoughts_not_counted"], resent,
+            "{model}: {v}"
+        );
+        let label = v["label"].as_str().unwrap();
+        assert_eq!(
+            label.contains("not counted"),
+            resent > 0,
+            "{model}: {label}"
+        );
+    }
+}

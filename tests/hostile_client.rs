@@ -1391,3 +1391,57 @@ async fn vertex_ai_paths_are_served_counted_and_forwarded() {
     );
     assert_eq!(header("x-goog-api-key"), None);
 }
+
+/// A Responses answer forwarded as a stream is kept as one forwarded whole is: a request that
+/// continues it is counted with its context, not flagged as continuing an unknown response.
+#[tokio::test]
+async fn a_streamed_responses_answer_can_be_continued() {
+    let up = upstream::serve(|r| {
+        let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        if body["stream"] != true {
+            return Reply::json(200, r#"{"id":"resp_2","object":"response","model":"gpt-5.4","output":[],"usage":{"input_tokens":900,"output_tokens":5,"input_tokens_details":{"cached_tokens":0}}}"#);
+        }
+        let done = r#"{"type":"response.completed","response":{"id":"resp_streamed","object":"response","model":"gpt-5.4","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a long answer about the weather"}]}],"usage":{"input_tokens":40,"output_tokens":9,"input_tokens_details":{"cached_tokens":0}}}}"#;
+        stream_of(
+            &[
+                "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_streamed\"}}\n\n".to_string(),
+                format!("event: response.completed\ndata: {done}\n\n"),
+            ],
+            Duration::ZERO,
+            End::Clean,
+        )
+    })
+    .await;
+    let gw = forwarding_to(&up, Duration::from_secs(30)).await;
+    let (status, text) = post(
+        &gw,
+        "/v1/responses",
+        r#"{"model":"gpt-5.4","input":"what is the weather","stream":true}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let (status, text) = post(
+        &gw,
+        "/v1/responses",
+        r#"{"model":"gpt-5.4","input":"and tomorrow?","previous_response_id":"resp_streamed"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let rows = rows(&gw, 2).await;
+    let meta: serde_json::Value = serde_json::from_str(&rows[1].metadata).unwrap();
+    assert!(meta.get("toolcost_warning").is_none(), "{meta}");
+    let alone = toolcost::billing::billed_input(
+        &toolcost::wire::Request::new(
+            toolcost::wire::Format::OpenaiResponses,
+            serde_json::json!({"model":"gpt-5.4","input":"and tomorrow?"}),
+        ),
+        toolcost::billing::RenderModel::parse("openai").unwrap(),
+        toolcost::tokens::Tokenizer::O200k,
+    )
+    .input_tokens;
+    assert!(
+        rows[1].estimated_input_tokens.unwrap_or(0) > alone + 5,
+        "the context is counted: {:?} vs {alone}",
+        rows[1]
+    );
+}

@@ -212,7 +212,13 @@ fn count_one(a: &CountArgs, card: &Model, bytes: Vec<u8>) -> Result<Value> {
             let routed = body.get("model").is_none().then_some(card.id.as_str());
             let req = Request::parse_routed(format, &bytes, routed)?;
             let b = billed_input(&req, render, tok);
-            let label = format!("{}; rendered as {}", tok.label(), render.name());
+            let mut label = format!("{}; rendered as {}", tok.label(), render.name());
+            if b.thoughts_resent > 0 {
+                label.push_str(&format!(
+                    "; {} earlier answer(s)' thoughts billed again and not counted (a thought signature does not say how many tokens: the gateway adds them from the answers it logged)",
+                    b.thoughts_resent
+                ));
+            }
             let breakdown = json!({
                 "format": format.name(),
                 "system": b.system_tokens,
@@ -220,6 +226,7 @@ fn count_one(a: &CountArgs, card: &Model, bytes: Vec<u8>) -> Result<Value> {
                 "messages": b.message_tokens,
                 "frame": b.overhead_tokens,
                 "tools_billed": b.tools_billed,
+                "thoughts_not_counted": b.thoughts_resent,
             });
             (b.input_tokens, label, Some(breakdown))
         }

@@ -5,7 +5,8 @@
 //! one it does not know is flagged, never counted as if the earlier context were empty.
 //!
 //! What a request points to that the gateway cannot see at all (a stored `prompt` of the
-//! Responses API, a Gemini `cachedContent`) is flagged the same way.
+//! Responses API, a Gemini `cachedContent`) is flagged the same way. Thinking sent back is
+//! [`super::thoughts`]' to read.
 
 use crate::wire::{Format, Request};
 use serde_json::Value;
@@ -70,11 +71,7 @@ impl Continuations {
                     "uses cached content `{}`, which this gateway cannot see: its tokens are not in the estimate",
                     short(name)
                 )),
-                None if returns_thoughts(&req.body) => Read::Unknown(
-                    "returns earlier answers' thought signatures: the Developer API bills those \
-                     answers' thoughts again, which the estimate does not hold"
-                        .into(),
-                ),
+                // Thought signatures sent back are [`super::thoughts`]' to read.
                 None => Read::Alone,
             },
             Format::AnthropicMessages | Format::OpenaiChat => Read::Alone,
@@ -170,18 +167,6 @@ impl Continuations {
             }
         }
     }
-}
-
-/// Whether a Gemini request carries a `thoughtSignature` in any part of its contents (bounded:
-/// the contents' parts, one level).
-fn returns_thoughts(body: &Value) -> bool {
-    body.get("contents")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.get("parts").and_then(Value::as_array))
-        .flatten()
-        .any(|p| p.get("thoughtSignature").is_some())
 }
 
 /// A conversation's id: a string, or an object's `id`.

@@ -5,6 +5,7 @@
 use super::{json_response, log, mock, Gateway, Pending, UpstreamUrl};
 use crate::pricing::Usage;
 use crate::provider::ObservedUsage;
+use crate::wire::Format;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
@@ -39,12 +40,18 @@ struct Flight {
     size: usize,
     /// `data:` lines of the events that carried usage: the first and the latest few.
     usage_docs: Vec<String>,
+    /// A Gemini stream's thought signatures (at most [`SIGNATURES`]), kept for
+    /// [`super::thoughts`].
+    signatures: Vec<String>,
     estimate: EstimateSlot,
 }
 
 /// Usage-bearing events kept per stream: the first (Anthropic's `message_start`) and this
 /// many of the latest.
 const USAGE_DOCS: usize = 8;
+
+/// Thought signatures kept per stream: an answer bills one turn's.
+const SIGNATURES: usize = 8;
 
 impl Flight {
     fn new(gw: Arc<Gateway>, p: Pending, estimate: EstimateSlot) -> Flight {
@@ -54,6 +61,7 @@ impl Flight {
             logged: false,
             size: 0,
             usage_docs: Vec::new(),
+            signatures: Vec::new(),
             estimate,
         }
     }
@@ -82,6 +90,25 @@ impl Flight {
 
     /// Note an event's data if it carries usage.
     fn observe(&mut self, data: &str) {
+        if self.p.format == Format::Gemini
+            && self.signatures.len() < SIGNATURES
+            && data.contains("thoughtSignature")
+        {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(data) {
+                let found = v["candidates"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["content"]["parts"].as_array())
+                    .flatten()
+                    .filter_map(|p| p["thoughtSignature"].as_str());
+                for sig in found {
+                    if self.signatures.len() < SIGNATURES {
+                        self.signatures.push(sig.to_string());
+                    }
+                }
+            }
+        }
         if !data.contains("usage") {
             return;
         }
@@ -151,15 +178,26 @@ impl Flight {
 
     async fn log_stream(&mut self, status: u16, error: Option<String>) {
         // A Responses stream's last event holds the whole response: its context is kept.
+        let docs = || {
+            self.usage_docs.iter().filter_map(|d| {
+                let data = d.trim().strip_prefix("data:")?;
+                serde_json::from_str::<serde_json::Value>(data.trim()).ok()
+            })
+        };
         if self.p.remember.is_some() {
-            let done = self.usage_docs.iter().rev().find_map(|d| {
-                serde_json::from_str::<serde_json::Value>(d.trim())
-                    .ok()
-                    .filter(|v| v["type"] == "response.completed")
-            });
+            let done = docs().rfind(|v| v["type"] == "response.completed");
             if let Some(v) = done {
                 self.gw.remember(&self.p, &v["response"]);
             }
+        }
+        // A Gemini stream's signatures, with the usage its last events carry.
+        if self.p.format == Format::Gemini && !self.signatures.is_empty() {
+            let mut answer: Vec<serde_json::Value> = vec![
+                serde_json::json!({"candidates": [{"content": {"parts":
+                self.signatures.iter().map(|s| serde_json::json!({"thoughtSignature": s})).collect::<Vec<_>>()}}]}),
+            ];
+            answer.extend(docs().filter(|v| v["usageMetadata"].is_object()));
+            self.gw.thoughts.remember(&answer);
         }
         let text = self.usage_docs.concat();
         self.log(status, &text, true, error).await;
@@ -408,7 +446,7 @@ async fn forward_whole(
             .await;
     }
     flight.settle().await;
-    if flight.p.remember.is_some() {
+    if flight.p.remember.is_some() || flight.p.format == Format::Gemini {
         if let Ok(answer) = serde_json::from_str::<serde_json::Value>(&text) {
             flight.gw.remember(&flight.p, &answer);
         }

@@ -25,6 +25,8 @@ pub struct Answer {
     /// Content blocks in Anthropic form (converted for OpenAI answers).
     pub content: Vec<Value>,
     pub stop_reason: &'static str,
+    /// Tokens the scripted model thought before it answered (in `usage.output`).
+    pub thoughts: u64,
 }
 
 impl Answer {
@@ -34,6 +36,7 @@ impl Answer {
             content: &self.content,
             stop_reason: self.stop_reason,
             usage: &self.usage,
+            thoughts: self.thoughts,
         }
     }
 }
@@ -351,16 +354,27 @@ impl Mock {
                 _ => String::new(),
             })
             .collect();
-        usage.output = tok.count(&visible).round().max(1.0) as u64;
+        // The step may say how long the model thought (`"thoughts": N`, simulated): billed as
+        // output, as every provider bills thinking.
+        let thoughts = step
+            .get("thoughts")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .min(MAX_THOUGHTS);
+        usage.output = (tok.count(&visible).round().max(1.0) as u64).saturating_add(thoughts);
         Ok(Answer {
             card,
             tokenizer: tok,
             usage,
             content,
             stop_reason: stop,
+            thoughts,
         })
     }
 }
+
+/// The most thinking a scripted step may ask for: a model's largest output.
+const MAX_THOUGHTS: u64 = 1 << 20;
 
 /// The program a request's code-execution tool is running: the id of the last `server_tool_use`
 /// of `code_execution` with no result yet, and the tool's type (the callers' `type`).

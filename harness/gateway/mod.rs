@@ -12,6 +12,7 @@ mod forward;
 pub mod log;
 pub mod mock;
 mod pending;
+mod thoughts;
 mod writer;
 
 use crate::error::Result;
@@ -91,6 +92,8 @@ pub struct Gateway {
     mock: mock::Mock,
     /// The contexts of the Responses answers served or forwarded, for continuations.
     continuations: continuation::Continuations,
+    /// The thoughts of the Gemini answers served or forwarded, for requests that send them back.
+    thoughts: thoughts::Thoughts,
     http: reqwest::Client,
     /// Upstream URLs by base and path, parsed once.
     urls: Mutex<std::collections::HashMap<(String, String), reqwest::Url>>,
@@ -115,6 +118,7 @@ impl Gateway {
             inflight,
             mock: mock::Mock::default(),
             continuations: continuation::Continuations::default(),
+            thoughts: thoughts::Thoughts::default(),
             inflight_bytes: std::sync::atomic::AtomicUsize::new(0),
             http,
             urls: Mutex::default(),
@@ -191,10 +195,14 @@ impl Gateway {
         }
     }
 
-    /// Keep the context of a Responses answer, for the requests that continue it.
+    /// Keep what later requests may carry back of an answer: a Responses answer's context, for
+    /// the requests that continue it; a Gemini answer's thought signatures and thoughts.
     fn remember(&self, p: &Pending, answer: &Value) {
         if let Some(req) = &p.remember {
             self.continuations.remember(req, answer);
+        }
+        if p.format == Format::Gemini {
+            self.thoughts.remember(std::slice::from_ref(answer));
         }
     }
 
@@ -501,6 +509,14 @@ async fn handle(
             }
         },
     };
+    // Earlier answers' thinking a request sends back, billed again where the provider does.
+    let resent = gw
+        .thoughts
+        .read(&req, mock::card_for(format, &p.model).render_model());
+    if let thoughts::Resent::Unseen(why) = &resent {
+        unknown_context = true;
+        p.flags.push(format!("request {why}"));
+    }
     if format == Format::OpenaiResponses && !endpoint.count_only {
         p.remember = Some(Arc::new(req.clone()));
     }
@@ -511,12 +527,16 @@ async fn handle(
             .unwrap_or(false)
     });
     match gw.opts.upstream.clone() {
-        Upstream::Mock => mock_answer(&gw, &p, endpoint, &req, &headers).await,
+        Upstream::Mock => mock_answer(&gw, &p, endpoint, &req, &headers, &resent).await,
         Upstream::Url(base) => {
             let (est_gw, when, commit) = (gw.clone(), when(&headers), !endpoint.count_only);
             let make = move || match unknown_context {
                 true => None,
-                false => est_gw.estimate(&req, &when, commit),
+                false => est_gw.estimate(&req, &when, commit).map(|mut e| {
+                    e.input_tokens = e.input_tokens.saturating_add(resent.tokens());
+                    e.label = resent.label(e.label);
+                    e
+                }),
             };
             let estimate = match bytes.len() <= ESTIMATE_HERE_BYTES {
                 true => forward::Estimating::Here(Box::new(make)),
@@ -565,18 +585,20 @@ async fn mock_answer(
     endpoint: Endpoint,
     req: &Request,
     headers: &HeaderMap,
+    resent: &thoughts::Resent,
 ) -> Response {
     // A vocabulary the gateway lacks is its own fault, not the request's.
     if let Err(e) = mock::card_for(p.format, &p.model).tokenizer().ready() {
         return p.fail(gw, 500, &e.to_string()).await;
     }
     if endpoint.count_only {
-        let (_, tok, usage) = match gw.mock.bill(req, &when(headers), false) {
+        let (_, tok, mut usage) = match gw.mock.bill(req, &when(headers), false) {
             Ok(b) => b,
             Err(e) => return p.fail(gw, 400, &e).await,
         };
+        usage.uncached_input = usage.uncached_input.saturating_add(resent.tokens());
         let body = crate::json::compact(&p.format.spec().count_answer(usage.total_input()));
-        let label = estimate_label(req, tok);
+        let label = resent.label(estimate_label(req, tok));
         let row = p.row(
             200,
             body.len(),
@@ -593,13 +615,16 @@ async fn mock_answer(
         Some(Ok(Ok(v))) => Some(v),
         _ => return p.fail(gw, 400, "x-toolcost-next must be a JSON step: {\"text\": ...} or {\"tool\": ..., \"input\": {...}}").await,
     };
-    let answer = match gw.mock.answer(req, &when(headers), step.as_ref()) {
+    let mut answer = match gw.mock.answer(req, &when(headers), step.as_ref()) {
         Ok(a) => a,
         Err(e) => return p.fail(gw, 400, &e).await,
     };
+    // Thinking sent back is input the cache model does not hold (assumed uncached: it is not
+    // in the request's text).
+    answer.usage.uncached_input = answer.usage.uncached_input.saturating_add(resent.tokens());
     let id = gw.mock.next_id();
     let cost = answer.card.cost(&answer.usage);
-    let label = estimate_label(req, answer.tokenizer);
+    let label = resent.label(estimate_label(req, answer.tokenizer));
     let spec = p.format.spec();
     if p.stream {
         gw.remember(p, &spec.answer(&p.model, id, answer.reply()));

@@ -80,8 +80,8 @@ fn percent_decoded(s: &str) -> String {
 }
 
 /// The parts of an answer's Anthropic-form blocks: text and function calls.
-fn parts(reply: &Reply) -> Vec<Value> {
-    reply
+fn parts(reply: &Reply, id: u64) -> Vec<Value> {
+    let mut parts: Vec<Value> = reply
         .content
         .iter()
         .filter_map(|b| match b["type"].as_str() {
@@ -91,14 +91,24 @@ fn parts(reply: &Reply) -> Vec<Value> {
             ),
             _ => None,
         })
-        .collect()
+        .collect();
+    // An answer that thought carries its signature on its first part, as Gemini 3 writes it
+    // (the mock's own, unique to the answer).
+    if reply.thoughts > 0 {
+        if let Some(first) = parts.first_mut() {
+            use base64::Engine;
+            first["thoughtSignature"] = json!(base64::engine::general_purpose::STANDARD
+                .encode(format!("toolcost-mock-thought-{id}")));
+        }
+    }
+    parts
 }
 
 /// `usageMetadata` of an answer (`output`: the candidates' tokens so far).
 /// The streamed answer's responses: one per part; usage rides on every one, the last holding
 /// the totals and the finish reason.
 fn responses(model: &str, id: u64, reply: Reply) -> Vec<Value> {
-    let parts = parts(&reply);
+    let parts = parts(&reply, id);
     let n = parts.len().max(1);
     let mut out = Vec::new();
     for i in 0..n {
@@ -120,8 +130,13 @@ fn responses(model: &str, id: u64, reply: Reply) -> Vec<Value> {
 fn usage(reply: &Reply, output: u64) -> Value {
     let u = reply.usage;
     let prompt = u.total_input();
-    let mut m = json!({"promptTokenCount": prompt, "candidatesTokenCount": output,
+    // Thoughts are counted apart from the candidates' tokens; the total holds both.
+    let thoughts = reply.thoughts.min(output);
+    let mut m = json!({"promptTokenCount": prompt, "candidatesTokenCount": output - thoughts,
                        "totalTokenCount": prompt.saturating_add(output)});
+    if thoughts > 0 {
+        m["thoughtsTokenCount"] = json!(thoughts);
+    }
     if u.cached_input > 0 {
         m["cachedContentTokenCount"] = json!(u.cached_input);
     }
@@ -381,7 +396,7 @@ impl Provider for Gemini {
     }
 
     fn answer(&self, model: &str, id: u64, reply: Reply) -> Value {
-        json!({"candidates": [{"content": {"role": "model", "parts": parts(&reply)},
+        json!({"candidates": [{"content": {"role": "model", "parts": parts(&reply, id)},
                                "finishReason": finish(&reply), "index": 0}],
                "usageMetadata": usage(&reply, reply.usage.output),
                "modelVersion": model, "responseId": format!("mock-{id}")})

@@ -235,6 +235,8 @@ pub struct Reply<'a> {
     pub content: &'a [Value],
     pub stop_reason: &'a str,
     pub usage: &'a Usage,
+    /// Tokens of hidden thinking in `usage.output`.
+    pub thoughts: u64,
 }
 
 /// Usage read from a provider's answer.
