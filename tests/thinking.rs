@@ -191,3 +191,70 @@ async fn forwarding_bills_the_thoughts_the_upstream_reported_whole_or_streamed()
             .contains("+777 thought tokens"));
     }
 }
+
+/// Responses: reasoning items sent back in the current tool chain (by hand, or kept by a
+/// `previous_response_id` chain) are billed the reasoning their answer reported; after a new
+/// user message they are dropped and bill nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_reasoning_in_the_tool_chain_is_billed_again() {
+    let g = common::start_gateway(Upstream::Mock, |_| {}).await;
+    let tools = json!([{"type": "function", "name": "get_weather", "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]);
+    let q = json!({"role": "user", "content": "What is the weather in Paris today?"});
+    let think = r#"{"tool": "get_weather", "input": {"city": "Paris"}, "thoughts": 450}"#;
+    let (st, answer) = post(
+        &g.base,
+        "/v1/responses",
+        &json!({"model": "gpt-5.4", "input": [q], "tools": tools}),
+        Some(think),
+    )
+    .await;
+    assert_eq!(st, 200, "{answer}");
+    assert_eq!(
+        answer["usage"]["output_tokens_details"]["reasoning_tokens"],
+        450
+    );
+    let output = answer["output"].as_array().unwrap().clone();
+    let reasoning = output[0].clone();
+    assert_eq!(reasoning["type"], "reasoning");
+    let call = output[1].clone();
+    let result =
+        json!({"type": "function_call_output", "call_id": call["call_id"], "output": "21 C"});
+    let by_hand = |items: Vec<Value>| json!({"model": "gpt-5.4", "input": items, "tools": tools});
+    let bodies = [
+        // What the text bills: the chain without its reasoning.
+        by_hand(vec![q.clone(), call.clone(), result.clone()]),
+        // The chain as the SDK sends it back: billed 450 more.
+        by_hand(vec![
+            q.clone(),
+            reasoning.clone(),
+            call.clone(),
+            result.clone(),
+        ]),
+        // The same, by previous_response_id: the gateway holds the chain, reasoning and all.
+        json!({"model": "gpt-5.4", "previous_response_id": answer["id"], "input": [result], "tools": tools}),
+        // After a new user message the earlier reasoning is dropped.
+        by_hand(vec![
+            q.clone(),
+            reasoning.clone(),
+            call.clone(),
+            result.clone(),
+            json!({"role": "user", "content": "and tomorrow?"}),
+        ]),
+        by_hand(vec![
+            q.clone(),
+            call.clone(),
+            result.clone(),
+            json!({"role": "user", "content": "and tomorrow?"}),
+        ]),
+    ];
+    for b in &bodies {
+        let (st, text) = post(&g.base, "/v1/responses", b, None).await;
+        assert_eq!(st, 200, "{text}");
+    }
+    let rows = rows(&g.log, 1 + bodies.len()).await;
+    let input: Vec<u64> = rows[1..].iter().map(|r| r.input_tokens).collect();
+    assert_eq!(input[1], input[0] + 450, "{input:?}");
+    assert_eq!(input[2], input[1], "{input:?}");
+    assert_eq!(input[3], input[4], "{input:?}");
+}

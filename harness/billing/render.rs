@@ -168,8 +168,9 @@ pub struct Billing {
     pub tools_billed: usize,
     pub tools_deferred: usize,
     /// Earlier model turns whose thinking this request bills again (a Gemini 3 `thoughtSignature`
-    /// sent back), not in `input_tokens`: how much each bills is in the answer it came from,
-    /// which a count of the request alone cannot see.
+    /// sent back, a Responses reasoning item in the current tool chain), not in `input_tokens`:
+    /// how much each bills is in the answer it came from, which a count of the request alone
+    /// cannot see.
     pub thoughts_resent: usize,
     /// The tool side these figures were made with.
     #[serde(skip)]
@@ -411,11 +412,26 @@ pub fn billed_with(
     let mut last_user = 0.0;
     // Calls made from running code, and their results, are not in the model's context.
     let from_code = calls_from_code(req.messages());
-    for m in req
+    // Responses reasoning items sent back: OpenAI drops those before the last user message;
+    // those after it (the current tool chain) are billed at the length of the reasoning they
+    // stand for, which the request does not hold (an encrypted blob or an id): counted apart.
+    let responses = req.format == wire::Format::OpenaiResponses;
+    let chain_from = responses
+        .then(|| req.messages().iter().rposition(|m| m["role"] == "user"))
+        .flatten();
+    let mut reasoning_resent = 0;
+    for (i, m) in req
         .messages()
         .iter()
-        .filter(|m| top_system || m["role"] != "system")
+        .enumerate()
+        .filter(|(_, m)| top_system || m["role"] != "system")
     {
+        if responses && m["type"] == "reasoning" {
+            if chain_from.is_none_or(|u| i > u) {
+                reasoning_resent += 1;
+            }
+            continue;
+        }
         let text = match from_code.is_empty() {
             true => message_text(m),
             false => message_text_beside(m, &from_code),
@@ -451,7 +467,7 @@ pub fn billed_with(
         prefix_tokens: (total - last_user).round().max(0.0) as u64,
         tools_billed: tools.seen + tools.expanded,
         tools_deferred: tools.deferred,
-        thoughts_resent: 0,
+        thoughts_resent: reasoning_resent,
         tools: tools.clone(),
     }
 }

@@ -135,7 +135,8 @@ impl Continuations {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .filter(|i| i["type"] != "reasoning")
+                // Reasoning items stay: the provider keeps them in the chain, and bills those
+                // of the current tool chain (see [`super::thoughts`]).
                 .cloned(),
         );
         let text: Arc<str> = crate::json::compact(&Value::Array(items)).into();

@@ -197,7 +197,7 @@ impl Flight {
                 self.signatures.iter().map(|s| serde_json::json!({"thoughtSignature": s})).collect::<Vec<_>>()}}]}),
             ];
             answer.extend(docs().filter(|v| v["usageMetadata"].is_object()));
-            self.gw.thoughts.remember(&answer);
+            self.gw.thoughts.remember(Format::Gemini, &answer);
         }
         let text = self.usage_docs.concat();
         self.log(status, &text, true, error).await;

@@ -201,9 +201,8 @@ impl Gateway {
         if let Some(req) = &p.remember {
             self.continuations.remember(req, answer);
         }
-        if p.format == Format::Gemini {
-            self.thoughts.remember(std::slice::from_ref(answer));
-        }
+        self.thoughts
+            .remember(p.format, std::slice::from_ref(answer));
     }
 
     /// toolcost's estimate of a request's input side: what the mock would bill for it (the

@@ -269,14 +269,24 @@ fn usage(reply: &Reply) -> Value {
     let input = u.total_input();
     json!({"input_tokens": input,
            "input_tokens_details": {"cached_tokens": u.cached_input, "cache_write_tokens": u.cache_write},
-           "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": 0},
+           "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": reply.thoughts.min(u.output)},
            "total_tokens": input + u.output})
 }
 
 /// The answer's output items for content blocks in Anthropic form (`text`, `tool_use`) and
-/// Responses items the mock made itself (`tool_search_call`, `tool_search_output`).
-pub fn output_items(content: &[Value], id: u64) -> Vec<Value> {
+/// Responses items the mock made itself (`tool_search_call`, `tool_search_output`); an answer
+/// that thought starts with its reasoning item (the mock's own id and encrypted content).
+fn output_items(reply: &Reply, id: u64) -> Vec<Value> {
+    let content = reply.content;
     let mut out = Vec::new();
+    if reply.thoughts > 0 {
+        use base64::Engine;
+        out.push(
+            json!({"type": "reasoning", "id": format!("rs_mock_{id}"), "summary": [],
+            "encrypted_content": base64::engine::general_purpose::STANDARD
+                .encode(format!("toolcost-mock-reasoning-{id}"))}),
+        );
+    }
     for (i, b) in content.iter().enumerate() {
         match b["type"].as_str() {
             Some("text") => out.push(json!({"type": "message", "id": format!("msg_mock_{id}_{i}"),
@@ -446,7 +456,7 @@ impl Provider for OpenaiResponses {
             model,
             id,
             "completed",
-            output_items(reply.content, id),
+            output_items(&reply, id),
             usage(&reply),
         )
     }
@@ -460,7 +470,7 @@ impl Provider for OpenaiResponses {
             let name = data["type"].as_str().unwrap_or("").to_string();
             out.push(sse(Some(&name), &data));
         };
-        let items = output_items(reply.content, id);
+        let items = output_items(&reply, id);
         let start = response(model, id, "in_progress", Vec::new(), Value::Null);
         ev(
             &mut out,
