@@ -370,3 +370,44 @@ fn count_request_says_what_a_thought_signature_leaves_out() {
         );
     }
 }
+
+/// `count --request --render` prints the prompt an open model's template renders (the same
+/// text the open-template tests hold to their references); a model billed by parts says so.
+#[test]
+fn count_request_render_prints_the_rendered_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("body.json");
+    std::fs::write(
+        &file,
+        r#"{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"now","arguments":""}}]},{"role":"tool","tool_call_id":"c1","content":"12:00"}]}"#,
+    )
+    .unwrap();
+    let run = |model: &str| {
+        assert_cmd::Command::cargo_bin("toolcost")
+            .unwrap()
+            .args(["count", "--request", "--render", "--model", model])
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
+    let out = run("qwen3-235b-a22b");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("<|im_start|>system\nBe brief."), "{text}");
+    // Empty arguments are written as servers write them: `{}`.
+    assert!(text.contains("\"arguments\": {}"), "{text}");
+    assert!(text.ends_with("<|im_start|>assistant\n"), "{text}");
+    std::fs::write(
+        &file,
+        r#"{"model":"claude-sonnet-4-5","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .unwrap();
+    let out = run("claude-sonnet-4-5");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("billed by parts"), "{err}");
+}

@@ -32,6 +32,12 @@ pub struct CountArgs {
     /// Print `{"model", "tokenizer", "tokens", "label"}` (and `breakdown` with --request).
     #[arg(long)]
     pub json: bool,
+    /// With --request, print the prompt an open model's chat template renders from the body
+    /// (special tokens spelled), to diff against a reference renderer; with --json it is the
+    /// `rendered` member. Claude, OpenAI and Gemini bill parts, not a rendered prompt: their
+    /// breakdown is what there is.
+    #[arg(long, requires = "request")]
+    pub render: bool,
 }
 
 /// The most bytes read (stdin or a file).
@@ -213,9 +219,16 @@ fn count_one(a: &CountArgs, card: &Model, bytes: Vec<u8>) -> Result<Value> {
             let req = Request::parse_routed(format, &bytes, routed)?;
             let b = billed_input(&req, render, tok);
             let mut label = format!("{}; rendered as {}", tok.label(), render.name());
+            if let RenderModel::Open(t) = render {
+                if let Some(why) = crate::billing::render::open::refusal(&req, t) {
+                    label.push_str(&format!(
+                        "; the model's template refuses this request (\"{why}\"): a server that renders it answers 400"
+                    ));
+                }
+            }
             if b.thoughts_resent > 0 {
                 label.push_str(&format!(
-                    "; {} earlier answer(s)' thoughts billed again and not counted (a thought signature does not say how many tokens: the gateway adds them from the answers it logged)",
+                    "; {} earlier answer(s)' thinking billed again and not counted (a thought signature or reasoning item does not say how many tokens: the gateway adds them from the answers it logged)",
                     b.thoughts_resent
                 ));
             }
@@ -228,6 +241,16 @@ fn count_one(a: &CountArgs, card: &Model, bytes: Vec<u8>) -> Result<Value> {
                 "tools_billed": b.tools_billed,
                 "thoughts_not_counted": b.thoughts_resent,
             });
+            let mut breakdown = breakdown;
+            if a.render {
+                let RenderModel::Open(t) = render else {
+                    return Err(Error::input(format!(
+                        "{} is billed by parts, not a rendered prompt: drop --render and read the breakdown",
+                        card.id
+                    )));
+                };
+                breakdown["rendered"] = json!(crate::billing::render::open::render(&req, t).text());
+            }
             (b.input_tokens, label, Some(breakdown))
         }
     };
@@ -246,6 +269,9 @@ fn count_one(a: &CountArgs, card: &Model, bytes: Vec<u8>) -> Result<Value> {
 /// One count as text: the number alone, or a request's breakdown.
 fn plain(v: &Value, card: &Model) -> String {
     let tokens = &v["tokens"];
+    if let Some(text) = v["breakdown"]["rendered"].as_str() {
+        return text.to_string();
+    }
     match v.get("breakdown") {
         None => format!("{tokens}\n"),
         Some(b) => format!(

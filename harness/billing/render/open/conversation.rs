@@ -49,8 +49,11 @@ impl Call {
     }
 }
 
+/// The arguments' text as the client sent it; an empty text is none (servers read it as `{}`).
 fn sent(v: &Value) -> Option<String> {
-    v.as_str().map(String::from)
+    v.as_str()
+        .filter(|s| !s.trim().is_empty())
+        .map(String::from)
 }
 
 /// One message.
@@ -130,8 +133,11 @@ fn content_text(content: &Value) -> String {
     }
 }
 
+/// A call's arguments as servers hand them to a template: a JSON text parsed, and an empty or
+/// absent one as `{}` (vLLM's preparation of a Chat Completions request, read 2026-12-07).
 fn arguments(v: &Value) -> Value {
     match v {
+        Value::String(s) if s.trim().is_empty() => Value::Object(Default::default()),
         Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
         Value::Null => Value::Object(Default::default()),
         other => other.clone(),
@@ -157,10 +163,18 @@ pub fn read(req: &Request) -> Conversation {
 
 fn chat(messages: &[Value], c: &mut Conversation) {
     let mut names = std::collections::HashMap::new();
-    // System and developer messages are the system text (system_text joined them).
-    for m in messages {
+    // The first message, when it is a system (or developer) message, is the system text, as
+    // every template takes it; a later one stays where it stands, for each template to place
+    // (in place, joined to the first, or refused).
+    let system = |m: &Value| matches!(m["role"].as_str(), Some("system" | "developer"));
+    c.system = match messages.first() {
+        Some(m) if system(m) => content_text(&m["content"]),
+        _ => String::new(),
+    };
+    for (i, m) in messages.iter().enumerate() {
         let role = match m["role"].as_str() {
-            Some("system" | "developer") => continue,
+            Some("system" | "developer") if i == 0 => continue,
+            Some("system" | "developer") => Role::System,
             Some("assistant") => Role::Assistant,
             Some("tool" | "function") => Role::Tool,
             _ => Role::User,

@@ -34,12 +34,32 @@ const SPECIALS: &[&str] = &[
     "</think>",
 ];
 
-const V3_TOOLS_HEAD: &str = "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
-const V3_TOOLS_TAIL: &str = "\n</tools>\n\nFor function call returns, you should first print <｜tool▁calls▁begin｜>For each function call, you should return object like:\n<｜tool▁call▁begin｜>function<｜tool▁sep｜><function_name>\n```json\n<function_arguments_in_json_format>\n```<｜tool▁call▁end｜>At the end of function call returns, you should print <｜tool▁calls▁end｜><｜end▁of▁sentence｜>";
+/// The V3 tool template's text as it renders: Jinja keeps the indentation before each `{{`
+/// (`lstrip_blocks` strips it only before block tags) and the newlines after its expressions,
+/// so the prompt carries runs of spaces a server bills. Each piece below is what one output
+/// expression writes, with the whitespace the template leaves around it.
+const V3_TOOLS_HEAD: &str = "    \n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+const V3_TOOLS_TAIL: &str = "    \n</tools>\n\n\n\n    For function call returns, you should first print <｜tool▁calls▁begin｜>\n\n    For each function call, you should return object like:\n\n    <｜tool▁call▁begin｜>function<｜tool▁sep｜><function_name>\n```json\n<function_arguments_in_json_format>\n```<｜tool▁call▁end｜>\n\n    At the end of function call returns, you should print <｜tool▁calls▁end｜><｜end▁of▁sentence｜>";
 
+/// V3, R1 and V3.1 as vLLM's DeepSeek-V3 tool template renders them (checked text for text
+/// against it, `fixtures/open-templates`): the system messages joined by a blank line wherever
+/// they stand, user turns as they came, an assistant turn's text then its calls, results in an
+/// outputs block that the next assistant turn closes (a user turn does not), and the
+/// generation prompt only after an assistant turn.
 pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+    p.frame("\n\n");
     p.spelled("<｜begin▁of▁sentence｜>", SPECIALS);
-    p.system(&c.system);
+    p.frame("\n");
+    let systems: Vec<&str> = std::iter::once(c.system.as_str())
+        .filter(|s| !s.is_empty())
+        .chain(
+            c.messages
+                .iter()
+                .filter(|m| m.role == Role::System)
+                .map(|m| m.text.as_str()),
+        )
+        .collect();
+    p.system(&systems.join("\n\n"));
     if !tools.is_empty() {
         p.spelled(V3_TOOLS_HEAD, SPECIALS);
         for t in tools {
@@ -48,43 +68,61 @@ pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         }
         p.spelled(V3_TOOLS_TAIL, SPECIALS);
     }
-    let mut in_outputs = false;
+    let (mut in_outputs, mut first_output, mut last_user) = (false, true, false);
     for (i, m) in c.messages.iter().enumerate() {
         p.message_starts(c, i);
-        if m.role != Role::Tool && in_outputs {
-            p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
-            in_outputs = false;
-        }
         match m.role {
-            Role::User | Role::System => {
+            Role::System => {}
+            Role::User => {
+                // A user turn ends an outputs block without closing it.
+                (in_outputs, last_user) = (false, true);
                 p.spelled("<｜User｜>", SPECIALS);
                 p.message(&m.text);
                 p.spelled("<｜Assistant｜>", SPECIALS);
             }
-            Role::Assistant => {
-                p.message(&m.text);
-                if !m.calls.is_empty() {
-                    p.spelled("<｜tool▁calls▁begin｜>", SPECIALS);
-                    for (k, call) in m.calls.iter().enumerate() {
-                        if k > 0 {
-                            p.frame("\n");
-                        }
-                        p.spelled("<｜tool▁call▁begin｜>function<｜tool▁sep｜>", SPECIALS);
-                        p.message(&call.name);
-                        p.frame("\n```json\n");
-                        p.message(&call.arguments_json());
-                        p.spelled("\n```<｜tool▁call▁end｜>", SPECIALS);
-                    }
-                    p.spelled("<｜tool▁calls▁end｜>", SPECIALS);
+            Role::Assistant if !m.calls.is_empty() => {
+                last_user = false;
+                if in_outputs {
+                    p.frame("            ");
+                    p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
                 }
+                (in_outputs, first_output) = (false, true);
+                for (k, call) in m.calls.iter().enumerate() {
+                    match k {
+                        0 => {
+                            p.frame(&" ".repeat(20));
+                            p.message(&m.text);
+                            p.spelled("<｜tool▁calls▁begin｜>", SPECIALS);
+                        }
+                        _ => p.frame(&format!("{}\n", " ".repeat(16))),
+                    }
+                    p.spelled("<｜tool▁call▁begin｜>function<｜tool▁sep｜>", SPECIALS);
+                    p.message(&call.name);
+                    p.frame("\n```json\n");
+                    p.message(&call.arguments_json());
+                    p.spelled("\n```<｜tool▁call▁end｜>", SPECIALS);
+                }
+                p.frame("        ");
+                p.spelled("<｜tool▁calls▁end｜><｜end▁of▁sentence｜>", SPECIALS);
+            }
+            Role::Assistant => {
+                last_user = false;
+                p.frame("            ");
+                if in_outputs {
+                    p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
+                    in_outputs = false;
+                }
+                p.message(&m.text);
                 p.spelled("<｜end▁of▁sentence｜>", SPECIALS);
             }
             Role::Tool => {
-                match in_outputs {
-                    false => p.spelled("<｜tool▁outputs▁begin｜>", SPECIALS),
-                    true => p.frame("\n"),
+                (in_outputs, last_user) = (true, false);
+                p.frame("            ");
+                match first_output {
+                    true => p.spelled("<｜tool▁outputs▁begin｜>", SPECIALS),
+                    false => p.frame("\n"),
                 }
-                in_outputs = true;
+                first_output = false;
                 p.spelled("<｜tool▁output▁begin｜>", SPECIALS);
                 p.message(&m.text);
                 p.spelled("<｜tool▁output▁end｜>", SPECIALS);
@@ -92,10 +130,15 @@ pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         }
     }
     if in_outputs {
+        p.frame("    ");
         p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
+        p.frame("\n");
     }
-    if c.messages.last().is_none_or(|m| m.role != Role::User) {
+    p.frame("\n");
+    if !last_user && !in_outputs {
+        p.frame("    ");
         p.spelled("<｜Assistant｜>", SPECIALS);
+        p.frame("\n");
     }
 }
 

@@ -8,7 +8,8 @@
 //!   are declared and the knowledge and (assumed) date lines; a string result is written as a
 //!   JSON string (the template's `tojson` of an iterable).
 //! - Llama 4: headers `<|header_start|>{role}<|header_end|>\n\n`, turns closed by `<|eot|>`, a
-//!   result by `<|eom|>`; the system turn only with a system text or tools. Providers add their
+//!   result by `<|eom|>`; the system turn only with a system message; a turn's text as it came,
+//!   and an assistant turn's text beside its calls, every call one after another. Providers add their
 //!   own prompt (Together billed 616 for one small tool where this writes about 130): an
 //!   estimate, on o200k for want of Llama 4's vocabulary.
 
@@ -37,7 +38,8 @@ pub fn render(c: &Conversation, tools: &[Value], llama4: bool, p: &mut Prompt) {
     };
     let eot = if llama4 { "<|eot|>" } else { "<|eot_id|>" };
     p.spelled("<|begin_of_text|>", SPECIALS);
-    if !llama4 || !tools.is_empty() || !c.system.is_empty() {
+    // Llama 3.x writes a system turn always; vLLM's Llama 4 template only for a system message.
+    if !llama4 || !c.system.is_empty() {
         p.spelled(&header("system"), SPECIALS);
         if !tools.is_empty() {
             p.frame("Environment: ipython\n");
@@ -48,42 +50,62 @@ pub fn render(c: &Conversation, tools: &[Value], llama4: bool, p: &mut Prompt) {
         p.system(c.system.trim());
         p.spelled(eot, SPECIALS);
     }
-    let first_user = c.messages.iter().position(|m| m.role == Role::User);
+    let tools_turn = |p: &mut Prompt, text: &str| {
+        p.spelled(&header("user"), SPECIALS);
+        p.frame(INSTRUCTION);
+        for t in tools {
+            let style = pyjson::Style {
+                indent: Some(4),
+                ..pyjson::SPACED
+            };
+            p.tools(&pyjson::dumps(t, style));
+            p.frame("\n\n");
+        }
+        p.message(text.trim());
+        p.spelled(eot, SPECIALS);
+    };
+    // Tools with no message to hold them (the template refuses: see [`refusal`]) are written in
+    // an empty turn, so that what the definitions cost is still measured.
+    if c.messages.is_empty() && !tools.is_empty() {
+        tools_turn(p, "");
+    }
     for (i, m) in c.messages.iter().enumerate() {
         p.message_starts(c, i);
+        // The tools go in the first message after the system one, whatever its role, written
+        // as a user turn with its text trimmed.
+        if i == 0 && !tools.is_empty() {
+            tools_turn(p, &m.text);
+            continue;
+        }
         match m.role {
-            Role::User | Role::System => {
-                let role = if m.role == Role::User {
-                    "user"
-                } else {
-                    "system"
+            Role::User | Role::System | Role::Assistant if m.calls.is_empty() => {
+                let role = match m.role {
+                    Role::User => "user",
+                    Role::System => "system",
+                    _ => "assistant",
                 };
                 p.spelled(&header(role), SPECIALS);
-                if Some(i) == first_user && !tools.is_empty() {
-                    p.frame(INSTRUCTION);
-                    for t in tools {
-                        let style = pyjson::Style {
-                            indent: Some(4),
-                            ..pyjson::SPACED
-                        };
-                        p.tools(&pyjson::dumps(t, style));
-                        p.frame("\n\n");
-                    }
-                }
-                p.message(m.text.trim());
+                // Llama 3.x trims a turn's text; the Llama 4 template writes it as it came.
+                p.message(if llama4 { &m.text } else { m.text.trim() });
                 p.spelled(eot, SPECIALS);
             }
-            Role::Assistant => {
+            Role::User | Role::System | Role::Assistant => {
                 p.spelled(&header("assistant"), SPECIALS);
-                match m.calls.first() {
-                    Some(call) => {
-                        p.frame("{\"name\": \"");
-                        p.message(&call.name);
-                        p.frame("\", \"parameters\": ");
-                        p.message(&pyjson::dumps(&call.arguments, pyjson::SPACED));
-                        p.frame("}");
+                // Llama 4 writes the text beside the calls and every call, one after another;
+                // Llama 3.x takes one call (it refuses more) and no text.
+                let calls = match llama4 {
+                    true => {
+                        p.message(&m.text);
+                        &m.calls[..]
                     }
-                    None => p.message(m.text.trim()),
+                    false => &m.calls[..1],
+                };
+                for call in calls {
+                    p.frame("{\"name\": \"");
+                    p.message(&call.name);
+                    p.frame("\", \"parameters\": ");
+                    p.message(&pyjson::dumps(&call.arguments, pyjson::SPACED));
+                    p.frame("}");
                 }
                 p.spelled(eot, SPECIALS);
             }
@@ -99,4 +121,16 @@ pub fn render(c: &Conversation, tools: &[Value], llama4: bool, p: &mut Prompt) {
         }
     }
     p.spelled(&header("assistant"), SPECIALS);
+}
+
+/// Why Llama's template refuses a conversation, if it does: tools with no message to put
+/// them in, and (Llama 3.x) more than one call in a turn.
+pub fn refusal(c: &Conversation, tools: &[Value], llama4: bool) -> Option<String> {
+    if !tools.is_empty() && c.messages.is_empty() {
+        return Some(
+            "Cannot put tools in the first user message when there's no first user message!".into(),
+        );
+    }
+    (!llama4 && c.messages.iter().any(|m| m.calls.len() > 1))
+        .then(|| "This model only supports single tool-calls at once!".into())
 }

@@ -22,7 +22,7 @@ mod typescript;
 use super::Billing;
 use crate::tokens::Tokenizer;
 use crate::wire::{Request, ToolRef};
-use conversation::Conversation;
+use conversation::{Conversation, Role};
 pub use pyjson::deep_sorted;
 use serde_json::Value;
 
@@ -512,6 +512,31 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
         Template::Llama { llama4 } => llama::render(c, tools, llama4, &mut p),
     }
     p
+}
+
+/// Why a template refuses a request, as the server that renders it would (a 400), if it does:
+/// Llama's templates with tools and no message, or (3.x) parallel calls; Qwen 3.5's with a
+/// system message after the first. Checked against the templates' own errors
+/// (`fixtures/open-templates`).
+pub fn refusal(req: &Request, t: Template) -> Option<String> {
+    let c = conversation::read(req);
+    match t {
+        Template::Llama { llama4 } => llama::refusal(&c, &function_tools(req), llama4),
+        Template::Qwen35 => c
+            .messages
+            .iter()
+            .any(|m| m.role == Role::System)
+            .then(|| "System message must be at the beginning.".into()),
+        Template::KimiK2
+        | Template::KimiTs
+        | Template::KimiJson
+        | Template::Qwen { .. }
+        | Template::Glm { .. }
+        | Template::DeepseekV3
+        | Template::DeepseekV4
+        | Template::Mistral { .. }
+        | Template::Harmony => None,
+    }
 }
 
 /// What a request bills under a template and tokenizer.

@@ -47,6 +47,23 @@ fn each_template_writes_what_its_reference_writes() {
             Format::OpenaiChat,
             json!({"model": "m", "messages": c.messages, "tools": c.tools}),
         );
+        // A request the template refuses: toolcost names the same refusal.
+        if let Some(error) = c.reference.strip_prefix("ERROR: ") {
+            let ours = refusal(&req, t);
+            if ours.as_deref() != Some(error) {
+                failures.push(format!(
+                    "{} {}: the template refuses ({error}); toolcost says {ours:?}",
+                    c.template, c.turn
+                ));
+            }
+            continue;
+        }
+        if let Some(r) = refusal(&req, t) {
+            failures.push(format!(
+                "{} {}: toolcost refuses ({r}); the template renders it",
+                c.template, c.turn
+            ));
+        }
         let p = render(&req, t);
         let want = as_toolcost_writes(t, &c.reference);
         if t == Template::DeepseekV4 {
