@@ -177,6 +177,29 @@ impl Tokenizer {
         }
     }
 
+    /// Tokens of a text as a server that renders a chat template counts the prompt it made:
+    /// the vocabulary's added tokens spelled in the text (`<think>` typed by a user, say) are
+    /// one token each, as Hugging Face tokenizers match them, and the text between them is
+    /// counted as [`Tokenizer::count`] counts it. Only the open families' vocabularies have
+    /// added tokens here; every other tokenizer counts as `count` does.
+    pub fn count_served(self, text: &str) -> f64 {
+        let Counter::Splintr(vocab) = self.spec().counter else {
+            return self.count(text);
+        };
+        let Some(specials) = vocab.specials() else {
+            return self.count(text);
+        };
+        let (mut n, mut at) = (0.0, 0);
+        for m in specials.find_iter(text) {
+            n += self.count(&text[at..m.start()]) + 1.0;
+            at = m.end();
+        }
+        match at {
+            0 => self.count(text),
+            _ => n + self.count(&text[at..]),
+        }
+    }
+
     /// Tokens of `open`, then `pieces` separated by `sep`, then `close` (a JSON array of
     /// definitions, say): the same figure as counting the joined text, without building it.
     /// `open`, `sep` and `close` are punctuation (see [`Part::Joint`]).

@@ -90,6 +90,7 @@ pub fn always_ready() -> Result<()> {
 pub struct Splintr {
     name: &'static str,
     loaded: OnceLock<splintr::AnyTokenizer>,
+    specials: OnceLock<Option<regex::Regex>>,
 }
 
 impl Splintr {
@@ -97,7 +98,35 @@ impl Splintr {
         Splintr {
             name,
             loaded: OnceLock::new(),
+            specials: OnceLock::new(),
         }
+    }
+
+    fn tokenizer(&self) -> &splintr::AnyTokenizer {
+        self.loaded.get_or_init(|| {
+            splintr::pretrained::from_pretrained(self.name)
+                .unwrap_or_else(|e| panic!("the bundled {} vocabulary loads: {e}", self.name))
+        })
+    }
+
+    /// The vocabulary's added tokens' spellings, longest first (so that where two start at the
+    /// same place the longer is found), as one pattern; none for a vocabulary without them.
+    pub fn specials(&self) -> Option<&regex::Regex> {
+        self.specials
+            .get_or_init(|| {
+                let mut names: Vec<&String> = self.tokenizer().special_tokens().keys().collect();
+                if names.is_empty() {
+                    return None;
+                }
+                names.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+                let pattern = names
+                    .iter()
+                    .map(|n| regex::escape(n))
+                    .collect::<Vec<_>>()
+                    .join("|");
+                Some(regex::Regex::new(&pattern).expect("escaped spellings make a pattern"))
+            })
+            .as_ref()
     }
 
     /// Tokens of a text, special-token spellings in it read as text. A bundled vocabulary that
@@ -106,10 +135,7 @@ impl Splintr {
         if text.is_empty() {
             return 0;
         }
-        let tok = self.loaded.get_or_init(|| {
-            splintr::pretrained::from_pretrained(self.name)
-                .unwrap_or_else(|e| panic!("the bundled {} vocabulary loads: {e}", self.name))
-        });
+        let tok = self.tokenizer();
         tok.encode_with(text, &splintr::SpecialMode::Ordinary)
             .map(|ids| ids.len())
             .unwrap_or_else(|_| tok.encode(text).len())
@@ -152,5 +178,29 @@ mod tests {
                 assert_eq!(Tokenizer::parse(n).unwrap(), t, "{n}");
             }
         }
+    }
+
+    /// A server counts an added token spelled in a prompt's text as one token: `<think>`
+    /// typed by a user is one on Qwen, Kimi and DeepSeek, and the text around it is counted as
+    /// it is alone. A tokenizer without added tokens counts as `count` does.
+    #[test]
+    fn a_served_count_reads_added_tokens_as_one() {
+        for t in [Tokenizer::Qwen, Tokenizer::Kimi, Tokenizer::Deepseek] {
+            assert_eq!(t.count_served("<think>"), 1.0, "{}", t.name());
+            let (a, b) = ("Explain what ", " does.");
+            assert_eq!(
+                t.count_served(&format!("{a}<think>{b}")),
+                t.count(a) + 1.0 + t.count(b),
+                "{}",
+                t.name()
+            );
+            assert!(t.count("<think>") > 1.0, "{}", t.name());
+            let plain = "no added token here, [just] <text>";
+            assert_eq!(t.count_served(plain), t.count(plain), "{}", t.name());
+        }
+        assert_eq!(
+            Tokenizer::O200k.count_served("<think>"),
+            Tokenizer::O200k.count("<think>")
+        );
     }
 }

@@ -5,7 +5,9 @@
 //! a call `<|start|>assistant to=functions.{name}<|channel|>commentary <|constrain|>json
 //! <|message|>{arguments}<|call|>`, its result `<|start|>functions.{name} to=assistant
 //! <|channel|>commentary<|message|>{content}<|end|>`; the generation prompt
-//! `<|start|>assistant`. Earlier reasoning is not carried.
+//! `<|start|>assistant`. An assistant turn's reasoning sent back is an analysis message before
+//! its text and calls, kept only where no final message follows it (harmony drops reasoning
+//! before the last final answer, and keeps it in a tool loop: checked against openai-harmony).
 //!
 //! The date and reasoning effort are assumed ("medium", a date of the same shape as any).
 //! Groq's gpt-oss-120b billed 12 tokens more than this on the recorded request of an
@@ -48,6 +50,11 @@ pub fn render(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         }
         p.spelled("<|end|>", SPECIALS);
     }
+    // The last assistant turn with text: a final message, before which reasoning is dropped.
+    let last_final = c
+        .messages
+        .iter()
+        .rposition(|m| m.role == Role::Assistant && !m.text.is_empty());
     for (i, m) in c.messages.iter().enumerate() {
         p.message_starts(c, i);
         match m.role {
@@ -62,6 +69,11 @@ pub fn render(c: &Conversation, tools: &[Value], p: &mut Prompt) {
                 p.spelled("<|end|>", SPECIALS);
             }
             Role::Assistant => {
+                if !m.reasoning.is_empty() && last_final.is_none_or(|f| f < i) {
+                    p.spelled("<|start|>assistant<|channel|>analysis<|message|>", SPECIALS);
+                    p.message(&m.reasoning);
+                    p.spelled("<|end|>", SPECIALS);
+                }
                 if !m.text.is_empty() {
                     p.spelled("<|start|>assistant<|channel|>final<|message|>", SPECIALS);
                     p.message(&m.text);

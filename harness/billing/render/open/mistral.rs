@@ -55,6 +55,9 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
         return render_v1(c, p);
     }
     let version = version.max(2);
+    // Before version 7 every system message is one system text, joined by blank lines and
+    // written in the last user turn; from 7 each is a system prompt where it stands.
+    let joined = joined_system(c);
     p.spelled("<s>", SPECIALS);
     if version >= 7 && !c.system.is_empty() {
         p.spelled("[SYSTEM_PROMPT]", SPECIALS);
@@ -95,10 +98,16 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
         }
         p.message_starts(c, i);
         match m.role {
-            Role::User | Role::System => {
+            Role::System if version < 7 => {}
+            Role::System => {
+                p.spelled("[SYSTEM_PROMPT]", SPECIALS);
+                p.system(&m.text);
+                p.spelled("[/SYSTEM_PROMPT]", SPECIALS);
+            }
+            Role::User => {
                 p.spelled("[INST]", SPECIALS);
-                if version < 7 && Some(i) == last_user && !c.system.is_empty() {
-                    p.system(&c.system);
+                if version < 7 && Some(i) == last_user && !joined.is_empty() {
+                    p.system(&joined);
                     p.frame("\n\n");
                 }
                 p.message(&m.text);
@@ -165,17 +174,33 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
     }
 }
 
+/// The system text and every later system message, joined by blank lines.
+fn joined_system(c: &Conversation) -> String {
+    std::iter::once(c.system.as_str())
+        .chain(
+            c.messages
+                .iter()
+                .filter(|m| m.role == Role::System)
+                .map(|m| m.text.as_str()),
+        )
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// Version 1: `[INST]` and `[/INST]` are text, the system text before the first user turn's.
 fn render_v1(c: &Conversation, p: &mut Prompt) {
     p.spelled("<s>", SPECIALS);
     let first_user = c.messages.iter().position(|m| m.role == Role::User);
+    let joined = joined_system(c);
     for (i, m) in c.messages.iter().enumerate() {
         p.message_starts(c, i);
         match m.role {
-            Role::User | Role::System => {
+            Role::System => {}
+            Role::User => {
                 p.frame("[INST] ");
-                if Some(i) == first_user && !c.system.is_empty() {
-                    p.system(&c.system);
+                if Some(i) == first_user && !joined.is_empty() {
+                    p.system(&joined);
                     p.frame("\n\n");
                 }
                 p.message(&m.text);
@@ -194,4 +219,29 @@ fn render_v1(c: &Conversation, p: &mut Prompt) {
             Role::Tool => {}
         }
     }
+}
+
+/// Why mistral-common 1.13.1 refuses a conversation, if it does (its own messages, checked
+/// against it in `fixtures/open-templates`): before version 7 an assistant turn with both text
+/// and calls; from version 3 a call id that is not nine ASCII letters and digits.
+pub fn refusal(c: &Conversation, version: u8) -> Option<String> {
+    for m in c.messages.iter().filter(|m| m.role == Role::Assistant) {
+        if version < 7 && !m.text.is_empty() && !m.calls.is_empty() {
+            return Some(
+                "Assistant message must have either content or tool_calls, but not both.".into(),
+            );
+        }
+        if version >= 3 {
+            let bad = m.calls.iter().find(|call| {
+                call.id.len() != 9 || !call.id.bytes().all(|b| b.is_ascii_alphanumeric())
+            });
+            if let Some(call) = bad {
+                return Some(format!(
+                    "Tool call id was {} but must be a-z, A-Z, 0-9, with a length of 9.",
+                    call.id
+                ));
+            }
+        }
+    }
+    None
 }

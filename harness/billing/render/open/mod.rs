@@ -303,6 +303,10 @@ enum Piece {
 /// A rendered prompt: text between special tokens.
 #[derive(Debug, Clone, Default)]
 pub struct Prompt {
+    /// Whether the server counts added tokens spelled in the text as one each
+    /// ([`Tokenizer::count_served`]): a Hugging Face tokenizer does; mistral-common and harmony
+    /// encode text as text.
+    served: bool,
     pieces: Vec<Piece>,
     /// Where the last user message begins (what a prompt cache holds is before it).
     last_user_at: Option<usize>,
@@ -409,15 +413,19 @@ impl Prompt {
                     Piece::Mark(_) => None,
                 })
                 .collect();
+            let count = |t: &str| match self.served {
+                true => tok.count_served(t),
+                false => tok.count(t),
+            };
             let whole = match texts.len() {
-                1 => tok.count(texts[0].1),
-                _ => tok.count(&texts.iter().map(|(_, t)| *t).collect::<String>()),
+                1 => count(texts[0].1),
+                _ => count(&texts.iter().map(|(_, t)| *t).collect::<String>()),
             };
             let mut parts = 0.0;
             for (k, (s, t)) in texts.iter().enumerate() {
                 let n = match texts.len() {
                     1 => whole,
-                    _ => tok.count(t),
+                    _ => count(t),
                 };
                 parts += n;
                 *c.section(*s) += n;
@@ -497,7 +505,10 @@ pub fn defs_tokens(defs: &[ToolRef], t: Template, tok: Tokenizer) -> f64 {
 
 /// Render a conversation and tools with a template.
 pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
-    let mut p = Prompt::default();
+    let mut p = Prompt {
+        served: !matches!(t, Template::Mistral { .. } | Template::Harmony),
+        ..Prompt::default()
+    };
     match t {
         Template::KimiK2 => kimi::k2(c, tools, &mut p),
         Template::KimiTs => kimi::ts(c, tools, kimi::Declare::TypeScript, &mut p),
@@ -516,7 +527,7 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
 
 /// Why a template refuses a request, as the server that renders it would (a 400), if it does:
 /// Llama's templates with tools and no message, or (3.x) parallel calls; Qwen 3.5's with a
-/// system message after the first. Checked against the templates' own errors
+/// system message after the first; mistral-common's validation. Checked against the templates' own errors
 /// (`fixtures/open-templates`).
 pub fn refusal(req: &Request, t: Template) -> Option<String> {
     let c = conversation::read(req);
@@ -527,6 +538,7 @@ pub fn refusal(req: &Request, t: Template) -> Option<String> {
             .iter()
             .any(|m| m.role == Role::System)
             .then(|| "System message must be at the beginning.".into()),
+        Template::Mistral { version, .. } => mistral::refusal(&c, version),
         Template::KimiK2
         | Template::KimiTs
         | Template::KimiJson
@@ -534,7 +546,6 @@ pub fn refusal(req: &Request, t: Template) -> Option<String> {
         | Template::Glm { .. }
         | Template::DeepseekV3
         | Template::DeepseekV4
-        | Template::Mistral { .. }
         | Template::Harmony => None,
     }
 }

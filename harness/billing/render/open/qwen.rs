@@ -61,7 +61,8 @@ pub fn qwen3(c: &Conversation, tools: &[Value], default_system: bool, p: &mut Pr
         p.system(s);
         p.spelled("<|im_end|>\n", SPECIALS);
     }
-    turns(c, p, false);
+    // Qwen 2.5's template knows no reasoning: an assistant turn is its text as it came.
+    turns(c, p, false, !default_system);
     p.spelled("<|im_start|>assistant\n", SPECIALS);
 }
 
@@ -82,11 +83,11 @@ pub fn qwen35(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         p.system(system);
         p.spelled("<|im_end|>\n", SPECIALS);
     }
-    turns(c, p, true);
+    turns(c, p, true, true);
     p.spelled("<|im_start|>assistant\n<think>\n", SPECIALS);
 }
 
-fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool) {
+fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool, thinking: bool) {
     for (i, m) in c.messages.iter().enumerate() {
         p.message_starts(c, i);
         match m.role {
@@ -102,13 +103,25 @@ fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool) {
             }
             Role::Assistant => {
                 p.spelled("<|im_start|>assistant\n", SPECIALS);
-                let (reasoning, text) = m.think_split();
+                let (reasoning, text) = match thinking {
+                    true => m.think_split(),
+                    false => (String::new(), m.text.clone()),
+                };
                 let reasoning = match xml_calls {
                     true => reasoning.trim(),
                     false => reasoning.trim_matches('\n'),
                 };
-                let thinks = after_last_user(c, i)
-                    && (xml_calls || !reasoning.is_empty() || i + 1 == c.messages.len());
+                // Qwen 3 writes reasoning after the last user turn only (and an empty block in
+                // the turn that ends the prompt); Qwen 3.5 there always, and before it wherever
+                // the turn has reasoning.
+                let thinks = thinking
+                    && match xml_calls {
+                        true => after_last_user(c, i) || !reasoning.is_empty(),
+                        false => {
+                            after_last_user(c, i)
+                                && (!reasoning.is_empty() || i + 1 == c.messages.len())
+                        }
+                    };
                 if thinks {
                     p.spelled("<think>\n", SPECIALS);
                     p.message(reasoning);
