@@ -17,6 +17,7 @@ mod llama;
 mod mistral;
 pub mod pyjson;
 mod qwen;
+mod qwen_coder;
 mod typescript;
 
 use super::Billing;
@@ -41,6 +42,10 @@ pub enum Template {
     Qwen { default_system: bool },
     /// Qwen 3.5 and 3.6: tools first, XML calls.
     Qwen35,
+    /// Qwen3-Coder: tools as XML elements, XML calls, a default system text with tools.
+    Qwen3Coder,
+    /// QwQ: Qwen 2.5's tools without its default system text; thinks.
+    Qwq,
     /// GLM-4.5 and 4.6 (newlines between turns) or 4.7 and 5.x (none).
     Glm { compact: bool },
     /// DeepSeek V3, R1 and V3.1: a `<tools>` block in the system text.
@@ -67,6 +72,8 @@ impl Template {
             Template::Qwen { default_system: true } => "qwen2.5 (Qwen2.5-Instruct chat template)",
             Template::Qwen { default_system: false } => "qwen3 (Qwen3 chat template, 2025-04)",
             Template::Qwen35 => "qwen3.5 (Qwen3.5 chat template, 2026-02)",
+            Template::Qwen3Coder => "qwen3-coder (Qwen3-Coder chat template, 2025-07)",
+            Template::Qwq => "qwq (QwQ-32B chat template, 2025-03)",
             Template::Glm { compact: false } => "glm-4.5 (GLM-4.6 chat template)",
             Template::Glm { compact: true } => "glm-4.7 (GLM-4.7 chat template; GLM-5.x by assumption)",
             Template::DeepseekV3 => "deepseek-v3 (vLLM's DeepSeek-V3 tool template)",
@@ -92,6 +99,8 @@ impl Template {
                 default_system: false,
             } => "qwen3".into(),
             Template::Qwen35 => "qwen3.5".into(),
+            Template::Qwen3Coder => "qwen3-coder".into(),
+            Template::Qwq => "qwq".into(),
             Template::Glm { compact: false } => "glm-4.5".into(),
             Template::Glm { compact: true } => "glm-4.7".into(),
             Template::DeepseekV3 => "deepseek-v3".into(),
@@ -120,6 +129,8 @@ impl Template {
                 default_system: false,
             },
             "qwen3.5" => Template::Qwen35,
+            "qwen3-coder" => Template::Qwen3Coder,
+            "qwq" => Template::Qwq,
             "glm-4.5" => Template::Glm { compact: false },
             "glm-4.7" | "glm" => Template::Glm { compact: true },
             "deepseek-v3" | "deepseek" => Template::DeepseekV3,
@@ -148,7 +159,7 @@ impl Template {
     pub fn tokenizer(self) -> (Tokenizer, bool) {
         match self {
             Template::KimiK2 | Template::KimiTs | Template::KimiJson => (Tokenizer::Kimi, true),
-            Template::Qwen { .. } => (Tokenizer::Qwen, true),
+            Template::Qwen { .. } | Template::Qwen3Coder | Template::Qwq => (Tokenizer::Qwen, true),
             // Qwen 3.5 has a vocabulary of its own, not bundled: Qwen 3's stands in.
             Template::Qwen35 => (Tokenizer::Qwen, false),
             Template::Glm { .. } => (Tokenizer::Glm, true),
@@ -187,11 +198,16 @@ pub fn of_model(model: &str) -> Option<Template> {
     } else if has("gpt-oss") {
         Template::Harmony
     } else if has("qwen") || has("qwq") {
+        // Each model card's own template: Qwen3-Coder and QwQ have theirs.
         if has("qwen3.5") || has("qwen3.6") || has("qwen3p5") || has("qwen3p6") {
             Template::Qwen35
+        } else if has("qwen3-coder") || has("qwen3coder") {
+            Template::Qwen3Coder
+        } else if has("qwq") {
+            Template::Qwq
         } else {
             Template::Qwen {
-                default_system: has("qwen2") || has("qwq"),
+                default_system: has("qwen2"),
             }
         }
     } else if has("glm") {
@@ -515,6 +531,8 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
         Template::KimiJson => kimi::ts(c, tools, kimi::Declare::PythonJson, &mut p),
         Template::Qwen { default_system } => qwen::qwen3(c, tools, default_system, &mut p),
         Template::Qwen35 => qwen::qwen35(c, tools, &mut p),
+        Template::Qwen3Coder => qwen_coder::coder(c, tools, &mut p),
+        Template::Qwq => qwen_coder::qwq(c, tools, &mut p),
         Template::Glm { compact } => glm::render(c, tools, compact, &mut p),
         Template::DeepseekV3 => deepseek::v3(c, tools, &mut p),
         Template::DeepseekV4 => deepseek::v4(c, tools, &mut p),
@@ -543,6 +561,8 @@ pub fn refusal(req: &Request, t: Template) -> Option<String> {
         | Template::KimiTs
         | Template::KimiJson
         | Template::Qwen { .. }
+        | Template::Qwen3Coder
+        | Template::Qwq
         | Template::Glm { .. }
         | Template::DeepseekV3
         | Template::DeepseekV4

@@ -160,6 +160,64 @@ pub fn py_float(f: f64) -> String {
     }
 }
 
+/// Python's `str` of a value, as Jinja's `string` filter writes it: a string as itself, `True`,
+/// `False`, `None`, a number as Python writes it, and a list or a dict as Python's `repr` (keys
+/// in order, strings quoted as `repr` quotes them).
+pub fn py_str(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => py_repr(other),
+    }
+}
+
+fn py_repr(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => py_number(n),
+        Value::String(s) => {
+            // `repr` quotes with ' unless the text has a ' and no ".
+            let q = if s.contains('\'') && !s.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
+            let mut out = String::with_capacity(s.len() + 2);
+            out.push(q);
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if c == q => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                        out.push_str(&format!("\\x{:02x}", c as u32))
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push(q);
+            out
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(py_repr).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", py_repr(&Value::String(k.clone())), py_repr(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// `v` with every object's keys sorted, deeply (Moonshot's `deep_sort_dict`).
 pub fn deep_sorted(v: &Value) -> Value {
     match v {
