@@ -8,6 +8,8 @@
 //!   separators (the form Groq's kimi-k2-instruct bills: 170 predicted against 171 recorded on
 //!   a request with two tools), the default system turn when the request has none, call ids
 //!   `functions.{name}:{index}`.
+//! - K2-Thinking: the K2.5 turns below, with the tools as JSON (spaced, as sent) and K2's
+//!   default system turn.
 //! - K2.5, K2.6, K2.7 Code: tools as TypeScript ([`super::typescript::kimi`], compact JSON where
 //!   the writer refuses a schema), no default system turn, ids as sent, `<think></think>` before
 //!   an earlier assistant turn's text and `<think>{reasoning}</think>` after the last plain
@@ -68,6 +70,27 @@ pub fn k2(c: &Conversation, tools: &[Value], p: &mut Prompt) {
     }
     end(p);
     messages(c, p, false);
+}
+
+/// K2-Thinking: the K2.5 turns (names, think blocks, ids as sent) with the tools as the
+/// template's `tojson` writes them (spaced, unsorted, not ASCII-escaped) and K2's default system
+/// turn when the request has none.
+pub fn k2_thinking(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+    if !tools.is_empty() {
+        open(p, "system", "tool_declare");
+        p.tools(&pyjson::dumps(
+            &Value::Array(tools.to_vec()),
+            pyjson::SPACED,
+        ));
+        end(p);
+    }
+    open(p, "system", "system");
+    match c.system.is_empty() {
+        true => p.frame(DEFAULT_SYSTEM),
+        false => p.system(&c.system),
+    }
+    end(p);
+    messages(c, p, true);
 }
 
 /// How the K2.5+ turns' `tool_declare` turn writes the tools.

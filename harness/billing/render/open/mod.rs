@@ -34,6 +34,8 @@ pub enum Template {
     KimiK2,
     /// Kimi K2.5, K2.6, K2.7 Code: tools as TypeScript declarations.
     KimiTs,
+    /// Kimi K2-Thinking: the K2.5 turns, tools as JSON, K2's default system.
+    KimiK2Thinking,
     /// Kimi K2.5+ turns with the `tool_declare` turn holding the tools as Python's
     /// `json.dumps` writes them by default (spaced, `ensure_ascii`): the rendering assumed for
     /// Cloudflare's Anthropic-compatible endpoint to Workers AI.
@@ -68,6 +70,7 @@ impl Template {
         match self {
             Template::KimiK2 => "kimi-k2 (Moonshot's Kimi-K2-Instruct chat template, 2025-07; JSON tool_declare)",
             Template::KimiTs => "kimi-k2.5+ (Moonshot's Kimi-K2.5 chat template with tool_declaration_ts, 2026-01; TypeScript tool_declare)",
+            Template::KimiK2Thinking => "kimi-k2-thinking (Moonshot's Kimi-K2-Thinking chat template, 2025-11)",
             Template::KimiJson => "kimi-k2.5+ turns with tool_declare as Python json.dumps defaults (spaced, ensure_ascii): assumed for Cloudflare's Anthropic-compatible endpoint to Workers AI, which documents no rendering; inferred from the recorded slope's text density, which only spaced JSON brings inside real catalogues' range, and from llama.cpp's copy of the K2 template (`tools | tojson`)",
             Template::Qwen { default_system: true } => "qwen2.5 (Qwen2.5-Instruct chat template)",
             Template::Qwen { default_system: false } => "qwen3 (Qwen3 chat template, 2025-04)",
@@ -92,6 +95,7 @@ impl Template {
             Template::KimiK2 => "kimi-k2".into(),
             Template::KimiTs => "kimi-k2.5".into(),
             Template::KimiJson => "kimi-k2.5-json".into(),
+            Template::KimiK2Thinking => "kimi-k2-thinking".into(),
             Template::Qwen {
                 default_system: true,
             } => "qwen2.5".into(),
@@ -122,6 +126,7 @@ impl Template {
             "kimi-k2" => Template::KimiK2,
             "kimi-k2.5" | "kimi-ts" => Template::KimiTs,
             "kimi-k2.5-json" => Template::KimiJson,
+            "kimi-k2-thinking" => Template::KimiK2Thinking,
             "qwen2.5" => Template::Qwen {
                 default_system: true,
             },
@@ -158,7 +163,9 @@ impl Template {
     /// vocabulary (false: a stand-in, said in the label).
     pub fn tokenizer(self) -> (Tokenizer, bool) {
         match self {
-            Template::KimiK2 | Template::KimiTs | Template::KimiJson => (Tokenizer::Kimi, true),
+            Template::KimiK2 | Template::KimiTs | Template::KimiJson | Template::KimiK2Thinking => {
+                (Tokenizer::Kimi, true)
+            }
             Template::Qwen { .. } | Template::Qwen3Coder | Template::Qwq => (Tokenizer::Qwen, true),
             // Qwen 3.5 has a vocabulary of its own, not bundled: Qwen 3's stands in.
             Template::Qwen35 => (Tokenizer::Qwen, false),
@@ -193,6 +200,7 @@ pub fn of_model(model: &str) -> Option<Template> {
         match has("k2.5") || has("k2p5") || has("k2.6") || has("k2.7") || has("k2-5") {
             true => Template::KimiTs,
             false if has("k3") => Template::KimiTs,
+            false if has("thinking") => Template::KimiK2Thinking,
             false => Template::KimiK2,
         }
     } else if has("gpt-oss") {
@@ -529,6 +537,7 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
         Template::KimiK2 => kimi::k2(c, tools, &mut p),
         Template::KimiTs => kimi::ts(c, tools, kimi::Declare::TypeScript, &mut p),
         Template::KimiJson => kimi::ts(c, tools, kimi::Declare::PythonJson, &mut p),
+        Template::KimiK2Thinking => kimi::k2_thinking(c, tools, &mut p),
         Template::Qwen { default_system } => qwen::qwen3(c, tools, default_system, &mut p),
         Template::Qwen35 => qwen::qwen35(c, tools, &mut p),
         Template::Qwen3Coder => qwen_coder::coder(c, tools, &mut p),
@@ -560,6 +569,7 @@ pub fn refusal(req: &Request, t: Template) -> Option<String> {
         Template::KimiK2
         | Template::KimiTs
         | Template::KimiJson
+        | Template::KimiK2Thinking
         | Template::Qwen { .. }
         | Template::Qwen3Coder
         | Template::Qwq

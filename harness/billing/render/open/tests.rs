@@ -156,17 +156,23 @@ fn mistral_models_take_their_tokenizer_version() {
     assert_eq!(Template::parse("mistral-v11-spm"), None);
 }
 
-/// Each Qwen model id takes its model card's own template.
+/// Each Qwen and Kimi model id takes its model card's own template.
 #[test]
 fn qwen_models_take_their_own_template() {
     for (id, name) in [
         ("qwen/qwen3-coder-480b-a35b-instruct", "qwen3-coder"),
-        ("together_ai/Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3-coder"),
+        (
+            "together_ai/Qwen/Qwen3-Coder-30B-A3B-Instruct",
+            "qwen3-coder",
+        ),
         ("groq/qwen-qwq-32b", "qwq"),
         ("Qwen/QwQ-32B", "qwq"),
         ("qwen/qwen3-235b-a22b", "qwen3"),
         ("Qwen/Qwen2.5-7B-Instruct", "qwen2.5"),
         ("qwen/qwen3.5-397b-a17b", "qwen3.5"),
+        ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking"),
+        ("kimi-k2-thinking-turbo", "kimi-k2-thinking"),
+        ("moonshotai/kimi-k2-instruct-0905", "kimi-k2"),
     ] {
         let t = of_model(id).unwrap_or_else(|| panic!("{id}"));
         assert_eq!(t.name(), name, "{id}");
