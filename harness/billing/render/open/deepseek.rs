@@ -2,9 +2,9 @@
 //! `▁`, special tokens), an assistant turn closed by `<｜end▁of▁sentence｜>`; the prompt opens
 //! with `<｜begin▁of▁sentence｜>` and the system text.
 //!
-//! - V3, R1 and V3.1: DeepSeek's own templates do not declare tools; the form servers use
+//! - V3 and V3.1: DeepSeek's own templates do not declare tools; the form servers use
 //!   (vLLM's DeepSeek-V3 tool template) appends a `<tools>` block of JSON lines to the system
-//!   text and writes calls as `<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}` with the
+//!   text (R1: vLLM's R1 tool template, JSON fences after an instruction) and writes calls as `<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}` with the
 //!   arguments in a JSON fence, results in `<｜tool▁outputs▁begin｜>`.
 //! - V3.2 and V4 (DeepSeek's `encoding_dsv4`): tools appended to the system text as "## Tools"
 //!   with one JSON schema per line, calls as `｜DSML｜` XML (plain text), results as a user
@@ -41,15 +41,34 @@ const SPECIALS: &[&str] = &[
 const V3_TOOLS_HEAD: &str = "    \n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
 const V3_TOOLS_TAIL: &str = "    \n</tools>\n\n\n\n    For function call returns, you should first print <｜tool▁calls▁begin｜>\n\n    For each function call, you should return object like:\n\n    <｜tool▁call▁begin｜>function<｜tool▁sep｜><function_name>\n```json\n<function_arguments_in_json_format>\n```<｜tool▁call▁end｜>\n\n    At the end of function call returns, you should print <｜tool▁calls▁end｜><｜end▁of▁sentence｜>";
 
-/// V3, R1 and V3.1 as vLLM's DeepSeek-V3 tool template renders them (checked text for text
+/// V3 and V3.1 as vLLM's DeepSeek-V3 tool template renders them (checked text for text
 /// against it, `fixtures/open-templates`): the system messages joined by a blank line wherever
 /// they stand, user turns as they came, an assistant turn's text then its calls, results in an
 /// outputs block that the next assistant turn closes (a user turn does not), and the
 /// generation prompt only after an assistant turn.
 pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
-    p.frame("\n\n");
+    tool_template(c, tools, p, false)
+}
+
+/// R1 as vLLM's DeepSeek-R1 tool template renders it (adapted from SGLang's): the V3 turns,
+/// with the tools in the system text as JSON fences after an instruction, an earlier answer's
+/// text cut after its last `</think>`, a plain answer without indentation, and a generation
+/// prompt without a newline.
+pub fn r1(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+    tool_template(c, tools, p, true)
+}
+
+const R1_TOOLS_HEAD: &str = "You are a helpful assistant with tool calling capabilities. When a tool call is needed, you MUST use the following format to issue the call:\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>FUNCTION_NAME\n```json\n{\"param1\": \"value1\", \"param2\": \"value2\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>\n\nMake sure the JSON is valid.## Tools\n\n### Function\n\nYou have the following functions available:\n\n";
+
+/// vLLM's DeepSeek V3 (`r1` false) and R1 tool templates, which share their turns.
+fn tool_template(c: &Conversation, tools: &[Value], p: &mut Prompt, r1: bool) {
+    if !r1 {
+        p.frame("\n\n");
+    }
     p.spelled("<｜begin▁of▁sentence｜>", SPECIALS);
-    p.frame("\n");
+    if !r1 {
+        p.frame("\n");
+    }
     let systems: Vec<&str> = std::iter::once(c.system.as_str())
         .filter(|s| !s.is_empty())
         .chain(
@@ -61,13 +80,33 @@ pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         .collect();
     p.system(&systems.join("\n\n"));
     if !tools.is_empty() {
-        p.spelled(V3_TOOLS_HEAD, SPECIALS);
-        for t in tools {
-            p.tools("\n");
-            p.tools(&pyjson::dumps(t, pyjson::SPACED));
+        match r1 {
+            false => {
+                p.spelled(V3_TOOLS_HEAD, SPECIALS);
+                for t in tools {
+                    p.tools("\n");
+                    p.tools(&pyjson::dumps(t, pyjson::SPACED));
+                }
+                p.spelled(V3_TOOLS_TAIL, SPECIALS);
+            }
+            true => {
+                p.frame("\n\n");
+                p.spelled(R1_TOOLS_HEAD, SPECIALS);
+                for t in tools {
+                    p.frame("\n```json\n");
+                    p.tools(&pyjson::dumps(t, pyjson::SPACED));
+                    p.frame("\n```\n");
+                }
+            }
         }
-        p.spelled(V3_TOOLS_TAIL, SPECIALS);
     }
+    // R1 keeps an assistant turn's text after its last `</think>`.
+    let answer = |m: &super::conversation::Message| -> String {
+        match r1 {
+            true => m.text.rsplit("</think>").next().unwrap_or("").to_string(),
+            false => m.text.clone(),
+        }
+    };
     let (mut in_outputs, mut first_output, mut last_user) = (false, true, false);
     for (i, m) in c.messages.iter().enumerate() {
         p.message_starts(c, i);
@@ -91,7 +130,7 @@ pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
                     match k {
                         0 => {
                             p.frame(&" ".repeat(20));
-                            p.message(&m.text);
+                            p.message(&answer(m));
                             p.spelled("<｜tool▁calls▁begin｜>", SPECIALS);
                         }
                         _ => p.frame(&format!("{}\n", " ".repeat(16))),
@@ -107,12 +146,15 @@ pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
             }
             Role::Assistant => {
                 last_user = false;
-                p.frame("            ");
+                // R1 writes a plain answer unindented unless it closes the results.
+                if !r1 || in_outputs {
+                    p.frame("            ");
+                }
                 if in_outputs {
                     p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
                     in_outputs = false;
                 }
-                p.message(&m.text);
+                p.message(&answer(m));
                 p.spelled("<｜end▁of▁sentence｜>", SPECIALS);
             }
             Role::Tool => {
@@ -134,11 +176,17 @@ pub fn v3(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         p.spelled("<｜tool▁outputs▁end｜>", SPECIALS);
         p.frame("\n");
     }
-    p.frame("\n");
-    if !last_user && !in_outputs {
-        p.frame("    ");
-        p.spelled("<｜Assistant｜>", SPECIALS);
+    if !r1 {
         p.frame("\n");
+    }
+    if !last_user && !in_outputs {
+        if !r1 {
+            p.frame("    ");
+        }
+        p.spelled("<｜Assistant｜>", SPECIALS);
+        if !r1 {
+            p.frame("\n");
+        }
     }
 }
 

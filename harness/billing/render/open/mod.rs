@@ -50,8 +50,10 @@ pub enum Template {
     Qwq,
     /// GLM-4.5 and 4.6 (newlines between turns) or 4.7 and 5.x (none).
     Glm { compact: bool },
-    /// DeepSeek V3, R1 and V3.1: a `<tools>` block in the system text.
+    /// DeepSeek V3 and V3.1: a `<tools>` block in the system text.
     DeepseekV3,
+    /// DeepSeek R1: the tools as JSON fences in the system text.
+    DeepseekR1,
     /// DeepSeek V3.2 and V4: DSML declarations.
     DeepseekV4,
     /// Mistral, by tokenizer version: tekken (3, 7, 11, 13) or, with `spm`, the earlier
@@ -80,6 +82,7 @@ impl Template {
             Template::Glm { compact: false } => "glm-4.5 (GLM-4.6 chat template)",
             Template::Glm { compact: true } => "glm-4.7 (GLM-4.7 chat template; GLM-5.x by assumption)",
             Template::DeepseekV3 => "deepseek-v3 (vLLM's DeepSeek-V3 tool template)",
+            Template::DeepseekR1 => "deepseek-r1 (vLLM's DeepSeek-R1 tool template)",
             Template::DeepseekV4 => "deepseek-v4 (DeepSeek's encoding_dsv4, DSML)",
             Template::Mistral { spm: false, .. } => "mistral (mistral-common 1.13 instruct rules, tekken)",
             Template::Mistral { spm: true, .. } => "mistral (mistral-common 1.13 instruct rules, SentencePiece)",
@@ -108,6 +111,7 @@ impl Template {
             Template::Glm { compact: false } => "glm-4.5".into(),
             Template::Glm { compact: true } => "glm-4.7".into(),
             Template::DeepseekV3 => "deepseek-v3".into(),
+            Template::DeepseekR1 => "deepseek-r1".into(),
             Template::DeepseekV4 => "deepseek-v4".into(),
             Template::Mistral {
                 version,
@@ -140,6 +144,7 @@ impl Template {
             "glm-4.7" | "glm" => Template::Glm { compact: true },
             "deepseek-v3" | "deepseek" => Template::DeepseekV3,
             "deepseek-v4" => Template::DeepseekV4,
+            "deepseek-r1" => Template::DeepseekR1,
             "harmony" | "gpt-oss" => Template::Harmony,
             "llama3" => Template::Llama { llama4: false },
             "llama4" => Template::Llama { llama4: true },
@@ -170,7 +175,9 @@ impl Template {
             // Qwen 3.5 has a vocabulary of its own, not bundled: Qwen 3's stands in.
             Template::Qwen35 => (Tokenizer::Qwen, false),
             Template::Glm { .. } => (Tokenizer::Glm, true),
-            Template::DeepseekV3 | Template::DeepseekV4 => (Tokenizer::Deepseek, true),
+            Template::DeepseekV3 | Template::DeepseekR1 | Template::DeepseekV4 => {
+                (Tokenizer::Deepseek, true)
+            }
             Template::Mistral { spm: false, .. } => (Tokenizer::Mistral, true),
             Template::Mistral { version, spm: true } => match version {
                 ..=2 => (Tokenizer::MistralSpm1, true),
@@ -232,6 +239,7 @@ pub fn of_model(model: &str) -> Option<Template> {
             || has("deepseek-reasoner")
         {
             true => Template::DeepseekV4,
+            false if has("r1") => Template::DeepseekR1,
             false => Template::DeepseekV3,
         }
     } else if has("llama-4") || has("llama4") {
@@ -544,6 +552,7 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
         Template::Qwq => qwen_coder::qwq(c, tools, &mut p),
         Template::Glm { compact } => glm::render(c, tools, compact, &mut p),
         Template::DeepseekV3 => deepseek::v3(c, tools, &mut p),
+        Template::DeepseekR1 => deepseek::r1(c, tools, &mut p),
         Template::DeepseekV4 => deepseek::v4(c, tools, &mut p),
         Template::Mistral { version, .. } => mistral::render(c, tools, version, &mut p),
         Template::Harmony => harmony::render(c, tools, &mut p),
@@ -575,6 +584,7 @@ pub fn refusal(req: &Request, t: Template) -> Option<String> {
         | Template::Qwq
         | Template::Glm { .. }
         | Template::DeepseekV3
+        | Template::DeepseekR1
         | Template::DeepseekV4
         | Template::Harmony => None,
     }

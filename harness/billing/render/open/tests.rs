@@ -156,7 +156,7 @@ fn mistral_models_take_their_tokenizer_version() {
     assert_eq!(Template::parse("mistral-v11-spm"), None);
 }
 
-/// Each Qwen and Kimi model id takes its model card's own template.
+/// Each Qwen, Kimi and DeepSeek model id takes its model card's own template.
 #[test]
 fn qwen_models_take_their_own_template() {
     for (id, name) in [
@@ -173,6 +173,10 @@ fn qwen_models_take_their_own_template() {
         ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking"),
         ("kimi-k2-thinking-turbo", "kimi-k2-thinking"),
         ("moonshotai/kimi-k2-instruct-0905", "kimi-k2"),
+        ("deepseek/deepseek-r1-0528", "deepseek-r1"),
+        ("together_ai/deepseek-ai/DeepSeek-R1", "deepseek-r1"),
+        ("deepseek-ai/DeepSeek-V3-0324", "deepseek-v3"),
+        ("deepseek-chat", "deepseek-v4"),
     ] {
         let t = of_model(id).unwrap_or_else(|| panic!("{id}"));
         assert_eq!(t.name(), name, "{id}");
