@@ -93,9 +93,49 @@ pub struct Weight {
     pub protocol: Option<String>,
     /// With `--each-protocol`: the same server listed at every version toolcost speaks.
     pub protocols: Vec<ProtocolRow>,
+    /// The server's `instructions` and what they cost, where it gave any.
+    pub instructions: Option<Instructions>,
     /// Evidence of the totals: bytes observed, tokens estimated; each marginal and surface row
     /// carries its own label.
     pub label: String,
+}
+
+/// Claude Code adds each connected server's `instructions` to its system prompt, every turn,
+/// cut at this many characters (claude-code issue #94832, read 2026-12-07). Other hosts keep
+/// them apart or leave them out: the whole text is reported too.
+pub const CLAUDE_CODE_INSTRUCTIONS_CAP: usize = 2048;
+
+/// A server's `instructions` and their cost.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Instructions {
+    /// Characters of the text the server sent.
+    pub chars: usize,
+    /// Tokens of the whole text on the chosen model's tokenizer, and on o200k.
+    pub model_tokens: u64,
+    pub o200k_tokens: u64,
+    /// What Claude Code adds to its system prompt every turn: the text cut at
+    /// [`CLAUDE_CODE_INSTRUCTIONS_CAP`] characters, and its tokens on the chosen model.
+    pub claude_code_chars: usize,
+    pub claude_code_tokens: u64,
+    pub label: String,
+}
+
+/// The cost of a server's instructions on `model`.
+pub fn instructions(text: &str, model: &PriceCard) -> Instructions {
+    let tok = model.tokenizer();
+    let chars = text.chars().count();
+    let kept: String = text.chars().take(CLAUDE_CODE_INSTRUCTIONS_CAP).collect();
+    Instructions {
+        chars,
+        model_tokens: tok.count(text).round() as u64,
+        o200k_tokens: Tokenizer::O200k.count(text).round() as u64,
+        claude_code_chars: kept.chars().count(),
+        claude_code_tokens: tok.count(&kept).round() as u64,
+        label: format!(
+            "chars observed; tokens {} and estimated:o200k; the cap is Claude Code's, as reported",
+            tok.label()
+        ),
+    }
 }
 
 /// The same server's list at one protocol version. `weigh --each-protocol` writes these.
@@ -274,6 +314,7 @@ pub fn weigh(
         notes,
         protocol: None,
         protocols: Vec::new(),
+        instructions: None,
         label,
     })
 }
@@ -436,6 +477,18 @@ pub fn render(w: &Weight, format: OutputFormat) -> Vec<u8> {
             ));
             for n in &w.notes {
                 out.push_str(&format!("note: {n}\n"));
+            }
+            if let Some(i) = &w.instructions {
+                out.push_str(&format!(
+                    "server instructions: {} characters, {} tokens on {} ({} o200k); Claude Code adds them to its system prompt every turn, cut at {} characters: {} characters, {} tokens a turn\n",
+                    report::thousands(i.chars as u64),
+                    report::thousands(i.model_tokens),
+                    w.model,
+                    report::thousands(i.o200k_tokens),
+                    report::thousands(CLAUDE_CODE_INSTRUCTIONS_CAP as u64),
+                    report::thousands(i.claude_code_chars as u64),
+                    report::thousands(i.claude_code_tokens),
+                ));
             }
             if !w.protocols.is_empty() {
                 h(

@@ -91,7 +91,12 @@ fn every_hosts_file_is_weighed_and_a_failing_server_is_a_row() {
         // Gemini CLI's excludeTools is applied.
         assert_eq!(ok.tools, if gemini { 2 } else { 3 }, "{}", f.display());
         assert_eq!(tools.len(), ok.tools);
-        assert_eq!(tools.iter().map(|t| t.tokens).sum::<u64>(), ok.tokens);
+        // The server's total is its tools' and, on Claude Code, its instructions'.
+        assert_eq!(
+            tools.iter().map(|t| t.tokens).sum::<u64>() + ok.instructions_tokens,
+            ok.tokens
+        );
+        assert_eq!(ok.instructions_tokens > 0, ok.host == "claude-code");
         assert!(ok.tokens > 0 && ok.bytes > 0);
         // Each host names the tool as it shows it to the model.
         let now = tools.iter().find(|t| t.tool.ends_with("NOW")).unwrap();

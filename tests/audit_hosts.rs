@@ -524,3 +524,78 @@ fn a_missing_folder_is_named_as_the_folder() {
     );
     assert!(!status.contains("on PATH"), "{status}");
 }
+
+/// `toolcost audit` in `p.project` with HOME at `p.home` and these variables set.
+fn audit_with(p: &Place, vars: &[(&str, &str)]) -> Vec<Value> {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_toolcost"));
+    c.args(["audit", "--format", "json", "--timeout", "20"])
+        .current_dir(&p.project)
+        .env("HOME", &p.home)
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("ENABLE_TOOL_SEARCH");
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.code() != Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Claude Code's session start as its rule sends it: with `ANTHROPIC_BASE_URL` at a gateway
+/// and no `ENABLE_TOOL_SEARCH`, every definition up front; with `ENABLE_TOOL_SEARCH=true`,
+/// deferred (the tools' names alone). A server's instructions are added either way, cut at
+/// 2,048 characters.
+#[test]
+fn claude_codes_session_start_follows_its_tool_search_rule() {
+    let p = place();
+    write(
+        &p.home.join(".claude.json"),
+        &format!(
+            r#"{{"mcpServers": {{"guide": {{"command": "python3", "args": ["{}", "instructions", "3000"]}}}}}}"#,
+            env_server()
+        ),
+    );
+    let host = |rows: &[Value]| {
+        rows.iter()
+            .find(|r| r["host"] == "claude-code" && r["server"] == "(all)")
+            .cloned()
+            .unwrap_or_else(|| panic!("{rows:?}"))
+    };
+    let gateway = audit_with(&p, &[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")]);
+    let up = host(&gateway);
+    let posture = up["posture"].as_str().unwrap();
+    assert!(
+        posture.starts_with("up front") && posture.contains("127.0.0.1"),
+        "{posture}"
+    );
+    let server = server(&gateway, "guide");
+    let instructions = server["instructions_tokens"].as_u64().unwrap();
+    assert!(instructions > 300 && instructions < 700, "{server}");
+    assert_eq!(up["tokens"], server["tokens"]);
+    let forced = audit_with(
+        &p,
+        &[
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+            ("ENABLE_TOOL_SEARCH", "true"),
+        ],
+    );
+    let deferred = host(&forced);
+    assert!(
+        deferred["posture"]
+            .as_str()
+            .unwrap()
+            .starts_with("deferred"),
+        "{deferred}"
+    );
+    let names = deferred["deferred_tokens"].as_u64().unwrap();
+    assert_eq!(deferred["tokens"].as_u64().unwrap(), names + instructions);
+    assert!(
+        deferred["tokens"].as_u64() < up["tokens"].as_u64(),
+        "{deferred} {up}"
+    );
+    assert!(deferred["cost_usd"].as_f64() < up["cost_usd"].as_f64());
+}

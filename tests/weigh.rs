@@ -275,3 +275,48 @@ fn a_server_that_fails_at_once_is_quoted_every_time() {
         assert!(err.contains(&line), "run {i}: {err}");
     }
 }
+
+/// A server's `instructions` are reported with what they cost: the whole text, and what Claude
+/// Code adds to its system prompt every turn (cut at 2,048 characters).
+#[test]
+fn a_servers_instructions_are_weighed_with_claude_codes_cap() {
+    let run = |n: &str, json: bool| {
+        let mut c = toolcost();
+        c.arg("weigh");
+        if json {
+            c.arg("--json");
+        }
+        let out = c
+            .args(["--", "python3", &fake(), "instructions", n])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&run("3000", true)).unwrap();
+    let i = &v["instructions"];
+    assert_eq!(i["chars"], 3000, "{i}");
+    assert_eq!(i["claude_code_chars"], 2048, "{i}");
+    let (whole, kept) = (
+        i["model_tokens"].as_u64().unwrap(),
+        i["claude_code_tokens"].as_u64().unwrap(),
+    );
+    assert!(kept < whole && kept > whole / 2, "{i}");
+    let text = run("3000", false);
+    assert!(
+        text.contains("server instructions: 3,000 characters"),
+        "{text}"
+    );
+    assert!(text.contains("cut at 2,048 characters"), "{text}");
+    // Short instructions are kept whole.
+    let v: serde_json::Value = serde_json::from_str(&run("100", true)).unwrap();
+    assert_eq!(v["instructions"]["claude_code_chars"], 100);
+    assert_eq!(
+        v["instructions"]["claude_code_tokens"],
+        v["instructions"]["model_tokens"]
+    );
+}

@@ -11,6 +11,7 @@
 //! printed; a server is named by its configured name and its program or URL host alone, and any
 //! text a row quotes (a server's error) has its URLs' credentials redacted.
 
+pub mod deferral;
 pub mod entry;
 pub mod hosts;
 
@@ -227,6 +228,19 @@ pub struct AuditRow {
     /// What those tokens cost as uncached input on the model's card, once per session start
     /// (derived).
     pub cost_usd: f64,
+    /// Tokens of the server's `instructions` as the host adds them to its system prompt every
+    /// turn: Claude Code's cut at 2,048 characters (in `tokens` and `cost_usd`); 0 for a host
+    /// not known to add them.
+    #[serde(default)]
+    pub instructions_tokens: u64,
+    /// What the definitions carry when the host defers them: each tool's name, in the reminder
+    /// that lists the deferred tools.
+    #[serde(default)]
+    pub deferred_tokens: u64,
+    /// On a host's row: whether its session start sends the definitions up front or deferred,
+    /// and why ([`deferral`]); empty where the host's rule is not known.
+    #[serde(default)]
+    pub posture: String,
     pub model: String,
     pub label: String,
 }
@@ -282,7 +296,12 @@ fn pricing(host: Host) -> Result<Pricing> {
 /// Weigh every server of every host, `jobs` at a time: a host that cannot be priced (its
 /// tokenizer missing, say) has rows that say so, and the others are weighed as ever. Rows come
 /// in the order given: per host its total, then per server its total and its tools.
-pub async fn audit(hosts: &[(Host, Vec<Server>)], timeout: Duration, jobs: usize) -> Vec<AuditRow> {
+pub async fn audit(
+    hosts: &[(Host, Vec<Server>)],
+    postures: &[Option<deferral::Posture>],
+    timeout: Duration,
+    jobs: usize,
+) -> Vec<AuditRow> {
     let priced: Vec<std::result::Result<Pricing, String>> = hosts
         .iter()
         .map(|(h, _)| pricing(*h).map_err(|e| e.to_string()))
@@ -308,6 +327,37 @@ pub async fn audit(hosts: &[(Host, Vec<Server>)], timeout: Duration, jobs: usize
             Err(why) => (String::new(), format!("not priced: {why}")),
         };
         let totals: Vec<&AuditRow> = mine.iter().filter(|r| r.tool.is_empty()).collect();
+        let up_front: u64 = totals.iter().map(|r| r.tokens).sum();
+        let instructions: u64 = totals.iter().map(|r| r.instructions_tokens).sum();
+        let deferred: u64 = totals.iter().map(|r| r.deferred_tokens).sum();
+        let window = priced[i].as_ref().map_or(0, |p| p.card.context_window);
+        let definitions = up_front.saturating_sub(instructions);
+        // The session start as the host's rule sends it: definitions deferred leave their
+        // names; the instructions stay either way.
+        let (tokens, posture) = match postures.get(i).and_then(Option::as_ref) {
+            Some(p) if p.defers(definitions, window) => (
+                deferred + instructions,
+                format!(
+                    "deferred ({}): the names {} tokens, up front {} tokens",
+                    p.why(),
+                    deferred,
+                    definitions
+                ),
+            ),
+            Some(p) => (
+                up_front,
+                format!(
+                    "up front ({}): deferred would be {} tokens",
+                    p.why(),
+                    deferred
+                ),
+            ),
+            None => (up_front, String::new()),
+        };
+        let cost_usd = match &priced[i] {
+            Ok(p) => tokens as f64 * p.card.input / 1e6,
+            Err(_) => 0.0,
+        };
         out.push(AuditRow {
             host: host.name().into(),
             server: "(all)".into(),
@@ -320,8 +370,11 @@ pub async fn audit(hosts: &[(Host, Vec<Server>)], timeout: Duration, jobs: usize
             ),
             tools: totals.iter().map(|r| r.tools).sum(),
             bytes: totals.iter().map(|r| r.bytes).sum(),
-            tokens: totals.iter().map(|r| r.tokens).sum(),
-            cost_usd: totals.iter().map(|r| r.cost_usd).sum(),
+            tokens,
+            cost_usd,
+            instructions_tokens: instructions,
+            deferred_tokens: deferred,
+            posture,
             model,
             label,
         });
@@ -350,6 +403,9 @@ async fn weigh(
             Ok(p) => tokens as f64 * p.card.input / 1e6,
             Err(_) => 0.0,
         },
+        instructions_tokens: 0,
+        deferred_tokens: 0,
+        posture: String::new(),
         model: priced
             .as_ref()
             .map(|p| p.card.id.clone())
@@ -382,8 +438,8 @@ async fn weigh(
         }
         Reach::Off(why) => return vec![row(String::new(), format!("not started: {why}"), 0, 0, 0)],
     };
-    let cat = match target.fetch().await {
-        Ok((cat, _)) => cat,
+    let (cat, instructions) = match target.fetch_full().await {
+        Ok(f) => (f.catalogue, f.instructions),
         // The error may quote what the server printed: never the env or headers.
         Err(e) => {
             return vec![row(
@@ -421,13 +477,30 @@ async fn weigh(
     }
     // The dearest tools first, then by name.
     tools.sort_by(|a, b| b.tokens.cmp(&a.tokens).then_with(|| a.tool.cmp(&b.tool)));
-    let mut out = vec![row(
+    // Claude Code adds a server's instructions to its system prompt every turn, cut.
+    let instructions_tokens = match (host, instructions.as_deref()) {
+        (Host::ClaudeCode, Some(text)) => {
+            let kept: String = text
+                .chars()
+                .take(crate::weigh::CLAUDE_CODE_INSTRUCTIONS_CAP)
+                .collect();
+            p.tok.count(&kept).round() as u64
+        }
+        _ => 0,
+    };
+    // Deferred, a tool is its name on a line of the reminder that lists them.
+    let names: String = tools.iter().map(|r| format!("{}\n", r.tool)).collect();
+    let definitions: u64 = tools.iter().map(|r| r.tokens).sum();
+    let mut total = row(
         String::new(),
         "ok".into(),
         tools.len(),
         tools.iter().map(|r| r.bytes).sum(),
-        tools.iter().map(|r| r.tokens).sum(),
-    )];
+        definitions + instructions_tokens,
+    );
+    total.instructions_tokens = instructions_tokens;
+    total.deferred_tokens = p.tok.count(&names).round() as u64;
+    let mut out = vec![total];
     out.extend(tools);
     out
 }

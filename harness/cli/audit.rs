@@ -177,7 +177,16 @@ pub(super) fn run(a: AuditArgs) -> Result<i32> {
         hosts.push((*host, servers));
     }
     let rt = super::runtime()?;
-    let rows = rt.block_on(audit::audit(&hosts, Duration::from_secs(a.timeout), a.jobs));
+    let postures: Vec<_> = hosts
+        .iter()
+        .map(|(h, _)| audit::deferral::of_host(*h, &cx))
+        .collect();
+    let rows = rt.block_on(audit::audit(
+        &hosts,
+        &postures,
+        Duration::from_secs(a.timeout),
+        a.jobs,
+    ));
     let failed = rows
         .iter()
         .filter(|r| r.tool.is_empty() && r.server != "(all)" && r.status.starts_with("failed"))

@@ -72,6 +72,10 @@ pub(super) fn run(a: WeighArgs) -> Result<i32> {
     super::release_freed();
     let mut w = weigh::weigh(&fetched.catalogue, &client, &model, &extras, fetched.notes)?;
     w.protocol = fetched.protocol;
+    w.instructions = fetched
+        .instructions
+        .as_deref()
+        .map(|text| weigh::instructions(text, &model));
     if a.each_protocol {
         w.protocols = weigh::each_protocol(&target);
     }

@@ -261,12 +261,30 @@ pub trait Channel {
 pub struct Listing {
     pub server_name: Option<String>,
     pub protocol_version: Option<String>,
+    /// The server's `instructions` (from `initialize`, or `server/discover`): text a host may
+    /// add to the model's system prompt. At most [`MAX_INSTRUCTIONS`] bytes are kept.
+    pub instructions: Option<String>,
     pub tools: Vec<Tool>,
     pub pages: usize,
     /// Bytes of the `tools/list` answers as received, every page together.
     pub list_bytes: usize,
     pub list_changed: usize,
     pub notes: Vec<String>,
+}
+
+/// The most bytes of a server's `instructions` kept (an assumed bound, far past any host's
+/// cap: Claude Code keeps 2,048 characters).
+pub const MAX_INSTRUCTIONS: usize = 64 * 1024;
+
+/// A server's `instructions` from its opening answer, cut at [`MAX_INSTRUCTIONS`] bytes (on a
+/// character boundary); none when absent or not text.
+fn instructions_of(answer: &Value) -> Option<String> {
+    let text = answer.pointer("/result/instructions")?.as_str()?;
+    let mut end = text.len().min(MAX_INSTRUCTIONS);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(text[..end].to_string())
 }
 
 /// Run a session: initialize, list every page of tools, close. The whole session must finish
@@ -461,6 +479,7 @@ impl<C: Channel> Session<'_, C> {
                 .and_then(Value::as_str)
                 .map(String::from),
             protocol_version: Some(MODERN.into()),
+            instructions: instructions_of(&found.value),
             ..Default::default()
         })
     }
@@ -486,6 +505,7 @@ impl<C: Channel> Session<'_, C> {
                 .pointer("/result/protocolVersion")
                 .and_then(Value::as_str)
                 .map(String::from),
+            instructions: instructions_of(&init.value),
             ..Default::default()
         };
         self.ch
@@ -539,5 +559,25 @@ impl<C: Channel> Session<'_, C> {
                 None => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server's instructions are kept up to the bound, cut on a character boundary; text
+    /// that is not a string is none.
+    #[test]
+    fn instructions_are_bounded() {
+        let long = "é".repeat(MAX_INSTRUCTIONS);
+        let got = instructions_of(&json!({"result": {"instructions": long}})).unwrap();
+        assert!(got.len() <= MAX_INSTRUCTIONS && got.len() >= MAX_INSTRUCTIONS - 1);
+        assert!(got.chars().all(|c| c == 'é'));
+        assert_eq!(
+            instructions_of(&json!({"result": {"instructions": 7}})),
+            None
+        );
+        assert_eq!(instructions_of(&json!({"result": {}})), None);
     }
 }

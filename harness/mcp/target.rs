@@ -38,6 +38,8 @@ pub struct Fetched {
     pub notes: Vec<String>,
     pub protocol: Option<String>,
     pub list_bytes: Option<usize>,
+    /// The server's `instructions`, if it gave any (a file has none).
+    pub instructions: Option<String>,
 }
 
 impl Target {
@@ -108,6 +110,7 @@ impl Target {
         Ok(Fetched {
             protocol: listing.protocol_version.clone(),
             list_bytes: Some(listing.list_bytes),
+            instructions: listing.instructions.clone(),
             catalogue: capture::catalogue(label, server, listing.tools),
             notes,
         })
@@ -121,6 +124,7 @@ impl Fetched {
             notes: Vec::new(),
             protocol: None,
             list_bytes: None,
+            instructions: None,
         }
     }
 }

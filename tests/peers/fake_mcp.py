@@ -7,6 +7,7 @@ Modes (argv[1]):
   hang     starts a child process, records both pids in argv[2], then never answers
   env      lists one tool per variable of its environment (ENV_<name>) and one naming the
            folder it runs in (CWD_<folder name>)
+  instructions N  gives N characters of `instructions` in its initialize answer, one tool
 """
 import json
 import os
@@ -39,6 +40,19 @@ if mode == "hang":
         f.write(f"{os.getpid()} {child.pid}\n")
     while True:
         time.sleep(1)
+
+if mode == "instructions":
+    n = int(sys.argv[2])
+    text = ("Use the search tool before the fetch tool; cite the page. " * (n // 58 + 1))[:n]
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("method") == "initialize":
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "instructed", "version": "1"}, "instructions": text}})
+        elif msg.get("method") == "tools/list":
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [tool("search", 1)]}})
+    sys.exit(0)
 
 if mode == "env":
     import re
