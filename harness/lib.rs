@@ -30,6 +30,7 @@ pub mod measure;
 pub mod net;
 pub mod pricing;
 pub mod provider;
+pub mod replay;
 pub mod report;
 pub mod reproduce;
 pub mod resolve;

@@ -18,6 +18,7 @@ mod lint;
 mod measure;
 mod prices;
 mod profile;
+mod replay;
 mod report;
 mod reproduce;
 mod run;
@@ -112,6 +113,9 @@ pub enum Command {
     Sweep(SweepArgs),
     /// The tables and plots of any gateway log (SQLite, as `toolcost gateway --log` writes it).
     Report(ReportArgs),
+    /// A gateway log's sessions (`--log-bodies`) priced as sent, with every definition up
+    /// front, all deferred, and with the set worth keeping loaded; --emit writes that set.
+    Replay(replay::ReplayArgs),
     /// How far toolcost's estimates are from a provider's observed usage, per model, from a
     /// forward-mode gateway log; --out writes the corrections `measure --calibration` applies.
     Calibrate(CalibrateArgs),
@@ -145,6 +149,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Lint(a) => lint::run(a),
         Command::Measure(a) => measure::run(a),
         Command::Profile(a) => profile::run(a),
+        Command::Replay(a) => replay::run(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Count(a) => count::run(a),
         Command::Weigh(a) => weigh::run(a),

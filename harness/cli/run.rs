@@ -43,10 +43,17 @@ pub struct RunArgs {
     /// ...), overriding the scenario's `client_resolvers`.
     #[arg(long, value_name = "LIST")]
     pub client_resolver: Option<String>,
+    /// Keep the gateway's logs (one per catalogue size, `gateway-N.sqlite`) with every
+    /// request's body in this folder, for `toolcost replay`.
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
 }
 
 pub(super) fn run(a: RunArgs) -> Result<i32> {
     let mut scenario = Scenario::read(&a.scenario)?;
+    if let Some(d) = &a.log_dir {
+        scenario.run.log_dir = Some(d.display().to_string());
+    }
     if let Some(p) = &a.policy {
         scenario.run.policies = p
             .split(',')

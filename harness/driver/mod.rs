@@ -155,7 +155,19 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
             }
         }
     }
-    let dir = tempfile_dir()?;
+    let kept = s.run.log_dir.as_ref().map(std::path::PathBuf::from);
+    let dir = match &kept {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| {
+                crate::error::Error::input(format!(
+                    "{}: cannot make the log folder: {e}",
+                    d.display()
+                ))
+            })?;
+            d.clone()
+        }
+        None => tempfile_dir()?,
+    };
     let token = match &s.endpoints.token_env {
         Some(name) => crate::error::env_secret("[endpoints] token_env", name)?,
         None => TOKEN.to_string(),
@@ -224,7 +236,9 @@ pub async fn run(s: &Scenario, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<T
             let _ = stop.send(());
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if kept.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(out)
 }
 
@@ -305,7 +319,8 @@ async fn gateway_for(
         max_body: gateway::DEFAULT_MAX_BODY,
         max_response: gateway::DEFAULT_MAX_RESPONSE,
         ca_cert: None,
-        log_bodies: false,
+        // Kept logs carry each request's body, for `toolcost replay`.
+        log_bodies: s.run.log_dir.is_some(),
         body_idle: gateway::BODY_IDLE,
     })?;
     let (base, stop) =

@@ -145,6 +145,11 @@ pub struct RunSpec {
     /// Empty: the default resolver alone.
     #[serde(default)]
     pub client_resolvers: Vec<String>,
+    /// Keep the in-process gateway's logs, one per catalogue size, with every request's body,
+    /// in this folder (for `toolcost replay`); unset, they are written to a temporary folder
+    /// and removed.
+    #[serde(default)]
+    pub log_dir: Option<String>,
 }
 
 /// How many capability calls the scripted model makes in one round.

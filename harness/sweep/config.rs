@@ -308,6 +308,7 @@ fn task_scenario(
             policies: a.policies.clone(),
             parallel_calls: 16,
             client_resolvers: Vec::new(),
+            log_dir: None,
         },
         upstream: Default::default(),
         endpoints: Default::default(),
