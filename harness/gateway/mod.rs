@@ -509,9 +509,13 @@ async fn handle(
         },
     };
     // Earlier answers' thinking a request sends back, billed again where the provider does.
-    let resent = gw
-        .thoughts
-        .read(&req, mock::card_for(format, &p.model).render_model());
+    // Only Gemini and Responses bodies carry thinking back: the others skip the card lookup.
+    let resent = match format {
+        Format::Gemini | Format::OpenaiResponses => gw
+            .thoughts
+            .read(&req, mock::card_for(format, &p.model).render_model()),
+        Format::AnthropicMessages | Format::OpenaiChat => thoughts::Resent::Nothing,
+    };
     if let thoughts::Resent::Unseen(why) = &resent {
         unknown_context = true;
         p.flags.push(format!("request {why}"));
