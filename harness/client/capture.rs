@@ -27,34 +27,7 @@ pub struct Found {
 
 /// The body of log row `id` (or the newest row with a body), its format and model.
 fn body_of(log: &Path, id: Option<i64>) -> Result<(i64, Format, String, Value)> {
-    if !log.is_file() {
-        return Err(Error::input(format!(
-            "{}: no such log file (the gateway writes one with --log FILE --log-bodies)",
-            log.display()
-        )));
-    }
-    let conn =
-        rusqlite::Connection::open_with_flags(log, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(|e| Error::input(format!("{}: {e}", log.display())))?;
-    let has_bodies: bool = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'request_body'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .map(|n| n > 0)
-        .map_err(|e| {
-            Error::input(format!(
-                "{}: not a toolcost gateway log: {e}",
-                log.display()
-            ))
-        })?;
-    if !has_bodies {
-        return Err(Error::input(format!(
-            "{}: the log keeps no request bodies; run the gateway with --log-bodies and capture a request",
-            log.display()
-        )));
-    }
+    let conn = crate::gateway::log::open_with_bodies(log, "capture a request")?;
     let sql = "SELECT l.id, l.provider_format, l.model, b.body FROM log l JOIN request_body b ON b.log_id = l.id";
     let row = match id {
         Some(id) => conn

@@ -7,7 +7,7 @@
 //! the row's id. A log written before these columns existed is migrated on open (the columns
 //! are added, empty) and read as it is by [`read_all`].
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -279,6 +279,38 @@ fn running(pid: u32) -> bool {
 /// A count as SQLite stores it; past i64 it is stored as -1, which reading flags.
 fn stored(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(-1)
+}
+
+/// A gateway log opened read-only for its request bodies: a clear error when the file is not
+/// there, is not a toolcost log, or keeps no bodies (`what` says what a body is wanted for).
+pub fn open_with_bodies(log: &Path, what: &str) -> Result<Connection> {
+    if !log.is_file() {
+        return Err(Error::input(format!(
+            "{}: no such log file (the gateway writes one with --log FILE --log-bodies)",
+            log.display()
+        )));
+    }
+    let conn = Connection::open_with_flags(log, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| Error::input(format!("{}: {e}", log.display())))?;
+    let has_bodies: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'request_body'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| {
+            Error::input(format!(
+                "{}: not a toolcost gateway log: {e}",
+                log.display()
+            ))
+        })?;
+    if has_bodies == 0 {
+        return Err(Error::input(format!(
+            "{}: the log keeps no request bodies; run the gateway with --log-bodies and {what}",
+            log.display()
+        )));
+    }
+    Ok(conn)
 }
 
 /// Every row, oldest first. A log from before the estimate columns reads them as empty.

@@ -17,7 +17,7 @@
 
 pub mod keep;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::report::{Column, Tabular};
 use crate::wire::{Format, Request};
 use serde::{Deserialize, Serialize};
@@ -126,33 +126,7 @@ struct Gathered {
 
 /// Read a log's sessions and price them.
 pub fn replay(log: &Path, opts: &Options) -> Result<Replay> {
-    if !log.is_file() {
-        return Err(Error::input(format!(
-            "{}: no such log file (the gateway writes one with --log FILE --log-bodies)",
-            log.display()
-        )));
-    }
-    let conn =
-        rusqlite::Connection::open_with_flags(log, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(|e| Error::input(format!("{}: {e}", log.display())))?;
-    let has_bodies: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'request_body'",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(|e| {
-            Error::input(format!(
-                "{}: not a toolcost gateway log: {e}",
-                log.display()
-            ))
-        })?;
-    if has_bodies == 0 {
-        return Err(Error::input(format!(
-            "{}: the log keeps no request bodies; run the gateway with --log-bodies",
-            log.display()
-        )));
-    }
+    let conn = crate::gateway::log::open_with_bodies(log, "replay its sessions")?;
     let mut stmt = conn.prepare(
         "SELECT l.id, l.provider_format, l.model, l.status, l.input_tokens, l.cost_usd,
                 l.usage_source, l.metadata, b.body

@@ -57,25 +57,14 @@ fn end(p: &mut Prompt) {
 }
 
 pub fn k2(c: &Conversation, tools: &[Value], p: &mut Prompt) {
-    if !tools.is_empty() {
-        open(p, "system", "tool_declare");
-        let sorted: Vec<Value> = tools.iter().map(pyjson::deep_sorted).collect();
-        p.tools(&pyjson::dumps(&Value::Array(sorted), pyjson::SPACED));
-        end(p);
-    }
-    open(p, "system", "system");
-    match c.system.is_empty() {
-        true => p.frame(DEFAULT_SYSTEM),
-        false => p.system(&c.system),
-    }
-    end(p);
+    let sorted: Vec<Value> = tools.iter().map(pyjson::deep_sorted).collect();
+    declared_with_default_system(c, &sorted, p);
     messages(c, p, false);
 }
 
-/// K2-Thinking: the K2.5 turns (names, think blocks, ids as sent) with the tools as the
-/// template's `tojson` writes them (spaced, unsorted, not ASCII-escaped) and K2's default system
-/// turn when the request has none.
-pub fn k2_thinking(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+/// K2's opening, which K2-Thinking shares: the tools as spaced JSON in a `tool_declare` turn,
+/// then the request's system text or Moonshot's default.
+fn declared_with_default_system(c: &Conversation, tools: &[Value], p: &mut Prompt) {
     if !tools.is_empty() {
         open(p, "system", "tool_declare");
         p.tools(&pyjson::dumps(
@@ -90,6 +79,13 @@ pub fn k2_thinking(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         false => p.system(&c.system),
     }
     end(p);
+}
+
+/// K2-Thinking: the K2.5 turns (names, think blocks, ids as sent) with the tools as the
+/// template's `tojson` writes them (spaced, unsorted, not ASCII-escaped) and K2's default system
+/// turn when the request has none.
+pub fn k2_thinking(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+    declared_with_default_system(c, tools, p);
     messages(c, p, true);
 }
 
