@@ -120,11 +120,17 @@ pub struct Instructions {
     pub label: String,
 }
 
+/// What Claude Code keeps of a server's instructions: the first
+/// [`CLAUDE_CODE_INSTRUCTIONS_CAP`] characters.
+pub fn claude_code_instructions(text: &str) -> String {
+    text.chars().take(CLAUDE_CODE_INSTRUCTIONS_CAP).collect()
+}
+
 /// The cost of a server's instructions on `model`.
 pub fn instructions(text: &str, model: &PriceCard) -> Instructions {
     let tok = model.tokenizer();
     let chars = text.chars().count();
-    let kept: String = text.chars().take(CLAUDE_CODE_INSTRUCTIONS_CAP).collect();
+    let kept = claude_code_instructions(text);
     Instructions {
         chars,
         model_tokens: tok.count(text).round() as u64,

@@ -480,10 +480,7 @@ async fn weigh(
     // Claude Code adds a server's instructions to its system prompt every turn, cut.
     let instructions_tokens = match (host, instructions.as_deref()) {
         (Host::ClaudeCode, Some(text)) => {
-            let kept: String = text
-                .chars()
-                .take(crate::weigh::CLAUDE_CODE_INSTRUCTIONS_CAP)
-                .collect();
+            let kept = crate::weigh::claude_code_instructions(text);
             p.tok.count(&kept).round() as u64
         }
         _ => 0,

@@ -40,9 +40,9 @@ struct Flight {
     size: usize,
     /// `data:` lines of the events that carried usage: the first and the latest few.
     usage_docs: Vec<String>,
-    /// A Gemini stream's thought signatures (at most [`SIGNATURES`]), kept for
+    /// A Gemini stream's events that carry a thought signature (at most [`SIGNED`]), for
     /// [`super::thoughts`].
-    signatures: Vec<String>,
+    signed: Vec<serde_json::Value>,
     estimate: EstimateSlot,
 }
 
@@ -50,8 +50,8 @@ struct Flight {
 /// many of the latest.
 const USAGE_DOCS: usize = 8;
 
-/// Thought signatures kept per stream: an answer bills one turn's.
-const SIGNATURES: usize = 8;
+/// Signed events kept per stream: an answer bills one turn's signature.
+const SIGNED: usize = 8;
 
 impl Flight {
     fn new(gw: Arc<Gateway>, p: Pending, estimate: EstimateSlot) -> Flight {
@@ -61,7 +61,7 @@ impl Flight {
             logged: false,
             size: 0,
             usage_docs: Vec::new(),
-            signatures: Vec::new(),
+            signed: Vec::new(),
             estimate,
         }
     }
@@ -91,22 +91,11 @@ impl Flight {
     /// Note an event's data if it carries usage.
     fn observe(&mut self, data: &str) {
         if self.p.format == Format::Gemini
-            && self.signatures.len() < SIGNATURES
+            && self.signed.len() < SIGNED
             && data.contains("thoughtSignature")
         {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(data) {
-                let found = v["candidates"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c["content"]["parts"].as_array())
-                    .flatten()
-                    .filter_map(|p| p["thoughtSignature"].as_str());
-                for sig in found {
-                    if self.signatures.len() < SIGNATURES {
-                        self.signatures.push(sig.to_string());
-                    }
-                }
+                self.signed.push(v);
             }
         }
         if !data.contains("usage") {
@@ -190,14 +179,11 @@ impl Flight {
                 self.gw.remember(&self.p, &v["response"]);
             }
         }
-        // A Gemini stream's signatures, with the usage its last events carry.
-        if self.p.format == Format::Gemini && !self.signatures.is_empty() {
-            let mut answer: Vec<serde_json::Value> = vec![
-                serde_json::json!({"candidates": [{"content": {"parts":
-                self.signatures.iter().map(|s| serde_json::json!({"thoughtSignature": s})).collect::<Vec<_>>()}}]}),
-            ];
-            answer.extend(docs().filter(|v| v["usageMetadata"].is_object()));
-            self.gw.thoughts.remember(Format::Gemini, &answer);
+        // A Gemini stream's signed events, with the usage its last events carry.
+        if self.p.format == Format::Gemini && !self.signed.is_empty() {
+            let mut events = std::mem::take(&mut self.signed);
+            events.extend(docs().filter(|v| v["usageMetadata"].is_object()));
+            self.gw.thoughts.remember(Format::Gemini, &events);
         }
         let text = self.usage_docs.concat();
         self.log(status, &text, true, error).await;

@@ -92,7 +92,8 @@ pub struct Gateway {
     mock: mock::Mock,
     /// The contexts of the Responses answers served or forwarded, for continuations.
     continuations: continuation::Continuations,
-    /// The thoughts of the Gemini answers served or forwarded, for requests that send them back.
+    /// The thinking of the Gemini and Responses answers served or forwarded, for requests that
+    /// send it back.
     thoughts: thoughts::Thoughts,
     http: reqwest::Client,
     /// Upstream URLs by base and path, parsed once.

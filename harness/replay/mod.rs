@@ -137,6 +137,12 @@ pub fn replay(log: &Path, opts: &Options) -> Result<Replay> {
     let mut tool_index: HashMap<String, usize> = HashMap::new();
     // A definition's tokens, by model and its compact text.
     let mut memo: HashMap<(String, String), u64> = HashMap::new();
+    type Rules = Option<(
+        crate::billing::RenderModel,
+        crate::tokens::Tokenizer,
+        crate::pricing::PriceCard,
+    )>;
+    let mut cards: HashMap<(&str, String), Rules> = HashMap::new();
     let mut sessions: Vec<Gathered> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let (mut no_body, mut unread, mut failed) = (0usize, 0usize, 0usize);
@@ -169,12 +175,19 @@ pub fn replay(log: &Path, opts: &Options) -> Result<Replay> {
         let cost: f64 = r.get(5)?;
         let source: String = r.get(6)?;
         let metadata: String = r.get(7)?;
-        let card = crate::gateway::mock::card_for(format, &model);
-        let (render, tok) = (card.render_model(), card.tokenizer());
-        if tok.ready().is_err() {
+        // Each model's rules, looked up once per model of the log.
+        let rules = cards
+            .entry((format.name(), model.clone()))
+            .or_insert_with(|| {
+                let card = crate::gateway::mock::card_for(format, &model);
+                let tok = card.tokenizer();
+                tok.ready().ok().map(|_| (card.render_model(), tok, card))
+            });
+        let Some((render, tok, card)) = rules.as_ref() else {
             unread += 1;
             continue;
-        }
+        };
+        let (render, tok) = (*render, *tok);
         // The definitions the model saw, each with its tokens. Where the client names MCP tools
         // `mcp__server__tool` (Claude Code, claude-cli), those are the ones a configuration
         // can defer; its built-in tools stay in every request's base.

@@ -115,6 +115,19 @@ pub struct Conversation {
     pub last_user: Option<usize>,
 }
 
+impl Conversation {
+    /// The system text and each later system message's, in order: what the templates that join
+    /// them (DeepSeek V3, Mistral before version 7) join.
+    pub fn systems(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.system.as_str()).chain(
+            self.messages
+                .iter()
+                .filter(|m| m.role == Role::System)
+                .map(|m| m.text.as_str()),
+        )
+    }
+}
+
 /// The text of a content value: a string, or the text of its parts (every format's text part
 /// has `text`).
 fn content_text(content: &Value) -> String {
@@ -147,10 +160,12 @@ fn arguments(v: &Value) -> Value {
 /// Read a request's conversation.
 pub fn read(req: &Request) -> Conversation {
     let body = &req.body;
-    let mut c = Conversation {
-        system: super::super::text::system_text(body).into_owned(),
-        ..Default::default()
-    };
+    let mut c = Conversation::default();
+    // Chat Completions' system text is its first message's ([`chat`] reads it); the other
+    // formats name theirs apart.
+    if req.format != Format::OpenaiChat {
+        c.system = super::super::text::system_text(body).into_owned();
+    }
     match req.format {
         Format::OpenaiChat => chat(req.messages(), &mut c),
         Format::AnthropicMessages => anthropic(req.messages(), &mut c),

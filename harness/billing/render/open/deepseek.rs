@@ -69,14 +69,12 @@ fn tool_template(c: &Conversation, tools: &[Value], p: &mut Prompt, r1: bool) {
     if !r1 {
         p.frame("\n");
     }
-    let systems: Vec<&str> = std::iter::once(c.system.as_str())
-        .filter(|s| !s.is_empty())
-        .chain(
-            c.messages
-                .iter()
-                .filter(|m| m.role == Role::System)
-                .map(|m| m.text.as_str()),
-        )
+    // The first system text only when there is one (the others as they are).
+    let systems: Vec<&str> = c
+        .systems()
+        .enumerate()
+        .filter(|(i, s)| *i > 0 || !s.is_empty())
+        .map(|(_, s)| s)
         .collect();
     p.system(&systems.join("\n\n"));
     if !tools.is_empty() {

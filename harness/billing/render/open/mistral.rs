@@ -176,13 +176,7 @@ pub fn render(c: &Conversation, tools: &[Value], version: u8, p: &mut Prompt) {
 
 /// The system text and every later system message, joined by blank lines.
 fn joined_system(c: &Conversation) -> String {
-    std::iter::once(c.system.as_str())
-        .chain(
-            c.messages
-                .iter()
-                .filter(|m| m.role == Role::System)
-                .map(|m| m.text.as_str()),
-        )
+    c.systems()
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join("\n\n")

@@ -549,7 +549,7 @@ pub fn render_parts(c: &Conversation, tools: &[Value], t: Template) -> Prompt {
         Template::Qwen { default_system } => qwen::qwen3(c, tools, default_system, &mut p),
         Template::Qwen35 => qwen::qwen35(c, tools, &mut p),
         Template::Qwen3Coder => qwen_coder::coder(c, tools, &mut p),
-        Template::Qwq => qwen_coder::qwq(c, tools, &mut p),
+        Template::Qwq => qwen::qwq(c, tools, &mut p),
         Template::Glm { compact } => glm::render(c, tools, compact, &mut p),
         Template::DeepseekV3 => deepseek::v3(c, tools, &mut p),
         Template::DeepseekR1 => deepseek::r1(c, tools, &mut p),

@@ -170,6 +170,15 @@ pub fn py_str(v: &Value) -> String {
     }
 }
 
+/// A value as the templates that write calls and schemas as XML write one (Qwen 3.5's and
+/// Qwen3-Coder's): JSON for a list or an object, else Python's `str`.
+pub fn template_value(v: &Value) -> String {
+    match v {
+        Value::Object(_) | Value::Array(_) => dumps(v, SPACED),
+        other => py_str(other),
+    }
+}
+
 fn py_repr(v: &Value) -> String {
     match v {
         Value::Null => "None".into(),

@@ -5,6 +5,7 @@
 //!   separators) inside `<tools>`, then the call format; a call is a `<tool_call>` JSON line,
 //!   results of consecutive tool messages share one user turn as `<tool_response>` blocks. Qwen
 //!   2.5 adds a default system text where the request has none.
+//! - QwQ: Qwen 2.5's form without its default system text, earlier thinking cut.
 //! - Qwen 3.5 and 3.6: the tools first, then the request's system text; calls as
 //!   `<function=...>` / `<parameter=...>` XML; the generation prompt opens `<think>`.
 //!
@@ -28,8 +29,8 @@ const SPECIALS: &[&str] = &[
 
 const QWEN25_SYSTEM: &str = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
 
-pub(super) const QWEN3_TOOLS_HEAD: &str = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
-pub(super) const QWEN3_TOOLS_TAIL: &str = "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
+const QWEN3_TOOLS_HEAD: &str = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+const QWEN3_TOOLS_TAIL: &str = "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
 
 const QWEN35_TOOLS_HEAD: &str = "# Tools\n\nYou have access to the following functions:\n\n<tools>";
 const QWEN35_TOOLS_TAIL: &str = "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified format: an inner <function=...></function> block must be nested within <tool_call></tool_call> XML tags\n- Required parameters MUST be specified\n- You may provide optional reasoning for your function call in natural language BEFORE the function call, but NOT after\n- If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls\n</IMPORTANT>";
@@ -47,6 +48,32 @@ pub fn qwen3(c: &Conversation, tools: &[Value], default_system: bool, p: &mut Pr
         (true, false) => None,
         (false, _) => Some(c.system.as_str()),
     };
+    json_head(system, tools, p);
+    // Qwen 2.5's template knows no reasoning: an assistant turn is its text as it came.
+    let history = match default_system {
+        true => History::AsSent,
+        false => History::Thinking,
+    };
+    turns(c, p, false, history);
+    p.spelled("<|im_start|>assistant\n", SPECIALS);
+}
+
+/// QwQ: Qwen 2.5's tools and calls without its default system text (with tools, the system
+/// turn opens on an empty one), an earlier answer cut after its last `</think>`, and a
+/// generation prompt that opens `<think>`.
+pub fn qwq(c: &Conversation, tools: &[Value], p: &mut Prompt) {
+    let system = match tools.is_empty() && c.system.is_empty() {
+        true => None,
+        false => Some(c.system.as_str()),
+    };
+    json_head(system, tools, p);
+    turns(c, p, false, History::CutAtThink);
+    p.spelled("<|im_start|>assistant\n<think>\n", SPECIALS);
+}
+
+/// The Qwen 2.5 / 3 system turn: the system text, then the tools as JSON lines and the call
+/// format; without tools, the system text alone.
+fn json_head(system: Option<&str>, tools: &[Value], p: &mut Prompt) {
     if !tools.is_empty() {
         p.spelled("<|im_start|>system\n", SPECIALS);
         if let Some(s) = system {
@@ -61,9 +88,17 @@ pub fn qwen3(c: &Conversation, tools: &[Value], default_system: bool, p: &mut Pr
         p.system(s);
         p.spelled("<|im_end|>\n", SPECIALS);
     }
-    // Qwen 2.5's template knows no reasoning: an assistant turn is its text as it came.
-    turns(c, p, false, !default_system);
-    p.spelled("<|im_start|>assistant\n", SPECIALS);
+}
+
+/// What a template writes of an assistant turn's reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum History {
+    /// Qwen 3 and 3.5: reasoning in think blocks, by each one's rule.
+    Thinking,
+    /// Qwen 2.5: the text as it came.
+    AsSent,
+    /// QwQ: an earlier turn's text after its last `</think>`; the last turn's as it came.
+    CutAtThink,
 }
 
 pub fn qwen35(c: &Conversation, tools: &[Value], p: &mut Prompt) {
@@ -83,11 +118,12 @@ pub fn qwen35(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         p.system(system);
         p.spelled("<|im_end|>\n", SPECIALS);
     }
-    turns(c, p, true, true);
+    turns(c, p, true, History::Thinking);
     p.spelled("<|im_start|>assistant\n<think>\n", SPECIALS);
 }
 
-fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool, thinking: bool) {
+fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool, history: History) {
+    let thinking = history == History::Thinking;
     for (i, m) in c.messages.iter().enumerate() {
         p.message_starts(c, i);
         match m.role {
@@ -103,9 +139,26 @@ fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool, thinking: bool) {
             }
             Role::Assistant => {
                 p.spelled("<|im_start|>assistant\n", SPECIALS);
-                let (reasoning, text) = match thinking {
-                    true => m.think_split(),
-                    false => (String::new(), m.text.clone()),
+                let (reasoning, text) = match history {
+                    History::Thinking => m.think_split(),
+                    History::AsSent => (String::new(), m.text.clone()),
+                    History::CutAtThink if i + 1 == c.messages.len() => {
+                        (String::new(), m.text.clone())
+                    }
+                    History::CutAtThink => (
+                        String::new(),
+                        m.text
+                            .rsplit("</think>")
+                            .next()
+                            .unwrap_or("")
+                            .trim_start_matches('\n')
+                            .to_string(),
+                    ),
+                };
+                // QwQ opens a call on a new line when the turn sent any text, cut or not.
+                let has_text = match history {
+                    History::CutAtThink => !m.text.is_empty(),
+                    History::Thinking | History::AsSent => !text.is_empty(),
                 };
                 let reasoning = match xml_calls {
                     true => reasoning.trim(),
@@ -131,7 +184,7 @@ fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool, thinking: bool) {
                 for (k, call) in m.calls.iter().enumerate() {
                     match xml_calls {
                         false => {
-                            if k > 0 || !text.is_empty() {
+                            if k > 0 || has_text {
                                 p.frame("\n");
                             }
                             p.spelled("<tool_call>\n{\"name\": \"", SPECIALS);
@@ -153,14 +206,7 @@ fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool, thinking: bool) {
                                 p.frame("<parameter=");
                                 p.message(name);
                                 p.frame(">\n");
-                                let v = match v {
-                                    Value::String(s) => s.clone(),
-                                    Value::Object(_) | Value::Array(_) => {
-                                        pyjson::dumps(v, pyjson::SPACED)
-                                    }
-                                    other => python_str(other),
-                                };
-                                p.message(&v);
+                                p.message(&pyjson::template_value(v));
                                 p.frame("\n</parameter>\n");
                             }
                             p.spelled("</function>\n</tool_call>", SPECIALS);
@@ -183,16 +229,5 @@ fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool, thinking: bool) {
                 }
             }
         }
-    }
-}
-
-/// Jinja's `string` filter of a scalar (Python's `str`).
-fn python_str(v: &Value) -> String {
-    match v {
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Null => "None".into(),
-        Value::Number(n) => pyjson::py_number(n),
-        other => other.to_string(),
     }
 }

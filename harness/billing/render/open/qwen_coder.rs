@@ -1,15 +1,11 @@
-//! Qwen's coder and reasoning templates, apart from the Qwen 2.5/3 family's:
+//! Qwen3-Coder's chat template, apart from the Qwen 2.5/3 family's: the tools as XML
+//! (`<function>`, `<name>`, `<description>`, `<parameters>` with one `<parameter>` block per
+//! property; every other key of a property, of the parameters and of the function as its own
+//! element, its value as JSON when it is a list or an object and as Python's `str` otherwise), a
+//! default system text when the request has tools and none, calls as `<function=...>` /
+//! `<parameter=...>` XML, an assistant turn's text written as it came (no reasoning).
 //!
-//! - Qwen3-Coder: the tools as XML (`<function>`, `<name>`, `<description>`, `<parameters>`
-//!   with one `<parameter>` block per property; every other key of a property, of the
-//!   parameters and of the function as its own element, its value as JSON when it is a list or
-//!   an object and as Python's `str` otherwise), a default system text when the request has
-//!   tools and none, calls as `<function=...>` / `<parameter=...>` XML, an assistant turn's text
-//!   written as it came (no reasoning).
-//! - QwQ: Qwen 2.5's tools and calls without its default system text; an earlier assistant
-//!   turn's text cut after its last `</think>`; the generation prompt opens `<think>`.
-//!
-//! Each checked text for text against the model's own template (`fixtures/open-templates`).
+//! Checked text for text against the model's own template (`fixtures/open-templates`).
 
 use super::conversation::{Conversation, Role};
 use super::{pyjson, Prompt};
@@ -31,19 +27,11 @@ const CODER_SYSTEM: &str =
 const CODER_TOOLS_HEAD: &str = "\n\n# Tools\n\nYou have access to the following tools:\n\n<tools>";
 const CODER_TOOLS_TAIL: &str = "\n</tools>\n\nIf you choose to call a tool ONLY reply in the following format with NO suffix:\n\n<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n<parameter=example_parameter_2>\nvalue_2\n</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified format: the tool calling block MUST begin with an opening <tool_call> tag and end with a closing </tool_call> tag.\n- Required parameters MUST be specified\n- You may provide optional reasoning for your function call in natural language BEFORE the function call, but NOT after\n- If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls\n</IMPORTANT>";
 
-/// A value as the coder template writes one: JSON for a list or an object, else Python's `str`.
-fn coder_value(v: &Value) -> String {
-    match v {
-        Value::Object(_) | Value::Array(_) => pyjson::dumps(v, pyjson::SPACED),
-        other => pyjson::py_str(other),
-    }
-}
-
 /// The keys of `v` not in `handled`, each as `\n<key>value</key>`.
 fn extra_keys(v: &Value, handled: &[&str], p: &mut Prompt) {
     for (k, x) in v.as_object().into_iter().flatten() {
         if !handled.contains(&k.as_str()) {
-            p.tools(&format!("\n<{k}>{}</{k}>", coder_value(x)));
+            p.tools(&format!("\n<{k}>{}</{k}>", pyjson::template_value(x)));
         }
     }
 }
@@ -125,7 +113,7 @@ pub fn coder(c: &Conversation, tools: &[Value], p: &mut Prompt) {
                         p.frame("<parameter=");
                         p.message(name);
                         p.frame(">\n");
-                        p.message(&coder_value(v));
+                        p.message(&pyjson::template_value(v));
                         p.frame("\n</parameter>\n");
                     }
                     p.spelled("</function>\n</tool_call>", SPECIALS);
@@ -156,83 +144,4 @@ pub fn coder(c: &Conversation, tools: &[Value], p: &mut Prompt) {
         }
     }
     p.spelled("<|im_start|>assistant\n", SPECIALS);
-}
-
-pub fn qwq(c: &Conversation, tools: &[Value], p: &mut Prompt) {
-    if !tools.is_empty() {
-        p.spelled("<|im_start|>system\n", SPECIALS);
-        p.system(&c.system);
-        p.frame("\n\n");
-        p.spelled(super::qwen::QWEN3_TOOLS_HEAD, SPECIALS);
-        for t in tools {
-            p.tools("\n");
-            p.tools(&pyjson::dumps(t, pyjson::SPACED));
-        }
-        p.spelled(super::qwen::QWEN3_TOOLS_TAIL, SPECIALS);
-    } else if !c.system.is_empty() {
-        p.spelled("<|im_start|>system\n", SPECIALS);
-        p.system(&c.system);
-        p.spelled("<|im_end|>\n", SPECIALS);
-    }
-    let last = c.messages.len().saturating_sub(1);
-    for (i, m) in c.messages.iter().enumerate() {
-        p.message_starts(c, i);
-        match m.role {
-            Role::User | Role::System => {
-                let role = if m.role == Role::User {
-                    "user"
-                } else {
-                    "system"
-                };
-                p.spelled(&format!("<|im_start|>{role}\n"), SPECIALS);
-                p.message(&m.text);
-                p.spelled("<|im_end|>\n", SPECIALS);
-            }
-            Role::Assistant => {
-                // An earlier turn keeps what follows its last `</think>`.
-                let text = match i == last {
-                    true => m.text.as_str(),
-                    false => m
-                        .text
-                        .rsplit("</think>")
-                        .next()
-                        .unwrap_or("")
-                        .trim_start_matches('\n'),
-                };
-                match m.calls.is_empty() {
-                    true => {
-                        p.spelled("<|im_start|>assistant\n", SPECIALS);
-                        p.message(text);
-                    }
-                    false => {
-                        p.spelled("<|im_start|>assistant", SPECIALS);
-                        if !m.text.is_empty() {
-                            p.frame("\n");
-                            p.message(text);
-                        }
-                        for call in &m.calls {
-                            p.spelled("\n<tool_call>\n{\"name\": \"", SPECIALS);
-                            p.message(&call.name);
-                            p.frame("\", \"arguments\": ");
-                            p.message(&call.arguments_json());
-                            p.spelled("}\n</tool_call>", SPECIALS);
-                        }
-                    }
-                }
-                p.spelled("<|im_end|>\n", SPECIALS);
-            }
-            Role::Tool => {
-                if i == 0 || c.messages[i - 1].role != Role::Tool {
-                    p.spelled("<|im_start|>user", SPECIALS);
-                }
-                p.spelled("\n<tool_response>\n", SPECIALS);
-                p.message(&m.text);
-                p.spelled("\n</tool_response>", SPECIALS);
-                if c.messages.get(i + 1).is_none_or(|n| n.role != Role::Tool) {
-                    p.spelled("<|im_end|>\n", SPECIALS);
-                }
-            }
-        }
-    }
-    p.spelled("<|im_start|>assistant\n<think>\n", SPECIALS);
 }
