@@ -16,7 +16,7 @@ use super::conversation::{Conversation, Role};
 use super::{after_last_user, pyjson, Prompt};
 use serde_json::Value;
 
-const SPECIALS: &[&str] = &[
+pub(super) const SPECIALS: &[&str] = &[
     "<|im_start|>",
     "<|im_end|>",
     "<tool_call>",
@@ -69,6 +69,22 @@ pub fn qwq(c: &Conversation, tools: &[Value], p: &mut Prompt) {
     json_head(system, tools, p);
     turns(c, p, false, History::CutAtThink);
     p.spelled("<|im_start|>assistant\n<think>\n", SPECIALS);
+}
+
+/// A call as Qwen 3.5 and Qwen3-Coder write it, after `lead` (which opens `<tool_call>`):
+/// `<function=NAME>`, a `<parameter=...>` block per argument, and the closing tags.
+pub(super) fn xml_call(lead: &str, call: &super::conversation::Call, p: &mut Prompt) {
+    p.spelled(&format!("{lead}<function="), SPECIALS);
+    p.message(&call.name);
+    p.frame(">\n");
+    for (name, v) in call.arguments.as_object().into_iter().flatten() {
+        p.frame("<parameter=");
+        p.message(name);
+        p.frame(">\n");
+        p.message(&pyjson::template_value(v));
+        p.frame("\n</parameter>\n");
+    }
+    p.spelled("</function>\n</tool_call>", SPECIALS);
 }
 
 /// The Qwen 2.5 / 3 system turn: the system text, then the tools as JSON lines and the call
@@ -199,17 +215,7 @@ fn turns(c: &Conversation, p: &mut Prompt, xml_calls: bool, history: History) {
                                 (0, false) => "\n\n",
                                 _ => "\n",
                             };
-                            p.spelled(&format!("{lead}<tool_call>\n<function="), SPECIALS);
-                            p.message(&call.name);
-                            p.frame(">\n");
-                            for (name, v) in call.arguments.as_object().into_iter().flatten() {
-                                p.frame("<parameter=");
-                                p.message(name);
-                                p.frame(">\n");
-                                p.message(&pyjson::template_value(v));
-                                p.frame("\n</parameter>\n");
-                            }
-                            p.spelled("</function>\n</tool_call>", SPECIALS);
+                            xml_call(&format!("{lead}<tool_call>\n"), call, p);
                         }
                     }
                 }

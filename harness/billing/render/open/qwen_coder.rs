@@ -11,16 +11,7 @@ use super::conversation::{Conversation, Role};
 use super::{pyjson, Prompt};
 use serde_json::Value;
 
-const SPECIALS: &[&str] = &[
-    "<|im_start|>",
-    "<|im_end|>",
-    "<tool_call>",
-    "</tool_call>",
-    "<tool_response>",
-    "</tool_response>",
-    "<think>",
-    "</think>",
-];
+use super::qwen::SPECIALS;
 
 const CODER_SYSTEM: &str =
     "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.";
@@ -106,17 +97,7 @@ pub fn coder(c: &Conversation, tools: &[Value], p: &mut Prompt) {
                     p.frame("\n");
                 }
                 for call in &m.calls {
-                    p.spelled("\n<tool_call>\n<function=", SPECIALS);
-                    p.message(&call.name);
-                    p.frame(">\n");
-                    for (name, v) in call.arguments.as_object().into_iter().flatten() {
-                        p.frame("<parameter=");
-                        p.message(name);
-                        p.frame(">\n");
-                        p.message(&pyjson::template_value(v));
-                        p.frame("\n</parameter>\n");
-                    }
-                    p.spelled("</function>\n</tool_call>", SPECIALS);
+                    super::qwen::xml_call("\n<tool_call>\n", call, p);
                 }
                 p.spelled("<|im_end|>\n", SPECIALS);
             }
