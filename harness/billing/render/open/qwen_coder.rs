@@ -8,10 +8,9 @@
 //! Checked text for text against the model's own template (`fixtures/open-templates`).
 
 use super::conversation::{Conversation, Role};
+use super::qwen::SPECIALS;
 use super::{pyjson, Prompt};
 use serde_json::Value;
-
-use super::qwen::SPECIALS;
 
 const CODER_SYSTEM: &str =
     "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.";
